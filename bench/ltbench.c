@@ -1,0 +1,103 @@
+/* ltbench: the dispatcher. `ltbench <name> [args]` runs the executable
+ * ltbench-<name> that sits beside this one, so each experiment stays its own
+ * small program and this one only finds and starts it. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/provenance.h"
+
+typedef struct program_entry {
+    const char *name;
+    const char *summary;
+} program_entry;
+
+static const program_entry programs[] = {
+    {"copy", "synthetic copy task: convergence, time per step and memory (paper Fig. 2)"},
+    {"scaling", "attention time and peak memory against sequence length (paper Fig. 1)"},
+    {"image", "MNIST / CIFAR-10 autoregressive pixel generation: bits/dim, images/s"},
+    {"speech", "WSJ-style CTC speech recognition: phoneme error rate, time per epoch"},
+    {"attention", "run one attention kernel on .npy inputs (check against your framework)"},
+    {"plot", "redraw the paper's figures from result CSVs (gnuplot)"},
+    {"compare", "compare two result CSVs: pass/fail for performance-regression tracking"},
+};
+enum { PROGRAM_COUNT = sizeof programs / sizeof programs[0] };
+
+/* Folder holding this executable, from /proc/self/exe. */
+static int own_folder(char *out, size_t size)
+{
+    ssize_t len = readlink("/proc/self/exe", out, size - 1);
+    if (len <= 0)
+        return -1;
+    out[len] = '\0';
+    char *slash = strrchr(out, '/');
+    if (slash == NULL)
+        return -1;
+    *slash = '\0';
+    return 0;
+}
+
+static int program_path(char *out, size_t size, const char *folder, const char *name)
+{
+    int n = snprintf(out, size, "%s/ltbench-%s", folder, name);
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+static void usage(FILE *out, const char *folder)
+{
+    fprintf(out,
+            "ltbench %s: attention benchmarks from \"Transformers are RNNs\"\n"
+            "(Katharopoulos et al., 2020): softmax, linear and Linformer attention.\n\n"
+            "usage: ltbench <experiment|tool> [flags]     (each takes --help)\n"
+            "       ltbench --version\n\n",
+            lt_version_string());
+    for (int i = 0; i < PROGRAM_COUNT; i++) {
+        char path[PATH_MAX];
+        int built = folder != NULL &&
+                    program_path(path, sizeof path, folder, programs[i].name) == 0 &&
+                    access(path, X_OK) == 0;
+        fprintf(out, "  %-10s %s%s\n", programs[i].name, programs[i].summary,
+                built ? "" : " [not yet available]");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    char folder[PATH_MAX];
+    int have_folder = own_folder(folder, sizeof folder) == 0;
+
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout, have_folder ? folder : NULL);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("ltbench %s\n", lt_version_string());
+        return 0;
+    }
+
+    const char *name = argv[1];
+    int known = 0;
+    for (int i = 0; i < PROGRAM_COUNT; i++)
+        known |= strcmp(programs[i].name, name) == 0;
+    if (!known) {
+        fprintf(stderr, "ltbench: error: unknown experiment or tool '%s'\n\n", name);
+        usage(stderr, have_folder ? folder : NULL);
+        return 2;
+    }
+    char path[PATH_MAX];
+    if (!have_folder || program_path(path, sizeof path, folder, name) != 0) {
+        fprintf(stderr, "ltbench: error: cannot locate the folder of this executable\n");
+        return 1;
+    }
+    if (access(path, X_OK) != 0) {
+        fprintf(stderr, "ltbench: error: '%s' is not available in this build yet (%s is missing)\n",
+                name, path);
+        return 2;
+    }
+    argv[1] = path;
+    execv(path, argv + 1);
+    fprintf(stderr, "ltbench: error: cannot run %s: %s\n", path, strerror(errno));
+    return 1;
+}

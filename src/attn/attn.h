@@ -1,0 +1,129 @@
+/* The attention core: one interface, variants chosen by name at run time.
+ *
+ * Tensors are row-major (B, H, N, D) for queries and keys and (B, H, N, M)
+ * for values and outputs, so each (batch, head) slice is a contiguous N x D
+ * matrix ready for GEMM.
+ *
+ * Memory is planned by the caller: lt_attn_saved_bytes and
+ * lt_attn_workspace_bytes say how much a shape needs, the caller allocates
+ * it (through the tracked allocator) before any timed loop, and forward and
+ * backward never allocate.
+ *
+ * Variants:
+ *   softmax    exact softmax(Q K^T / sqrt(D)) V; materialises N x N scores
+ *              per (batch, head), as the paper's baseline does.
+ *   linear     phi(Q) (phi(K)^T V) / (phi(Q) . sum phi(K) + eps); causal
+ *              through prefix sums (an RNN with state (S, z)).
+ *   linformer  K and V projected along the sequence by learned E, F of shape
+ *              (k, n_max), shared by the heads; softmax over k slots.
+ *              Non-causal only. */
+#ifndef LT_ATTN_ATTN_H
+#define LT_ATTN_ATTN_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+
+typedef enum lt_feature_map {
+    LT_FEATURE_ELU,      /* elu(x) + 1: the paper's choice, always positive */
+    LT_FEATURE_RELU,     /* max(x, 0) */
+    LT_FEATURE_IDENTITY  /* x itself: only for tests against the quadratic form */
+} lt_feature_map;
+
+typedef struct lt_attn_shape {
+    int B; /* batch */
+    int H; /* heads */
+    int N; /* sequence length */
+    int D; /* query/key head dimension */
+    int M; /* value/output head dimension */
+} lt_attn_shape;
+
+typedef struct lt_attn_config {
+    const char *variant;       /* "softmax", "linear" or "linformer" */
+    int causal;                /* 1: position i sees only positions <= i */
+    lt_feature_map feature_map;/* linear only */
+    float eps;                 /* linear only: added to the normaliser (1e-6) */
+    int proj_k;                /* linformer only: projected length k */
+    int n_max;                 /* linformer only: columns of E and F */
+} lt_attn_config;
+
+typedef struct lt_attn_variant lt_attn_variant; /* private: one per variant */
+
+typedef struct lt_attn {
+    const lt_attn_variant *impl;
+    lt_attn_config config;
+} lt_attn;
+
+/* Default configuration of a variant: eps 1e-6, elu feature map, k = 256,
+ * n_max = 4096, non-causal. */
+lt_attn_config lt_attn_default_config(const char *variant);
+
+/* Names of all variants, "softmax|linear|linformer" (for --help). */
+const char *lt_attn_variant_names(void);
+
+/* Parses "elu", "relu" or "identity"; LT_E_USAGE naming `flag` otherwise. */
+lt_status lt_attn_parse_feature_map(lt_feature_map *out, const char *text, const char *flag);
+const char *lt_attn_feature_map_name(lt_feature_map map);
+
+/* Validates the configuration: unknown variant, causal linformer (refused:
+ * every projected slot mixes all positions, so it cannot be causal),
+ * eps < 0, k < 1... all fail with LT_E_USAGE and say why. */
+lt_status lt_attn_init(lt_attn *attn, const lt_attn_config *config);
+
+/* Checks a shape against the configuration: all sizes >= 1 except N >= 0,
+ * N <= n_max for linformer. LT_E_INPUT naming the offending size. */
+lt_status lt_attn_check_shape(const lt_attn *attn, lt_attn_shape shape);
+
+/* Which kernel runs for this shape, e.g. "softmax-gemm" or
+ * "linear-causal-prefix": written into every result CSV. */
+const char *lt_attn_kernel_name(const lt_attn *attn, lt_attn_shape shape);
+
+/* Learned parameters of the variant (linformer: E then F, each k x n_max,
+ * row-major); 0 for softmax and linear. */
+size_t lt_attn_param_count(const lt_attn *attn);
+
+/* Initialises the parameters (linformer: normal(0, 1/sqrt(k))). */
+void lt_attn_init_params(const lt_attn *attn, float *params, unsigned long long seed);
+
+/* Bytes forward keeps for backward (e.g. softmax probabilities). */
+size_t lt_attn_saved_bytes(const lt_attn *attn, lt_attn_shape shape);
+
+/* Scratch bytes forward and backward need for `threads` OpenMP threads. */
+size_t lt_attn_workspace_bytes(const lt_attn *attn, lt_attn_shape shape, int threads);
+
+/* Model FLOP count of one forward (backward = 0) or one backward
+ * (backward = 1) pass, multiply-add counted as 2, for GFLOP/s columns. */
+double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward);
+
+/* out (B,H,N,M) = attention(q (B,H,N,D), k (B,H,N,D), v (B,H,N,M)).
+ * `saved` (lt_attn_saved_bytes) receives what backward needs; NULL for
+ * inference only. `params` may be NULL when lt_attn_param_count is 0.
+ * Non-finite inputs fail with LT_E_NUMERIC naming the tensor. */
+lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape,
+                          float *out, void *saved, void *workspace,
+                          const float *q, const float *k, const float *v,
+                          const float *params);
+
+/* Adds the gradients of a scalar loss into dq, dk, dv (shapes of q, k, v)
+ * and d_params (lt_attn_param_count floats; may be NULL when 0), given
+ * d_out (B,H,N,M) and the same inputs and `saved` that forward used. */
+lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape,
+                           float *dq, float *dk, float *dv, float *d_params,
+                           void *workspace, const float *d_out, const void *saved,
+                           const float *q, const float *k, const float *v,
+                           const float *params);
+
+/* Recurrent form for generation (causal only): one token in, one out.
+ * Linear: the (S, z) state, constant size. Softmax: a key/value cache that
+ * grows by one row a step up to `max_steps`. Linformer: refused with
+ * LT_E_USAGE. */
+lt_status lt_attn_state_bytes(const lt_attn *attn, int B, int H, int D, int M,
+                              int max_steps, size_t *bytes);
+lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int D, int M,
+                             int max_steps);
+/* out (B,H,M) for q, k (B,H,D) and v (B,H,M) of the next position. Fails
+ * with LT_E_USAGE when a softmax cache is full. */
+lt_status lt_attn_step(const lt_attn *attn, void *state, float *out,
+                       const float *q, const float *k, const float *v);
+
+#endif

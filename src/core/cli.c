@@ -1,0 +1,204 @@
+#include "core/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/mem.h"
+
+lt_flag *lt_cli_flag(lt_cli *cli, const char *name)
+{
+    for (int i = 0; i < cli->flag_count; i++)
+        if (strcmp(cli->flags[i].name, name) == 0)
+            return &cli->flags[i];
+    return NULL;
+}
+
+static int has_range(const lt_flag *flag) { return flag->min != flag->max; }
+
+static lt_status out_of_range(const lt_flag *flag, const char *text)
+{
+    return lt_fail(LT_E_USAGE, "%s: expected a value in [%g, %g], got '%s'", flag->name,
+                   flag->min, flag->max, text);
+}
+
+static int choice_matches(const char *choices, const char *text)
+{
+    size_t len = strlen(text);
+    const char *p = choices;
+    while (*p) {
+        size_t item = strcspn(p, "|");
+        if (item == len && strncmp(p, text, len) == 0)
+            return 1;
+        p += item;
+        if (*p == '|')
+            p++;
+    }
+    return 0;
+}
+
+static lt_status set_value(lt_flag *flag, const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    switch (flag->type) {
+    case LT_FLAG_BOOL:
+        *(int *)flag->target = 1;
+        return LT_OK;
+    case LT_FLAG_INT: {
+        long value = strtol(text, &end, 10);
+        if (end == text || *end != '\0' || errno != 0)
+            return lt_fail(LT_E_USAGE, "%s: expected an integer, got '%s'", flag->name, text);
+        if (has_range(flag) && (value < flag->min || value > flag->max))
+            return out_of_range(flag, text);
+        *(long *)flag->target = value;
+        return LT_OK;
+    }
+    case LT_FLAG_DOUBLE: {
+        double value = strtod(text, &end);
+        if (end == text || *end != '\0' || errno != 0 || !isfinite(value))
+            return lt_fail(LT_E_USAGE, "%s: expected a finite number, got '%s'", flag->name,
+                           text);
+        if (has_range(flag) && (value < flag->min || value > flag->max))
+            return out_of_range(flag, text);
+        *(double *)flag->target = value;
+        return LT_OK;
+    }
+    case LT_FLAG_STRING:
+        if (*text == '\0')
+            return lt_fail(LT_E_USAGE, "%s: expected a non-empty value", flag->name);
+        *(const char **)flag->target = text;
+        return LT_OK;
+    case LT_FLAG_CHOICE:
+        if (!choice_matches(flag->choices, text))
+            return lt_fail(LT_E_USAGE, "%s: expected one of %s, got '%s'", flag->name,
+                           flag->choices, text);
+        *(const char **)flag->target = text;
+        return LT_OK;
+    case LT_FLAG_BYTES:
+        return lt_mem_parse_bytes((size_t *)flag->target, text, flag->name);
+    }
+    return lt_fail(LT_E_INTERNAL, "%s: unknown flag type", flag->name);
+}
+
+lt_status lt_cli_parse(lt_cli *cli, int argc, char **argv, int *help_requested)
+{
+    *help_requested = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            *help_requested = 1;
+            return LT_OK;
+        }
+        if (strncmp(arg, "--", 2) != 0)
+            return lt_fail(LT_E_USAGE, "unexpected argument '%s' (flags start with --)", arg);
+        char name[64];
+        const char *inline_value = strchr(arg, '=');
+        size_t name_len = inline_value ? (size_t)(inline_value - arg) : strlen(arg);
+        if (name_len >= sizeof name)
+            return lt_fail(LT_E_USAGE, "unknown flag '%s'", arg);
+        memcpy(name, arg, name_len);
+        name[name_len] = '\0';
+        lt_flag *flag = lt_cli_flag(cli, name);
+        if (flag == NULL)
+            return lt_fail(LT_E_USAGE, "unknown flag '%s'", name);
+        const char *value = NULL;
+        if (flag->type == LT_FLAG_BOOL) {
+            if (inline_value)
+                return lt_fail(LT_E_USAGE, "%s takes no value, got '%s'", name, arg);
+        } else if (inline_value) {
+            value = inline_value + 1;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            return lt_fail(LT_E_USAGE, "%s: expected a value (%s)", name,
+                           flag->value_name ? flag->value_name : "VALUE");
+        }
+        LT_TRY(set_value(flag, value));
+        flag->seen = 1;
+    }
+    return LT_OK;
+}
+
+static void format_default(const lt_flag *flag, char *buf, size_t size)
+{
+    switch (flag->type) {
+    case LT_FLAG_BOOL:
+        snprintf(buf, size, "%s", *(int *)flag->target ? "on" : "off");
+        break;
+    case LT_FLAG_INT:
+        snprintf(buf, size, "%ld", *(long *)flag->target);
+        break;
+    case LT_FLAG_DOUBLE:
+        snprintf(buf, size, "%g", *(double *)flag->target);
+        break;
+    case LT_FLAG_STRING:
+    case LT_FLAG_CHOICE: {
+        const char *s = *(const char **)flag->target;
+        snprintf(buf, size, "%s", s ? s : "none");
+        break;
+    }
+    case LT_FLAG_BYTES: {
+        size_t bytes = *(size_t *)flag->target;
+        if (bytes == 0)
+            snprintf(buf, size, "0 (no limit)");
+        else
+            lt_mem_format(buf, size, bytes);
+        break;
+    }
+    }
+}
+
+void lt_cli_help(const lt_cli *cli, FILE *out)
+{
+    fprintf(out, "usage: %s [flags]\n\n%s\n\nflags:\n", cli->program, cli->summary);
+    for (int i = 0; i < cli->flag_count; i++) {
+        const lt_flag *flag = &cli->flags[i];
+        char left[96], def[64];
+        if (flag->type == LT_FLAG_BOOL)
+            snprintf(left, sizeof left, "%s", flag->name);
+        else if (flag->type == LT_FLAG_CHOICE)
+            snprintf(left, sizeof left, "%s %s", flag->name, flag->choices);
+        else
+            snprintf(left, sizeof left, "%s %s", flag->name,
+                     flag->value_name ? flag->value_name : "VALUE");
+        format_default(flag, def, sizeof def);
+        if (strlen(left) > 26)
+            fprintf(out, "  %s\n  %-26s  %s (default: %s)\n", left, "", flag->help, def);
+        else
+            fprintf(out, "  %-26s  %s (default: %s)\n", left, flag->help, def);
+    }
+    fprintf(out, "  %-26s  %s\n", "--help, -h", "print this help and exit");
+    if (cli->details)
+        fprintf(out, "\n%s\n", cli->details);
+}
+
+int lt_cli_report(const char *program, lt_status status)
+{
+    fprintf(stderr, "%s: error: %s\n", program, lt_last_error());
+    if (status == LT_E_USAGE)
+        fprintf(stderr, "%s: run '%s --help' for the flags\n", program, program);
+    return lt_exit_code(status);
+}
+
+lt_status lt_cli_split_list(char *text, const char **items, int capacity, int *count,
+                            const char *flag)
+{
+    *count = 0;
+    char *p = text;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (*p == '\0')
+            return lt_fail(LT_E_USAGE, "%s: expected a comma-separated list without empty items",
+                           flag);
+        if (*count == capacity)
+            return lt_fail(LT_E_USAGE, "%s: at most %d items", flag, capacity);
+        items[(*count)++] = p;
+        if (!comma)
+            return LT_OK;
+        p = comma + 1;
+    }
+}

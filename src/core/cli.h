@@ -1,0 +1,63 @@
+/* Command-line flags for the ltbench programs: one table per program gives
+ * every flag its type, target, range and help text, so parsing, validation
+ * and --help can never disagree. Defaults are whatever the targets hold when
+ * lt_cli_parse is called, and --help prints exactly those. */
+#ifndef LT_CORE_CLI_H
+#define LT_CORE_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/status.h"
+
+typedef enum lt_flag_type {
+    LT_FLAG_BOOL,   /* int target; the flag alone sets it to 1 */
+    LT_FLAG_INT,    /* long target, checked against [min, max] */
+    LT_FLAG_DOUBLE, /* double target, finite, checked against [min, max] */
+    LT_FLAG_STRING, /* const char * target (points into argv) */
+    LT_FLAG_CHOICE, /* const char * target, one of `choices` ("a|b|c") */
+    LT_FLAG_BYTES   /* size_t target: "512M", "8G", a plain count, 0 */
+} lt_flag_type;
+
+typedef struct lt_flag {
+    const char *name;       /* "--seq" */
+    lt_flag_type type;
+    void *target;
+    const char *value_name; /* "N", "PATH": shown in --help */
+    const char *help;
+    double min, max;        /* inclusive range for INT and DOUBLE (min == max: no range) */
+    const char *choices;    /* for CHOICE: "softmax|linear|linformer" */
+    int seen;               /* set by lt_cli_parse when given on the command line */
+} lt_flag;
+
+typedef struct lt_cli {
+    const char *program;    /* "ltbench copy" */
+    const char *summary;    /* one line: what it does */
+    const char *details;    /* paragraphs after the flag list, or NULL */
+    lt_flag *flags;
+    int flag_count;
+} lt_cli;
+
+/* Parses argv[1..argc-1]. `--help`/`-h` sets *help_requested and stops.
+ * Accepts "--flag value" and "--flag=value". Unknown flags, missing values,
+ * positional arguments, values of the wrong type or out of range fail with
+ * LT_E_USAGE and a message that names the flag and what it expected. */
+lt_status lt_cli_parse(lt_cli *cli, int argc, char **argv, int *help_requested);
+
+/* Writes usage, summary, every flag with its default, and details. */
+void lt_cli_help(const lt_cli *cli, FILE *out);
+
+/* The flag entry by name, or NULL. */
+lt_flag *lt_cli_flag(lt_cli *cli, const char *name);
+
+/* Prints "<program>: error: <message>" to stderr with a hint to --help for
+ * usage errors, and returns the exit code for `status`. */
+int lt_cli_report(const char *program, lt_status status);
+
+/* Splits a comma-separated list in place: items receive pointers into
+ * `text`; fails with LT_E_USAGE naming `flag` if there are more than
+ * `capacity` items or an empty item. */
+lt_status lt_cli_split_list(char *text, const char **items, int capacity, int *count,
+                            const char *flag);
+
+#endif

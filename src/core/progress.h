@@ -1,0 +1,37 @@
+/* Progress of long runs, on stderr only (stdout carries results). On a
+ * terminal: one bar redrawn in place, with rate and ETA. Otherwise: a plain
+ * line at most every `interval` seconds, so logs stay readable. Silent when
+ * quiet. Updates are cheap and never allocate, so they may sit in loops. */
+#ifndef LT_CORE_PROGRESS_H
+#define LT_CORE_PROGRESS_H
+
+#include <stdio.h>
+
+typedef struct lt_progress {
+    FILE *out;
+    char label[64];
+    char unit[16];
+    long total;
+    long done;
+    double start;
+    double last_print;
+    double interval;
+    int is_terminal;
+    int quiet;
+} lt_progress;
+
+/* total <= 0 means unknown. `unit` names what is counted ("steps"). */
+void lt_progress_start(lt_progress *p, FILE *out, const char *label, long total,
+                       const char *unit, int quiet);
+
+/* Records `done` items finished; `note` (may be NULL) is appended, e.g.
+ * "loss 2.31". Prints if due. */
+void lt_progress_update(lt_progress *p, long done, const char *note);
+
+/* Prints the final state and ends the line. */
+void lt_progress_finish(lt_progress *p, const char *note);
+
+/* Formats an ETA or duration as "1h02m", "3m05s" or "12.3s". */
+const char *lt_progress_duration(char *buf, size_t size, double seconds);
+
+#endif

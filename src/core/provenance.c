@@ -1,0 +1,57 @@
+#include "core/provenance.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cblas.h>
+
+#include "core/threads.h"
+#include "version.h"
+
+char *openblas_get_config(void);
+int openblas_get_parallel(void);
+
+static void read_cpu_model(char *out, size_t size)
+{
+    snprintf(out, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        const char *colon = strchr(line, ':');
+        if (colon == NULL)
+            break;
+        colon++;
+        while (*colon == ' ' || *colon == '\t')
+            colon++;
+        snprintf(out, size, "%s", colon);
+        out[strcspn(out, "\n")] = '\0';
+        break;
+    }
+    fclose(f);
+}
+
+void lt_provenance_get(lt_provenance *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->version, sizeof out->version, "%s", LT_VERSION);
+    snprintf(out->git_revision, sizeof out->git_revision, "%s", LT_GIT_REVISION);
+    read_cpu_model(out->cpu_model, sizeof out->cpu_model);
+    time_t now = time(NULL);
+    struct tm utc;
+    gmtime_r(&now, &utc);
+    strftime(out->date, sizeof out->date, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    static const char *parallel[] = {"sequential", "pthreads", "openmp"};
+    int p = openblas_get_parallel();
+    snprintf(out->blas, sizeof out->blas, "OpenBLAS-%s", (p >= 0 && p <= 2) ? parallel[p] : "unknown");
+    out->threads = lt_threads_get();
+}
+
+const char *lt_version_string(void)
+{
+    return LT_VERSION " (git " LT_GIT_REVISION ")";
+}

@@ -1,0 +1,46 @@
+#include "core/status.h"
+
+#include <stdarg.h>
+
+static _Thread_local char last_error[1024];
+
+lt_status lt_fail(lt_status code, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, args);
+    va_end(args);
+    return code;
+}
+
+const char *lt_last_error(void) { return last_error; }
+
+const char *lt_status_name(lt_status code)
+{
+    switch (code) {
+    case LT_OK: return "ok";
+    case LT_E_USAGE: return "usage";
+    case LT_E_INPUT: return "input";
+    case LT_E_IO: return "io";
+    case LT_E_BUDGET: return "budget";
+    case LT_E_NOMEM: return "nomem";
+    case LT_E_NUMERIC: return "numeric";
+    case LT_E_INTERNAL: return "internal";
+    }
+    return "unknown";
+}
+
+int lt_exit_code(lt_status code)
+{
+    switch (code) {
+    case LT_OK: return 0;
+    case LT_E_USAGE:
+    case LT_E_INPUT:
+    case LT_E_IO:     /* files are named by the user: an unreadable or
+                         unwritable path is theirs to fix */
+    case LT_E_BUDGET: /* refused before starting: choose a smaller shape */
+        return 2;
+    default:
+        return 1;
+    }
+}

@@ -1,0 +1,59 @@
+/* Helpers shared by the Criterion tests: finite differences against a
+ * double-precision reference and error measures. Header-only so each test
+ * executable stays self-contained. */
+#ifndef LT_TESTS_CHECK_H
+#define LT_TESTS_CHECK_H
+
+#include <math.h>
+#include <stddef.h>
+
+/* A scalar function of n doubles (the loss of a double-precision reference
+ * implementation). */
+typedef double (*check_scalar_fn)(const double *x, void *ctx);
+
+/* Central differences: grad[i] = (f(x + h e_i) - f(x - h e_i)) / 2h, with
+ * h scaled to |x_i|. x is restored before returning. */
+static inline void check_fd_gradient(double *grad, double *x, size_t n, check_scalar_fn f,
+                                     void *ctx)
+{
+    for (size_t i = 0; i < n; i++) {
+        double saved = x[i];
+        double h = 1e-6 * (fabs(saved) > 1.0 ? fabs(saved) : 1.0);
+        x[i] = saved + h;
+        double plus = f(x, ctx);
+        x[i] = saved - h;
+        double minus = f(x, ctx);
+        x[i] = saved;
+        grad[i] = (plus - minus) / (2.0 * h);
+    }
+}
+
+/* max_i |a_i - b_i| / max(max_i |b_i|, floor): a relative error that does not
+ * blow up on entries near zero. */
+static inline double check_rel_error_f(const float *a, const double *b, size_t n, double floor)
+{
+    double max_diff = 0, max_ref = floor;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= max_diff))
+            max_diff = isnan(d) ? INFINITY : d;
+        if (fabs(b[i]) > max_ref)
+            max_ref = fabs(b[i]);
+    }
+    return max_diff / max_ref;
+}
+
+static inline double check_rel_error_ff(const float *a, const float *b, size_t n, double floor)
+{
+    double max_diff = 0, max_ref = floor;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= max_diff))
+            max_diff = isnan(d) ? INFINITY : d;
+        if (fabs((double)b[i]) > max_ref)
+            max_ref = fabs((double)b[i]);
+    }
+    return max_diff / max_ref;
+}
+
+#endif
