@@ -1,0 +1,94 @@
+#include "io/atomic.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+lt_status lt_make_dirs(const char *dir)
+{
+    char buf[4096];
+    size_t len = strlen(dir);
+    if (len == 0)
+        return LT_OK;
+    if (len >= sizeof buf)
+        return lt_fail(LT_E_IO, "%s: path too long", dir);
+    memcpy(buf, dir, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char saved = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return lt_fail(LT_E_IO, "cannot create folder %s: %s", buf, strerror(errno));
+        struct stat st;
+        if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+            return lt_fail(LT_E_IO, "cannot create folder %s: a file of that name exists", buf);
+        buf[i] = saved;
+    }
+    return LT_OK;
+}
+
+lt_status lt_make_parent_dirs(const char *path)
+{
+    char buf[4096];
+    if (strlen(path) >= sizeof buf)
+        return lt_fail(LT_E_IO, "%s: path too long", path);
+    strcpy(buf, path);
+    char *slash = strrchr(buf, '/');
+    if (slash == NULL || slash == buf)
+        return LT_OK;
+    *slash = '\0';
+    return lt_make_dirs(buf);
+}
+
+lt_status lt_atomic_open(lt_atomic_file *af, const char *path)
+{
+    memset(af, 0, sizeof *af);
+    if (path == NULL || *path == '\0')
+        return lt_fail(LT_E_IO, "empty output path");
+    int n = snprintf(af->path, sizeof af->path, "%s", path);
+    int m = snprintf(af->tmp_path, sizeof af->tmp_path, "%s.tmp.XXXXXX", path);
+    if (n < 0 || (size_t)n >= sizeof af->path || m < 0 || (size_t)m >= sizeof af->tmp_path)
+        return lt_fail(LT_E_IO, "%s: path too long", path);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return lt_fail(LT_E_IO, "cannot write %s: it is a folder", path);
+    LT_TRY(lt_make_parent_dirs(path));
+    int fd = mkstemp(af->tmp_path);
+    if (fd < 0)
+        return lt_fail(LT_E_IO, "cannot write %s: %s", path, strerror(errno));
+    af->f = fdopen(fd, "wb");
+    if (af->f == NULL) {
+        int err = errno;
+        close(fd);
+        unlink(af->tmp_path);
+        return lt_fail(LT_E_IO, "cannot write %s: %s", path, strerror(err));
+    }
+    return LT_OK;
+}
+
+lt_status lt_atomic_commit(lt_atomic_file *af)
+{
+    if (af->f == NULL)
+        return lt_fail(LT_E_IO, "cannot write %s: file not open", af->path);
+    int failed = ferror(af->f) || fflush(af->f) != 0 || fsync(fileno(af->f)) != 0;
+    int err = errno;
+    failed |= fclose(af->f) != 0;
+    af->f = NULL;
+    if (!failed && rename(af->tmp_path, af->path) == 0)
+        return LT_OK;
+    if (!failed)
+        err = errno;
+    unlink(af->tmp_path);
+    return lt_fail(LT_E_IO, "cannot write %s: %s", af->path, strerror(err));
+}
+
+void lt_atomic_abort(lt_atomic_file *af)
+{
+    if (af->f != NULL) {
+        fclose(af->f);
+        af->f = NULL;
+        unlink(af->tmp_path);
+    }
+}

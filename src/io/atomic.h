@@ -1,0 +1,35 @@
+/* Output files that appear whole or not at all: data goes to a temporary
+ * file beside the target (same folder, so rename is atomic) and is renamed
+ * over the target only on success. A crash or an error leaves the target as
+ * it was and no temporary file behind. */
+#ifndef LT_IO_ATOMIC_H
+#define LT_IO_ATOMIC_H
+
+#include <stdio.h>
+
+#include "core/status.h"
+
+typedef struct lt_atomic_file {
+    FILE *f;             /* write through this */
+    char path[4096];     /* final name */
+    char tmp_path[4096]; /* temporary name while writing */
+} lt_atomic_file;
+
+/* Creates missing parent folders of `path`, then opens a temporary file
+ * beside it. LT_E_IO naming the path on failure. */
+lt_status lt_atomic_open(lt_atomic_file *af, const char *path);
+
+/* Flushes, syncs, closes and renames the temporary file over the target.
+ * On any failure the temporary file is removed and LT_E_IO returned. */
+lt_status lt_atomic_commit(lt_atomic_file *af);
+
+/* Closes and removes the temporary file; the target is untouched. */
+void lt_atomic_abort(lt_atomic_file *af);
+
+/* Creates `dir` and its missing parents (like mkdir -p). */
+lt_status lt_make_dirs(const char *dir);
+
+/* Creates the missing parent folders of the file `path`. */
+lt_status lt_make_parent_dirs(const char *path);
+
+#endif
