@@ -1,1 +1,421 @@
+/* Tests of src/core and src/io/atomic: status, tracked allocator, rng,
+ * timer, cli parsing, progress, threads, atomic files. */
 #include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dirent.h>
+#include <omp.h>
+
+#include "core/cli.h"
+#include "core/mem.h"
+#include "core/progress.h"
+#include "core/rng.h"
+#include "core/status.h"
+#include "core/threads.h"
+#include "core/timer.h"
+#include "io/atomic.h"
+
+/* ---- status ---- */
+
+Test(status, message_and_exit_codes)
+{
+    lt_status s = lt_fail(LT_E_INPUT, "%s: expected %d columns", "x.npy", 3);
+    cr_assert_eq(s, LT_E_INPUT);
+    cr_assert_str_eq(lt_last_error(), "x.npy: expected 3 columns");
+    cr_assert_eq(lt_exit_code(LT_OK), 0);
+    cr_assert_eq(lt_exit_code(LT_E_USAGE), 2);
+    cr_assert_eq(lt_exit_code(LT_E_INPUT), 2);
+    cr_assert_eq(lt_exit_code(LT_E_IO), 2);
+    cr_assert_eq(lt_exit_code(LT_E_BUDGET), 2);
+    cr_assert_eq(lt_exit_code(LT_E_NUMERIC), 1);
+    cr_assert_eq(lt_exit_code(LT_E_NOMEM), 1);
+    cr_assert_str_eq(lt_status_name(LT_E_USAGE), "usage");
+}
+
+static lt_status fails_then_not_reached(int *reached)
+{
+    LT_TRY(lt_fail(LT_E_IO, "first"));
+    *reached = 1;
+    return LT_OK;
+}
+
+Test(status, try_propagates)
+{
+    int reached = 0;
+    cr_assert_eq(fails_then_not_reached(&reached), LT_E_IO);
+    cr_assert_eq(reached, 0);
+}
+
+/* ---- tracked allocator ---- */
+
+Test(mem, alignment_current_and_peak)
+{
+    size_t base = lt_mem_current();
+    void *a, *b;
+    cr_assert_eq(lt_mem_alloc(&a, 100, "a"), LT_OK);
+    cr_assert_eq((uintptr_t)a % 64, 0);
+    cr_assert_eq(lt_mem_current(), base + 128);
+    lt_mem_reset_peak();
+    cr_assert_eq(lt_mem_alloc(&b, 1000, "b"), LT_OK);
+    cr_assert_eq((uintptr_t)b % 64, 0);
+    cr_assert_eq(lt_mem_current(), base + 128 + 1024);
+    lt_mem_free(b);
+    cr_assert_eq(lt_mem_current(), base + 128);
+    cr_assert_eq(lt_mem_peak(), base + 128 + 1024, "peak remembers the freed block");
+    lt_mem_reset_peak();
+    cr_assert_eq(lt_mem_peak(), base + 128);
+    lt_mem_free(a);
+    lt_mem_free(NULL);
+    cr_assert_eq(lt_mem_current(), base);
+}
+
+Test(mem, calloc_zeroes_and_zero_size_is_valid)
+{
+    unsigned char *p;
+    cr_assert_eq(lt_mem_calloc((void **)&p, 200, "zeros"), LT_OK);
+    for (int i = 0; i < 200; i++)
+        cr_assert_eq(p[i], 0);
+    void *empty;
+    cr_assert_eq(lt_mem_alloc(&empty, 0, "empty"), LT_OK);
+    cr_assert_not_null(empty);
+    lt_mem_free(empty);
+    lt_mem_free(p);
+}
+
+Test(mem, budget_refuses_allocation_and_plan)
+{
+    size_t base = lt_mem_current();
+    lt_mem_set_budget(base + 4096);
+    void *a = NULL, *b = NULL;
+    cr_assert_eq(lt_mem_alloc(&a, 2048, "first"), LT_OK);
+    cr_assert_eq(lt_mem_alloc(&b, 4096, "scores (N x N)"), LT_E_BUDGET);
+    cr_assert_null(b);
+    cr_assert(strstr(lt_last_error(), "scores (N x N)") != NULL, "%s", lt_last_error());
+    cr_assert_eq(lt_mem_current(), base + 2048, "a refused block is not charged");
+    cr_assert_eq(lt_mem_plan(2048, "plan"), LT_OK);
+    cr_assert_eq(lt_mem_plan(2049, "big plan"), LT_E_BUDGET);
+    cr_assert(strstr(lt_last_error(), "big plan") != NULL);
+    lt_mem_set_budget(0);
+    cr_assert_eq(lt_mem_plan((size_t)1 << 50, "anything"), LT_OK);
+    lt_mem_free(a);
+}
+
+Test(mem, parse_bytes)
+{
+    size_t v;
+    cr_assert_eq(lt_mem_parse_bytes(&v, "512M", "--mem-budget"), LT_OK);
+    cr_assert_eq(v, (size_t)512 << 20);
+    cr_assert_eq(lt_mem_parse_bytes(&v, "1.5GiB", "--mem-budget"), LT_OK);
+    cr_assert_eq(v, (size_t)3 << 29);
+    cr_assert_eq(lt_mem_parse_bytes(&v, "1000", "--mem-budget"), LT_OK);
+    cr_assert_eq(v, 1000);
+    cr_assert_eq(lt_mem_parse_bytes(&v, "0", "--mem-budget"), LT_OK);
+    cr_assert_eq(v, 0);
+    cr_assert_eq(lt_mem_parse_bytes(&v, "12X", "--mem-budget"), LT_E_USAGE);
+    cr_assert(strstr(lt_last_error(), "--mem-budget") != NULL);
+    cr_assert_eq(lt_mem_parse_bytes(&v, "-5G", "--mem-budget"), LT_E_USAGE);
+    cr_assert_eq(lt_mem_parse_bytes(&v, "", "--mem-budget"), LT_E_USAGE);
+    cr_assert_gt(lt_mem_physical(), (size_t)1 << 20);
+}
+
+/* ---- rng ---- */
+
+Test(rng, deterministic_streams)
+{
+    lt_rng a, b, c;
+    lt_rng_seed(&a, 42, 0);
+    lt_rng_seed(&b, 42, 0);
+    lt_rng_seed(&c, 42, 1);
+    int same_as_other_stream = 0;
+    for (int i = 0; i < 100; i++) {
+        uint64_t x = lt_rng_u64(&a);
+        cr_assert_eq(x, lt_rng_u64(&b));
+        same_as_other_stream += x == lt_rng_u64(&c);
+    }
+    cr_assert_eq(same_as_other_stream, 0);
+}
+
+Test(rng, distributions)
+{
+    lt_rng r;
+    lt_rng_seed(&r, 7, 3);
+    enum { COUNT = 200000 };
+    double sum = 0, sum_sq = 0;
+    int below_counts[10] = {0};
+    for (int i = 0; i < COUNT; i++) {
+        double u = lt_rng_uniform(&r);
+        cr_assert(u >= 0 && u < 1);
+        double z = lt_rng_normal(&r);
+        sum += z;
+        sum_sq += z * z;
+        uint64_t k = lt_rng_below(&r, 10);
+        cr_assert_lt(k, 10);
+        below_counts[k]++;
+    }
+    cr_assert_lt(fabs(sum / COUNT), 0.01);
+    cr_assert_lt(fabs(sum_sq / COUNT - 1.0), 0.02);
+    for (int k = 0; k < 10; k++)
+        cr_assert_lt(fabs(below_counts[k] / (double)COUNT - 0.1), 0.005);
+}
+
+/* ---- timer ---- */
+
+Test(timer, summary_median_min_max)
+{
+    double samples[] = {5, 1, 4, 2, 3};
+    lt_summary s = lt_summarize(samples, 5);
+    cr_assert_eq(s.median, 3);
+    cr_assert_eq(s.min, 1);
+    cr_assert_eq(s.max, 5);
+    double even[] = {4, 1, 3, 2};
+    cr_assert_eq(lt_summarize(even, 4).median, 2.5);
+    cr_assert(isnan(lt_summarize(even, 0).median));
+}
+
+static lt_status count_calls(void *ctx)
+{
+    (*(int *)ctx)++;
+    return LT_OK;
+}
+
+static lt_status failing_body(void *ctx)
+{
+    (void)ctx;
+    return lt_fail(LT_E_NUMERIC, "diverged");
+}
+
+Test(timer, repeat_runs_warmup_then_repeats)
+{
+    int calls = 0;
+    double samples[4];
+    lt_summary s;
+    cr_assert_eq(lt_time_repeat(&s, samples, count_calls, &calls, 2, 4), LT_OK);
+    cr_assert_eq(calls, 6);
+    cr_assert_eq(s.count, 4);
+    cr_assert(s.min >= 0 && s.min <= s.median && s.median <= s.max);
+    cr_assert_eq(lt_time_repeat(&s, samples, failing_body, NULL, 1, 4), LT_E_NUMERIC);
+    cr_assert_eq(lt_time_repeat(&s, samples, count_calls, &calls, 0, 0), LT_E_USAGE);
+    double t0 = lt_time_now();
+    usleep(20000);
+    cr_assert_gt(lt_time_now() - t0, 0.015);
+}
+
+/* ---- cli ---- */
+
+typedef struct cli_fixture {
+    long seq;
+    double lr;
+    int causal;
+    const char *variant;
+    const char *out;
+    size_t budget;
+    lt_flag flags[6];
+    lt_cli cli;
+} cli_fixture;
+
+static void cli_fixture_init(cli_fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    f->seq = 128;
+    f->lr = 1e-3;
+    f->variant = "linear";
+    f->out = "results/x.csv";
+    lt_flag flags[] = {
+        {"--seq", LT_FLAG_INT, &f->seq, "N", "sequence length", 1, 65536, NULL, 0},
+        {"--lr", LT_FLAG_DOUBLE, &f->lr, "LR", "learning rate", 0, 1, NULL, 0},
+        {"--causal", LT_FLAG_BOOL, &f->causal, NULL, "causal mask", 0, 0, NULL, 0},
+        {"--variant", LT_FLAG_CHOICE, &f->variant, NULL, "attention", 0, 0, "softmax|linear", 0},
+        {"--out", LT_FLAG_STRING, &f->out, "PATH", "output CSV", 0, 0, NULL, 0},
+        {"--mem-budget", LT_FLAG_BYTES, &f->budget, "BYTES", "memory budget", 0, 0, NULL, 0},
+    };
+    memcpy(f->flags, flags, sizeof flags);
+    f->cli = (lt_cli){"ltbench test", "A test program.", NULL, f->flags, 6};
+}
+
+static lt_status parse(cli_fixture *f, int argc, char **argv, int *help)
+{
+    return lt_cli_parse(&f->cli, argc, argv, help);
+}
+
+Test(cli, parses_every_type)
+{
+    cli_fixture f;
+    cli_fixture_init(&f);
+    char *argv[] = {"prog", "--seq", "8192", "--lr=0.5", "--causal", "--variant", "softmax",
+                    "--out", "a.csv", "--mem-budget", "2G"};
+    int help;
+    cr_assert_eq(parse(&f, 11, argv, &help), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(help, 0);
+    cr_assert_eq(f.seq, 8192);
+    cr_assert_eq(f.lr, 0.5);
+    cr_assert_eq(f.causal, 1);
+    cr_assert_str_eq(f.variant, "softmax");
+    cr_assert_str_eq(f.out, "a.csv");
+    cr_assert_eq(f.budget, (size_t)2 << 30);
+    cr_assert_eq(lt_cli_flag(&f.cli, "--seq")->seen, 1);
+}
+
+Test(cli, rejects_bad_input_naming_the_flag)
+{
+    struct { int argc; char *argv[3]; const char *mention; } cases[] = {
+        {2, {"prog", "--nosuch"}, "--nosuch"},
+        {3, {"prog", "--seq", "abc"}, "--seq"},
+        {3, {"prog", "--seq", "0"}, "--seq"},
+        {3, {"prog", "--seq", "70000"}, "--seq"},
+        {2, {"prog", "--seq"}, "--seq"},
+        {3, {"prog", "--lr", "nan"}, "--lr"},
+        {3, {"prog", "--lr", "2"}, "--lr"},
+        {3, {"prog", "--variant", "reformer"}, "softmax|linear"},
+        {2, {"prog", "--causal=1"}, "--causal"},
+        {2, {"prog", "stray"}, "stray"},
+        {3, {"prog", "--mem-budget", "lots"}, "--mem-budget"},
+        {3, {"prog", "--out", ""}, "--out"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_fixture f;
+        cli_fixture_init(&f);
+        int help;
+        cr_assert_eq(parse(&f, cases[i].argc, cases[i].argv, &help), LT_E_USAGE, "case %zu", i);
+        cr_assert(strstr(lt_last_error(), cases[i].mention) != NULL, "case %zu: %s", i,
+                  lt_last_error());
+    }
+}
+
+Test(cli, help_lists_every_flag_with_default)
+{
+    cli_fixture f;
+    cli_fixture_init(&f);
+    char *argv[] = {"prog", "--seq", "99", "--help"};
+    int help;
+    cr_assert_eq(parse(&f, 4, argv, &help), LT_OK);
+    cr_assert_eq(help, 1);
+    char buf[4096] = {0};
+    FILE *mem = fmemopen(buf, sizeof buf - 1, "w");
+    lt_cli_help(&f.cli, mem);
+    fclose(mem);
+    const char *expected[] = {"--seq N", "default: 99", "--lr LR", "default: 0.001", "--causal",
+                              "default: off", "softmax|linear", "default: linear",
+                              "--mem-budget", "no limit", "--help"};
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        cr_assert(strstr(buf, expected[i]) != NULL, "missing '%s' in:\n%s", expected[i], buf);
+}
+
+Test(cli, split_list)
+{
+    char text[] = "softmax,linear,linformer";
+    const char *items[4];
+    int count;
+    cr_assert_eq(lt_cli_split_list(text, items, 4, &count, "--variants"), LT_OK);
+    cr_assert_eq(count, 3);
+    cr_assert_str_eq(items[2], "linformer");
+    char empty_item[] = "softmax,,linear";
+    cr_assert_eq(lt_cli_split_list(empty_item, items, 4, &count, "--variants"), LT_E_USAGE);
+    char too_many[] = "a,b,c";
+    cr_assert_eq(lt_cli_split_list(too_many, items, 2, &count, "--variants"), LT_E_USAGE);
+}
+
+/* ---- progress ---- */
+
+Test(progress, plain_lines_and_quiet)
+{
+    char buf[2048] = {0};
+    FILE *mem = fmemopen(buf, sizeof buf - 1, "w");
+    lt_progress p;
+    lt_progress_start(&p, mem, "copy linear", 10, "steps", 0);
+    cr_assert_eq(p.is_terminal, 0);
+    lt_progress_update(&p, 3, "loss 2.0");
+    lt_progress_finish(&p, "done");
+    fclose(mem);
+    cr_assert(strstr(buf, "copy linear: 3/10 steps (30%)") != NULL, "%s", buf);
+    cr_assert(strstr(buf, "loss 2.0") != NULL);
+    cr_assert(strstr(buf, "10/10") == NULL && strstr(buf, "done") != NULL, "%s", buf);
+
+    char quiet_buf[256] = {0};
+    mem = fmemopen(quiet_buf, sizeof quiet_buf - 1, "w");
+    lt_progress_start(&p, mem, "x", 10, "steps", 1);
+    lt_progress_update(&p, 5, NULL);
+    lt_progress_finish(&p, NULL);
+    fclose(mem);
+    cr_assert_str_eq(quiet_buf, "");
+
+    char d[32];
+    cr_assert_str_eq(lt_progress_duration(d, sizeof d, 12.34), "12.3s");
+    cr_assert_str_eq(lt_progress_duration(d, sizeof d, 185), "3m05s");
+    cr_assert_str_eq(lt_progress_duration(d, sizeof d, 3720), "1h02m");
+}
+
+/* ---- threads ---- */
+
+Test(threads, set_and_get)
+{
+    cr_assert_eq(lt_threads_set(1), LT_OK);
+    cr_assert_eq(lt_threads_get(), 1);
+    cr_assert_eq(omp_get_max_threads(), 1);
+    cr_assert_eq(lt_threads_set(0), LT_OK);
+    cr_assert_eq(lt_threads_get(), lt_threads_available());
+    cr_assert_eq(lt_threads_set(-1), LT_E_USAGE);
+}
+
+/* ---- atomic files ---- */
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+Test(atomic, commit_replaces_abort_leaves_nothing)
+{
+    char dir[] = "/tmp/lt_atomic_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/sub/deeper/out.txt", dir);
+
+    lt_atomic_file af;
+    cr_assert_eq(lt_atomic_open(&af, path), LT_OK);
+    fputs("first", af.f);
+    cr_assert_eq(access(path, F_OK), -1, "target must not exist before commit");
+    cr_assert_eq(lt_atomic_commit(&af), LT_OK);
+
+    cr_assert_eq(lt_atomic_open(&af, path), LT_OK);
+    fputs("second, never committed", af.f);
+    lt_atomic_abort(&af);
+
+    char sub[256];
+    snprintf(sub, sizeof sub, "%s/sub/deeper", dir);
+    cr_assert_eq(count_entries(sub), 1, "no temporary file may remain");
+    FILE *f = fopen(path, "r");
+    char text[64] = {0};
+    cr_assert_not_null(fgets(text, sizeof text, f));
+    fclose(f);
+    cr_assert_str_eq(text, "first");
+}
+
+Test(atomic, unwritable_paths_fail_cleanly)
+{
+    char dir[] = "/tmp/lt_atomic_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char file_as_parent[256], path[300];
+    snprintf(file_as_parent, sizeof file_as_parent, "%s/plain", dir);
+    FILE *f = fopen(file_as_parent, "w");
+    fclose(f);
+    snprintf(path, sizeof path, "%s/out.csv", file_as_parent);
+    lt_atomic_file af;
+    cr_assert_eq(lt_atomic_open(&af, path), LT_E_IO);
+    cr_assert(strstr(lt_last_error(), "plain") != NULL, "%s", lt_last_error());
+    cr_assert_eq(lt_atomic_open(&af, dir), LT_E_IO, "a folder is not a file");
+    cr_assert_eq(lt_atomic_open(&af, "/proc/no/such/out.csv"), LT_E_IO);
+    cr_assert_eq(lt_atomic_open(&af, ""), LT_E_IO);
+    cr_assert_eq(count_entries(dir), 1);
+}
