@@ -1,0 +1,53 @@
+#include "common.h"
+
+#include <stdio.h>
+
+#include "core/mem.h"
+#include "core/threads.h"
+
+void bench_common_defaults(bench_common *common)
+{
+    common->threads = 0;
+    common->mem_budget = lt_mem_physical() / 10 * 6;
+    common->seed = 1;
+    common->quiet = 0;
+}
+
+void bench_common_flags(lt_flag *flags, bench_common *common)
+{
+    flags[0] = (lt_flag){"--threads", LT_FLAG_INT, &common->threads, "T",
+                         "OpenMP and BLAS threads; 0 = one per core", 0, 4096, NULL, 0};
+    flags[1] = (lt_flag){"--mem-budget", LT_FLAG_BYTES, &common->mem_budget, "BYTES",
+                         "refuse work whose planned memory exceeds this (e.g. 8G; 0 = no limit)",
+                         0, 0, NULL, 0};
+    flags[2] = (lt_flag){"--seed", LT_FLAG_INT, &common->seed, "S",
+                         "random seed: same seed and threads give the same numbers", 0,
+                         2147483647.0, NULL, 0};
+    flags[3] = (lt_flag){"--quiet", LT_FLAG_BOOL, &common->quiet, NULL,
+                         "no progress on stderr", 0, 0, NULL, 0};
+}
+
+lt_status bench_common_apply(const bench_common *common)
+{
+    LT_TRY(lt_threads_set((int)common->threads));
+    lt_mem_set_budget(common->mem_budget);
+    return LT_OK;
+}
+
+int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, int *exit_now)
+{
+    int help = 0;
+    *exit_now = 1;
+    lt_status status = lt_cli_parse(cli, argc, argv, &help);
+    if (status != LT_OK)
+        return lt_cli_report(cli->program, status);
+    if (help) {
+        lt_cli_help(cli, stdout);
+        return 0;
+    }
+    status = bench_common_apply(common);
+    if (status != LT_OK)
+        return lt_cli_report(cli->program, status);
+    *exit_now = 0;
+    return 0;
+}

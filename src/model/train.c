@@ -1,0 +1,182 @@
+#include "model/train.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/mem.h"
+#include "io/checkpoint.h"
+#include "nn/xent.h"
+
+lt_status lt_trainer_plan(const lt_train_config *config, int threads, size_t *bytes)
+{
+    size_t param_count;
+    LT_TRY(lt_model_plan(&config->model, threads, bytes, &param_count));
+    *bytes += lt_mem_rounded(lt_optim_state_floats(config->optim.kind, param_count) *
+                             sizeof(float));
+    return LT_OK;
+}
+
+static size_t state_bytes(const lt_trainer *t)
+{
+    return lt_optim_state_floats(t->config.optim.kind, t->model.param_count) * sizeof(float);
+}
+
+lt_status lt_trainer_init(lt_trainer *t, const lt_train_config *config, int threads)
+{
+    memset(t, 0, sizeof *t);
+    LT_TRY(lt_optim_validate(&config->optim));
+    if (!(config->clip_norm >= 0) || !isfinite(config->clip_norm))
+        return lt_fail(LT_E_USAGE, "--clip: expected a finite norm >= 0, got %g",
+                       config->clip_norm);
+    t->config = *config;
+    size_t planned;
+    LT_TRY(lt_trainer_plan(config, threads, &planned));
+    LT_TRY(lt_mem_plan(planned, "training (model, gradients, activations, optimizer state)"));
+    LT_TRY(lt_model_alloc(&t->model, &config->model, threads, config->seed));
+    lt_status status = lt_mem_calloc((void **)&t->optim_state, state_bytes(t), "optimizer state");
+    if (status != LT_OK)
+        lt_model_free(&t->model);
+    return status;
+}
+
+void lt_trainer_free(lt_trainer *t)
+{
+    lt_model_free(&t->model);
+    lt_mem_free(t->optim_state);
+    memset(t, 0, sizeof *t);
+}
+
+/* Forward and loss; fills d_logits when `training`. */
+static lt_status forward_loss(lt_trainer *t, const int32_t *inputs, const int32_t *targets,
+                              const float *mask, int batch, int training,
+                              lt_batch_result *result)
+{
+    lt_model *m = &t->model;
+    const int R = batch * m->config.seq_len, V = m->config.classes;
+    memset(result, 0, sizeof *result);
+    LT_TRY(lt_model_forward(m, inputs, batch, training, t->config.seed, (uint64_t)t->step + 1));
+    LT_TRY(lt_xent_forward(&result->loss, &result->correct, &result->counted, m->logits,
+                           targets, mask, R, V));
+    if (training) {
+        memset(m->d_logits, 0, (size_t)R * V * sizeof(float));
+        LT_TRY(lt_xent_backward(m->d_logits, m->logits, targets, mask, R, V));
+    }
+    return LT_OK;
+}
+
+lt_status lt_trainer_step(lt_trainer *t, const int32_t *inputs, const int32_t *targets,
+                          const float *mask, int batch, lt_batch_result *result)
+{
+    lt_model *m = &t->model;
+    LT_TRY(forward_loss(t, inputs, targets, mask, batch, 1, result));
+    lt_model_zero_grads(m);
+    LT_TRY(lt_model_backward(m));
+    result->grad_norm = lt_clip_grad_norm(m->grads, m->param_count, t->config.clip_norm);
+    if (!isfinite(result->grad_norm))
+        return lt_fail(LT_E_NUMERIC,
+                       "the gradient norm became %g at update %ld (loss %g): the run diverged; "
+                       "try a lower --lr",
+                       result->grad_norm, t->step + 1, result->loss);
+    long next = t->step + 1;
+    result->lr = lt_schedule_lr(&t->config.schedule, next);
+    lt_optim_step(&t->config.optim, m->params, m->grads, t->optim_state, m->param_count, next,
+                  result->lr);
+    t->step = next;
+    return LT_OK;
+}
+
+lt_status lt_trainer_evaluate(lt_trainer *t, const int32_t *inputs, const int32_t *targets,
+                              const float *mask, int batch, lt_batch_result *result)
+{
+    return forward_loss(t, inputs, targets, mask, batch, 0, result);
+}
+
+void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
+{
+    const lt_model_config *m = &c->model;
+    const lt_attn_config *a = &m->attn;
+    int n = snprintf(buf, size,
+                     "vocab=%d classes=%d layers=%d heads=%d head_dim=%d ffn=%d dropout=%.9g "
+                     "activation=%s variant=%s causal=%d feature_map=%s eps=%.9g proj_k=%d "
+                     "n_max=%d batch=%d seq=%d optimizer=%s lr=%.17g beta1=%.17g beta2=%.17g "
+                     "adam_eps=%.17g weight_decay=%.17g warmup=%ld clip=%.17g seed=%llu",
+                     m->vocab, m->classes, m->layers, m->heads, m->head_dim, m->ffn,
+                     (double)m->dropout, m->activation == LT_ACT_GELU ? "gelu" : "relu",
+                     a->variant, a->causal, lt_attn_feature_map_name(a->feature_map),
+                     (double)a->eps, a->proj_k, a->n_max, m->max_batch, m->seq_len,
+                     lt_optim_kind_name(c->optim.kind), c->schedule.base_lr, c->optim.beta1,
+                     c->optim.beta2, c->optim.eps, c->optim.weight_decay,
+                     c->schedule.warmup_steps, c->clip_norm, (unsigned long long)c->seed);
+    for (int i = 0; i < c->schedule.drop_count && n > 0 && (size_t)n < size; i++)
+        n += snprintf(buf + n, size - (size_t)n, " drop%d=%ld:%.17g", i,
+                      c->schedule.drops[i].after_step, c->schedule.drops[i].factor);
+}
+
+enum { DESCRIPTION_BYTES = 2048 };
+
+lt_status lt_trainer_save(const lt_trainer *t, const char *path)
+{
+    char description[DESCRIPTION_BYTES];
+    lt_train_config_describe(&t->config, description, sizeof description);
+    int64_t step = t->step;
+    lt_ckpt_writer *w;
+    LT_TRY(lt_ckpt_writer_open(&w, path));
+    lt_status status = lt_ckpt_writer_add(w, "config", description, strlen(description));
+    if (status == LT_OK)
+        status = lt_ckpt_writer_add(w, "step", &step, sizeof step);
+    if (status == LT_OK)
+        status = lt_ckpt_writer_add(w, "params", t->model.params,
+                                    t->model.param_count * sizeof(float));
+    if (status == LT_OK)
+        status = lt_ckpt_writer_add(w, "optimizer", t->optim_state, state_bytes(t));
+    if (status != LT_OK) {
+        lt_ckpt_writer_abort(w);
+        return status;
+    }
+    return lt_ckpt_writer_commit(w);
+}
+
+/* Names the first key=value pair where two descriptions differ. */
+static lt_status describe_mismatch(const char *path, const char *stored, const char *current)
+{
+    const char *a = stored, *b = current;
+    while (*a && *b) {
+        size_t la = strcspn(a, " "), lb = strcspn(b, " ");
+        if (la != lb || strncmp(a, b, la) != 0)
+            return lt_fail(LT_E_INPUT,
+                           "%s: checkpoint was written with %.*s but this run has %.*s "
+                           "(resume with the settings of the run that wrote it)",
+                           path, (int)la, a, (int)lb, b);
+        a += la + (a[la] == ' ');
+        b += lb + (b[lb] == ' ');
+    }
+    return lt_fail(LT_E_INPUT, "%s: checkpoint configuration differs from this run's", path);
+}
+
+lt_status lt_trainer_load(lt_trainer *t, const char *path)
+{
+    lt_ckpt *ckpt;
+    LT_TRY(lt_ckpt_read(&ckpt, path));
+    char description[DESCRIPTION_BYTES];
+    lt_train_config_describe(&t->config, description, sizeof description);
+    const void *stored;
+    size_t stored_bytes;
+    int64_t step = 0;
+    lt_status status = lt_ckpt_find(ckpt, "config", &stored, &stored_bytes);
+    if (status == LT_OK && (stored_bytes != strlen(description) ||
+                            memcmp(stored, description, stored_bytes) != 0))
+        status = describe_mismatch(path, stored, description);
+    if (status == LT_OK)
+        status = lt_ckpt_get_exact(ckpt, "step", &step, sizeof step);
+    if (status == LT_OK && step < 0)
+        status = lt_fail(LT_E_INPUT, "%s: negative step %lld", path, (long long)step);
+    if (status == LT_OK)
+        status = lt_ckpt_get_exact(ckpt, "params", t->model.params,
+                                   t->model.param_count * sizeof(float));
+    if (status == LT_OK)
+        status = lt_ckpt_get_exact(ckpt, "optimizer", t->optim_state, state_bytes(t));
+    if (status == LT_OK)
+        t->step = (long)step;
+    lt_ckpt_free(ckpt);
+    return status;
+}
