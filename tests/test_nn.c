@@ -18,8 +18,8 @@
 #include "nn/xent.h"
 
 /* float gradients against double finite differences: float rounding leaves
- * about 1e-6; a wrong term shows up as order 1. */
-#define GRAD_BOUND 1e-4
+ * about 1e-7 here; a wrong term shows up as order 1. */
+#define GRAD_BOUND 1e-5
 #define FORWARD_BOUND 1e-5
 
 /* ---- a pool of test buffers, freed after each test ---- */
@@ -425,6 +425,17 @@ Test(nn, gelu_gradients)
 
     lt_gelu_forward(in, in, N);
     cr_expect(memcmp(in, out, sizeof(float) * N) == 0, "in-place gelu differs");
+}
+
+Test(nn, gelu_tails_stay_finite)
+{
+    float in[4] = {-90.0f, -30.0f, 30.0f, 90.0f}, out[4], d_in[4] = {0}, d_out[4] = {1, 1, 1, 1};
+    lt_gelu_forward(out, in, 4);
+    lt_gelu_backward(d_in, d_out, in, 4);
+    cr_expect(out[0] == 0.0f && out[1] == 0.0f && out[2] == 30.0f && out[3] == 90.0f,
+              "gelu tails: %g %g %g %g", out[0], out[1], out[2], out[3]);
+    cr_expect(d_in[0] == 0.0f && d_in[1] == 0.0f && d_in[2] == 1.0f && d_in[3] == 1.0f,
+              "gelu' tails: %g %g %g %g", d_in[0], d_in[1], d_in[2], d_in[3]);
 }
 
 Test(nn, relu_gradients)

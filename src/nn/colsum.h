@@ -26,4 +26,13 @@ void lt_colsum_add(float *d_sum,   /* (C) */
                    const float *m, /* (R, C) */
                    int R, int C);
 
+/* d_sum[c] += sum_r m[r][c] * (x[r][c] - shift[r]) * scale[r]: the gain
+ * gradient of a normalisation (shift = mean, scale = 1 / std). */
+void lt_colsum_add_normalized(float *d_sum,       /* (C) */
+                              const float *m,     /* (R, C) */
+                              const float *x,     /* (R, C) */
+                              const float *shift, /* (R) */
+                              const float *scale, /* (R) */
+                              int R, int C);
+
 #endif

@@ -1,5 +1,6 @@
 #include "nn/dropout.h"
 
+#include <math.h>
 #include <stddef.h>
 
 #include "core/rng.h"
@@ -28,14 +29,20 @@ lt_status lt_dropout_forward(float *out, uint8_t *mask, const float *in, float p
         return lt_fail(LT_E_USAGE, "dropout: probability %g is outside [0, 1)", (double)p);
     float scale = 1.0f / (1.0f - p);
     uint64_t seed = key_seed(key);
+    /* Each 64-bit draw gives two 32-bit uniforms; an element is kept when
+     * its uniform is at least p 2^32 (probability 1 - p to within 2^-32). */
+    uint64_t threshold = (uint64_t)ldexp((double)p, 32);
 #pragma omp parallel for schedule(static) if ((long)R * C > 16384)
     for (int r = 0; r < R; r++) {
         lt_rng rng;
         lt_rng_seed(&rng, seed, (uint64_t)r);
         size_t base = (size_t)r * C;
+        uint64_t bits = 0;
         for (int c = 0; c < C; c++) {
-            /* p = 0 keeps everything: uniform draws are never below 0. */
-            int keep = lt_rng_uniform(&rng) >= (double)p;
+            if (c % 2 == 0)
+                bits = lt_rng_u64(&rng);
+            uint64_t draw = c % 2 == 0 ? bits & 0xffffffffu : bits >> 32;
+            int keep = draw >= threshold;
             mask[base + c] = (uint8_t)keep;
             out[base + c] = keep ? in[base + c] * scale : 0.0f;
         }

@@ -5,7 +5,8 @@
 #define LT_NN_ELEMENTWISE_H
 
 /* GELU, tanh approximation (Hendrycks & Gimpel 2016, as in BERT and GPT-2):
- * gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+ * gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), evaluated as
+ * the equal x / (1 + exp(-2 sqrt(2/pi) (x + 0.044715 x^3))). */
 void lt_gelu_forward(float *out,      /* (n) */
                      const float *in, /* (n) */
                      long n);

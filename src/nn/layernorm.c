@@ -65,22 +65,6 @@ void lt_layernorm_backward(float *d_in, float *d_gamma, float *d_beta, const flo
     }
     if (d_beta)
         lt_colsum_add(d_beta, d_out, R, C);
-    if (d_gamma) {
-        /* Column blocks per thread, rows in order (see colsum.h). */
-#pragma omp parallel for schedule(static) if ((long)R * C > 16384)
-        for (int b = 0; b < lt_colsum_blocks(C); b++) {
-            int c0 = b * LT_COLSUM_BLOCK;
-            int width = lt_colsum_width(C, b);
-            double acc[LT_COLSUM_BLOCK] = {0};
-            for (int r = 0; r < R; r++) {
-                const float *x = in + (size_t)r * C + c0;
-                const float *dy = d_out + (size_t)r * C + c0;
-                float mu = mean[r], s = rstd[r];
-                for (int c = 0; c < width; c++)
-                    acc[c] += dy[c] * ((x[c] - mu) * s);
-            }
-            for (int c = 0; c < width; c++)
-                d_gamma[c0 + c] += (float)acc[c];
-        }
-    }
+    if (d_gamma)
+        lt_colsum_add_normalized(d_gamma, d_out, in, mean, rstd, R, C);
 }
