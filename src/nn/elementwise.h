@@ -1,0 +1,41 @@
+/* Elementwise layers over n floats of any shape: activations and the
+ * residual add. Forwards may run in place (out == in); backwards add into
+ * d_in, which must not overlap d_out. */
+#ifndef LT_NN_ELEMENTWISE_H
+#define LT_NN_ELEMENTWISE_H
+
+/* GELU, tanh approximation (Hendrycks & Gimpel 2016, as in BERT and GPT-2):
+ * gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), evaluated as
+ * the equal x / (1 + exp(-2 sqrt(2/pi) (x + 0.044715 x^3))). */
+void lt_gelu_forward(float *out,      /* (n) */
+                     const float *in, /* (n) */
+                     long n);
+
+/* d_in += d_out * gelu'(in). Needs the forward INPUT, so a caller that
+ * trains must not run the forward in place over it. */
+void lt_gelu_backward(float *d_in,        /* (n) */
+                      const float *d_out, /* (n) */
+                      const float *in,    /* (n) forward input */
+                      long n);
+
+/* relu(x) = max(x, 0). */
+void lt_relu_forward(float *out,      /* (n) */
+                     const float *in, /* (n) */
+                     long n);
+
+/* d_in += d_out where the unit was active. `in_or_out` may be the forward
+ * input or its output (x > 0 exactly when relu(x) > 0), so an in-place
+ * forward still leaves what backward needs. The derivative at 0 is 0. */
+void lt_relu_backward(float *d_in,            /* (n) */
+                      const float *d_out,     /* (n) */
+                      const float *in_or_out, /* (n) */
+                      long n);
+
+/* out = a + b (a residual connection); out may equal a or b. Its backward
+ * is adding d_out into both d_a and d_b, for which lt_add serves again. */
+void lt_add(float *out,     /* (n) */
+            const float *a, /* (n) */
+            const float *b, /* (n) */
+            long n);
+
+#endif

@@ -1,0 +1,47 @@
+#include "nn/embedding.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "nn/colsum.h"
+
+lt_status lt_embedding_check_ids(const int32_t *tokens, int R, int V, const char *what)
+{
+    for (int r = 0; r < R; r++)
+        if (tokens[r] < 0 || tokens[r] >= V)
+            return lt_fail(LT_E_INPUT, "%s: id %d at position %d is outside the vocabulary [0, %d)",
+                           what, (int)tokens[r], r, V);
+    return LT_OK;
+}
+
+lt_status lt_embedding_forward(float *out, const int32_t *tokens, const float *table, int R,
+                               int V, int C)
+{
+    LT_ASSERT(R >= 0 && V > 0 && C > 0);
+    LT_TRY(lt_embedding_check_ids(tokens, R, V, "embedding tokens"));
+#pragma omp parallel for schedule(static) if ((long)R * C > 16384)
+    for (int r = 0; r < R; r++)
+        memcpy(out + (size_t)r * C, table + (size_t)tokens[r] * C, (size_t)C * sizeof(float));
+    return LT_OK;
+}
+
+lt_status lt_embedding_backward(float *d_table, const float *d_out, const int32_t *tokens, int R,
+                                int V, int C)
+{
+    LT_ASSERT(R >= 0 && V > 0 && C > 0);
+    LT_TRY(lt_embedding_check_ids(tokens, R, V, "embedding tokens"));
+    /* Two rows with the same id write the same table row, so threads split
+     * the columns instead of the rows. */
+#pragma omp parallel for schedule(static) if ((long)R * C > 16384)
+    for (int b = 0; b < lt_colsum_blocks(C); b++) {
+        int c0 = b * LT_COLSUM_BLOCK;
+        int width = lt_colsum_width(C, b);
+        for (int r = 0; r < R; r++) {
+            float *dst = d_table + (size_t)tokens[r] * C + c0;
+            const float *src = d_out + (size_t)r * C + c0;
+            for (int c = 0; c < width; c++)
+                dst[c] += src[c];
+        }
+    }
+    return LT_OK;
+}

@@ -1,0 +1,30 @@
+/* Fully connected layer: out = in W^T + b.
+ *
+ * The weight is stored (C_out, C_in), one row per output feature (the
+ * layout of PyTorch's nn.Linear), so initialisers and checkpoints see rows
+ * of W as output units. Products run through cblas_sgemm. (Sizes are not
+ * called I and O: <complex.h>, pulled in by <cblas.h>, defines I.) */
+#ifndef LT_NN_LINEAR_H
+#define LT_NN_LINEAR_H
+
+/* out = in W^T + bias. `bias` may be NULL (no bias). `out` must not
+ * overlap `in`. R >= 0, C_in and C_out >= 1. */
+void lt_linear_forward(float *out,          /* (R, C_out) */
+                       const float *in,     /* (R, C_in) */
+                       const float *weight, /* (C_out, C_in) */
+                       const float *bias,   /* (C_out) or NULL */
+                       int R, int C_in, int C_out);
+
+/* Adds the gradients: d_in += d_out W, d_weight += d_out^T in,
+ * d_bias += column sums of d_out. Any of d_in, d_weight, d_bias may be NULL
+ * to skip it (for example d_in of the first layer, or d_bias of a layer
+ * without bias). */
+void lt_linear_backward(float *d_in,         /* (R, C_in) or NULL */
+                        float *d_weight,     /* (C_out, C_in) or NULL */
+                        float *d_bias,       /* (C_out) or NULL */
+                        const float *d_out,  /* (R, C_out) */
+                        const float *in,     /* (R, C_in) */
+                        const float *weight, /* (C_out, C_in) */
+                        int R, int C_in, int C_out);
+
+#endif
