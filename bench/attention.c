@@ -1,0 +1,242 @@
+/* ltbench attention: run one attention kernel on the user's own .npy
+ * tensors, so its outputs and gradients can be checked against another
+ * framework. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attn/attn.h"
+#include "common.h"
+#include "core/mem.h"
+#include "core/threads.h"
+#include "io/npy.h"
+
+typedef struct attention_options {
+    const char *variant;
+    int causal;
+    const char *q, *k, *v, *e, *f, *out, *dout, *dq, *dk, *dv, *de, *df;
+    double eps;
+    const char *feature_map;
+    bench_common common;
+} attention_options;
+
+static void format_shape(char *buf, size_t size, const lt_npy *a)
+{
+    int n = snprintf(buf, size, "(");
+    for (int i = 0; i < a->ndim && n > 0 && (size_t)n < size; i++)
+        n += snprintf(buf + n, size - (size_t)n, "%s%lld", i ? ", " : "", a->shape[i]);
+    if (n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ")");
+}
+
+/* Reads a tensor and refuses non-finite values, naming the file and flag. */
+static lt_status read_tensor(lt_npy *a, const char *path, const char *flag, int ndim,
+                             const char *layout)
+{
+    LT_TRY(lt_npy_read(a, path));
+    char shape[128];
+    format_shape(shape, sizeof shape, a);
+    if (a->ndim != ndim)
+        return lt_fail(LT_E_INPUT, "%s %s: expected a %d-d array %s, got shape %s", flag, path,
+                       ndim, layout, shape);
+    for (long long i = 0; i < lt_npy_count(a); i++)
+        if (!isfinite(a->data[i]))
+            return lt_fail(LT_E_INPUT, "%s %s: element %lld is %g; expected finite values", flag,
+                           path, i, (double)a->data[i]);
+    return LT_OK;
+}
+
+/* Checks that dims [0, count) of `a` equal those of `ref`. */
+static lt_status same_dims(const lt_npy *a, const char *a_flag, const lt_npy *ref,
+                           const char *ref_flag, int count, const char *what)
+{
+    for (int i = 0; i < count; i++)
+        if (a->shape[i] != ref->shape[i]) {
+            char sa[128], sr[128];
+            format_shape(sa, sizeof sa, a);
+            format_shape(sr, sizeof sr, ref);
+            return lt_fail(LT_E_INPUT, "%s has shape %s but %s has shape %s: %s", a_flag, sa,
+                           ref_flag, sr, what);
+        }
+    return LT_OK;
+}
+
+static lt_status check_int_dims(const lt_npy *a, const char *flag)
+{
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] > 1 << 30)
+            return lt_fail(LT_E_INPUT, "%s: dimension %d is %lld, more than ltbench supports",
+                           flag, i, a->shape[i]);
+    return LT_OK;
+}
+
+typedef struct tensors {
+    lt_npy q, k, v, e, f, dout;
+    float *out, *params, *dq, *dk, *dv, *d_params;
+    void *saved, *workspace;
+} tensors;
+
+static void release(tensors *t)
+{
+    lt_npy *arrays[] = {&t->q, &t->k, &t->v, &t->e, &t->f, &t->dout};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        lt_npy_free(arrays[i]);
+    void *blocks[] = {t->out, t->params, t->dq, t->dk, t->dv, t->d_params, t->saved,
+                      t->workspace};
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+        lt_mem_free(blocks[i]);
+}
+
+static lt_status check_flags(const attention_options *o, int linformer)
+{
+    if (!o->q || !o->k || !o->v || !o->out)
+        return lt_fail(LT_E_USAGE, "--q, --k, --v and --out are required");
+    if (linformer && (!o->e || !o->f))
+        return lt_fail(LT_E_USAGE, "--variant linformer needs --e and --f (shape (k, N_max))");
+    if (!linformer && (o->e || o->f || o->de || o->df))
+        return lt_fail(LT_E_USAGE, "--e, --f, --de and --df belong to --variant linformer only");
+    if (!o->dout && (o->dq || o->dk || o->dv || o->de || o->df))
+        return lt_fail(LT_E_USAGE, "gradient outputs (--dq, --dk, --dv, --de, --df) need --dout");
+    if (o->dout && !(o->dq || o->dk || o->dv || o->de || o->df))
+        return lt_fail(LT_E_USAGE, "--dout given but no gradient to write (--dq, --dk, --dv...)");
+    return LT_OK;
+}
+
+static lt_status run(const attention_options *o, tensors *t)
+{
+    int linformer = strcmp(o->variant, "linformer") == 0;
+    LT_TRY(check_flags(o, linformer));
+    lt_attn_config config = lt_attn_default_config(o->variant);
+    config.causal = o->causal;
+    config.eps = (float)o->eps;
+    LT_TRY(lt_attn_parse_feature_map(&config.feature_map, o->feature_map, "--feature-map"));
+
+    LT_TRY(read_tensor(&t->q, o->q, "--q", 4, "(B, H, N, D)"));
+    LT_TRY(read_tensor(&t->k, o->k, "--k", 4, "(B, H, N, D)"));
+    LT_TRY(read_tensor(&t->v, o->v, "--v", 4, "(B, H, N, M)"));
+    LT_TRY(check_int_dims(&t->q, "--q"));
+    LT_TRY(check_int_dims(&t->v, "--v"));
+    LT_TRY(same_dims(&t->k, "--k", &t->q, "--q", 4, "keys must match queries (B, H, N, D)"));
+    LT_TRY(same_dims(&t->v, "--v", &t->q, "--q", 3,
+                     "values must share (B, H, N) with the queries"));
+    lt_attn_shape shape = {(int)t->q.shape[0], (int)t->q.shape[1], (int)t->q.shape[2],
+                           (int)t->q.shape[3], (int)t->v.shape[3]};
+    if (linformer) {
+        LT_TRY(read_tensor(&t->e, o->e, "--e", 2, "(k, N_max)"));
+        LT_TRY(read_tensor(&t->f, o->f, "--f", 2, "(k, N_max)"));
+        LT_TRY(check_int_dims(&t->e, "--e"));
+        LT_TRY(same_dims(&t->f, "--f", &t->e, "--e", 2, "E and F must have the same shape"));
+        config.proj_k = (int)t->e.shape[0];
+        config.n_max = (int)t->e.shape[1];
+        if (config.n_max < shape.N)
+            return lt_fail(LT_E_INPUT, "--e %s: has %d columns but the sequence length is %d; "
+                                       "expected (k, N_max) with N_max >= N",
+                           o->e, config.n_max, shape.N);
+    }
+    lt_attn attn;
+    LT_TRY(lt_attn_init(&attn, &config));
+    LT_TRY(lt_attn_check_shape(&attn, shape));
+
+    size_t qk = (size_t)lt_npy_count(&t->q), vo = (size_t)lt_npy_count(&t->v);
+    size_t pc = lt_attn_param_count(&attn), f = sizeof(float);
+    int threads = lt_threads_get();
+    LT_TRY(lt_mem_alloc((void **)&t->out, vo * f, "output"));
+    LT_TRY(lt_mem_alloc((void **)&t->params, pc * f, "projections"));
+    if (linformer) {
+        size_t half = pc / 2;
+        memcpy(t->params, t->e.data, half * f);
+        memcpy(t->params + half, t->f.data, half * f);
+    }
+    LT_TRY(lt_mem_alloc(&t->saved, lt_attn_saved_bytes(&attn, shape), "saved activations"));
+    LT_TRY(lt_mem_alloc(&t->workspace, lt_attn_workspace_bytes(&attn, shape, threads),
+                        "workspace"));
+    LT_TRY(lt_attn_forward(&attn, shape, t->out, t->saved, t->workspace, t->q.data, t->k.data,
+                           t->v.data, t->params));
+    const long long out_shape[4] = {shape.B, shape.H, shape.N, shape.M};
+    LT_TRY(lt_npy_write_f32(o->out, t->out, 4, out_shape));
+    if (!o->dout)
+        return LT_OK;
+
+    LT_TRY(read_tensor(&t->dout, o->dout, "--dout", 4, "(B, H, N, M)"));
+    LT_TRY(same_dims(&t->dout, "--dout", &t->v, "--v", 4,
+                     "the output gradient must have the output's shape (B, H, N, M)"));
+    LT_TRY(lt_mem_calloc((void **)&t->dq, qk * f, "query gradients"));
+    LT_TRY(lt_mem_calloc((void **)&t->dk, qk * f, "key gradients"));
+    LT_TRY(lt_mem_calloc((void **)&t->dv, vo * f, "value gradients"));
+    LT_TRY(lt_mem_calloc((void **)&t->d_params, pc * f, "projection gradients"));
+    LT_TRY(lt_attn_backward(&attn, shape, t->dq, t->dk, t->dv, t->d_params, t->workspace,
+                            t->dout.data, t->saved, t->q.data, t->k.data, t->v.data,
+                            t->params));
+    const long long qk_shape[4] = {shape.B, shape.H, shape.N, shape.D};
+    if (o->dq)
+        LT_TRY(lt_npy_write_f32(o->dq, t->dq, 4, qk_shape));
+    if (o->dk)
+        LT_TRY(lt_npy_write_f32(o->dk, t->dk, 4, qk_shape));
+    if (o->dv)
+        LT_TRY(lt_npy_write_f32(o->dv, t->dv, 4, out_shape));
+    const long long ef_shape[2] = {config.proj_k, config.n_max};
+    if (o->de)
+        LT_TRY(lt_npy_write_f32(o->de, t->d_params, 2, ef_shape));
+    if (o->df)
+        LT_TRY(lt_npy_write_f32(o->df, t->d_params + pc / 2, 2, ef_shape));
+    return LT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    attention_options o = {.variant = "linear", .eps = 1e-6, .feature_map = "elu"};
+    bench_common_defaults(&o.common);
+    enum { OWN_FLAGS = 16 };
+    lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
+        {"--variant", LT_FLAG_CHOICE, &o.variant, NULL, "attention variant", 0, 0,
+         "softmax|linear|linformer", 0},
+        {"--causal", LT_FLAG_BOOL, &o.causal, NULL, "position i attends to positions <= i only",
+         0, 0, NULL, 0},
+        {"--q", LT_FLAG_STRING, &o.q, "PATH", "queries .npy, (B, H, N, D)", 0, 0, NULL, 0},
+        {"--k", LT_FLAG_STRING, &o.k, "PATH", "keys .npy, (B, H, N, D)", 0, 0, NULL, 0},
+        {"--v", LT_FLAG_STRING, &o.v, "PATH", "values .npy, (B, H, N, M)", 0, 0, NULL, 0},
+        {"--e", LT_FLAG_STRING, &o.e, "PATH", "Linformer key projection .npy, (k, N_max)", 0, 0,
+         NULL, 0},
+        {"--f", LT_FLAG_STRING, &o.f, "PATH", "Linformer value projection .npy, (k, N_max)", 0,
+         0, NULL, 0},
+        {"--out", LT_FLAG_STRING, &o.out, "PATH", "output .npy to write, (B, H, N, M) float32",
+         0, 0, NULL, 0},
+        {"--dout", LT_FLAG_STRING, &o.dout, "PATH",
+         "gradient of the loss w.r.t. the output, (B, H, N, M); runs backward", 0, 0, NULL, 0},
+        {"--dq", LT_FLAG_STRING, &o.dq, "PATH", "write the query gradient here", 0, 0, NULL, 0},
+        {"--dk", LT_FLAG_STRING, &o.dk, "PATH", "write the key gradient here", 0, 0, NULL, 0},
+        {"--dv", LT_FLAG_STRING, &o.dv, "PATH", "write the value gradient here", 0, 0, NULL, 0},
+        {"--de", LT_FLAG_STRING, &o.de, "PATH", "write the gradient of E here (linformer)", 0, 0,
+         NULL, 0},
+        {"--df", LT_FLAG_STRING, &o.df, "PATH", "write the gradient of F here (linformer)", 0, 0,
+         NULL, 0},
+        {"--eps", LT_FLAG_DOUBLE, &o.eps, "EPS", "linear attention normaliser epsilon", 0, 1,
+         NULL, 0},
+        {"--feature-map", LT_FLAG_CHOICE, &o.feature_map, NULL,
+         "linear attention feature map phi", 0, 0, "elu|relu", 0},
+    };
+    bench_common_flags(&flags[OWN_FLAGS], &o.common);
+    lt_cli cli = {
+        "ltbench attention",
+        "Run one attention kernel on .npy inputs and write its output (and, with --dout, its\n"
+        "gradients), to check it against NumPy, PyTorch or JAX.",
+        "Inputs may be float32 or float64 (C order, .npy version 1.0); outputs are float32.\n"
+        "softmax: softmax(Q K^T / sqrt(D)) V. linear: phi(Q) (phi(K)^T V) / (phi(Q) . sum_j\n"
+        "phi(K_j) + eps) with phi(x) = elu(x) + 1 (or relu), prefix sums when causal.\n"
+        "linformer: softmax(Q (E K)^T / sqrt(D)) (F V) using the first N columns of E and F;\n"
+        "it cannot be causal. Backward gives dL/dQ, dL/dK, dL/dV (and dL/dE, dL/dF) for\n"
+        "dL/dout = --dout.",
+        /* threads and memory budget only: seed and quiet mean nothing here */
+        flags, OWN_FLAGS + 2};
+    int exit_now;
+    int code = bench_parse(&cli, &o.common, argc, argv, &exit_now);
+    if (exit_now)
+        return code;
+    tensors t;
+    memset(&t, 0, sizeof t);
+    lt_status status = run(&o, &t);
+    release(&t);
+    if (status != LT_OK)
+        return lt_cli_report(cli.program, status);
+    return 0;
+}
