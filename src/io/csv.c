@@ -1,0 +1,373 @@
+#include "io/csv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/mem.h"
+#include "io/read.h"
+
+const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS] = {
+    "ltbench_version", "git_revision", "cpu_model", "blas", "date",
+};
+
+/* ---- writer ---------------------------------------------------------- */
+
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+static int needs_quotes(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0)
+        return 0;
+    /* Readers commonly trim unquoted edges, so quoting keeps the spaces. */
+    if (is_blank(s[0]) || is_blank(s[n - 1]))
+        return 1;
+    return strpbrk(s, ",\"\r\n") != NULL;
+}
+
+static void put_field(FILE *f, const char *s)
+{
+    if (!needs_quotes(s)) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Remembers the first failure so close will not commit a damaged table. */
+static lt_status record(lt_csv *csv, lt_status status)
+{
+    if (csv->failure == LT_OK)
+        csv->failure = status;
+    return status;
+}
+
+static lt_status check_header(const char *path, const char *const *columns, int ncols)
+{
+    if (columns == NULL || ncols <= 0)
+        return lt_fail(LT_E_INTERNAL, "%s: a CSV table needs at least one column, got %d", path,
+                       ncols);
+    int total = ncols + LT_CSV_PROVENANCE_COLUMNS;
+    for (int i = 0; i < total; i++) {
+        const char *a = i < ncols ? columns[i] : lt_csv_provenance_columns[i - ncols];
+        if (a == NULL || *a == '\0')
+            return lt_fail(LT_E_INTERNAL, "%s: column %d has no name", path, i + 1);
+        for (int j = 0; j < i && j < ncols; j++)
+            if (strcmp(a, columns[j]) == 0)
+                return lt_fail(LT_E_INTERNAL, "%s: column name '%s' appears twice", path, a);
+    }
+    return LT_OK;
+}
+
+lt_status lt_csv_open(lt_csv *csv, const char *path, const char *const *columns, int ncols)
+{
+    memset(csv, 0, sizeof *csv);
+    LT_TRY(check_header(path, columns, ncols));
+    lt_provenance_get(&csv->prov);
+    LT_TRY(lt_atomic_open(&csv->file, path));
+    csv->ncols = ncols;
+    FILE *f = csv->file.f;
+    for (int i = 0; i < ncols; i++) {
+        if (i > 0)
+            fputc(',', f);
+        put_field(f, columns[i]);
+    }
+    for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {
+        fputc(',', f);
+        put_field(f, lt_csv_provenance_columns[i]);
+    }
+    fputc('\n', f);
+    return LT_OK;
+}
+
+static lt_status put_cell(lt_csv *csv, const char *text)
+{
+    if (csv->failure != LT_OK)
+        return csv->failure;
+    if (csv->file.f == NULL)
+        return lt_fail(LT_E_INTERNAL, "%s: CSV cell written after close", csv->file.path);
+    if (csv->cells >= csv->ncols)
+        return record(csv, lt_fail(LT_E_INTERNAL, "%s: row %lld has more than %d cells",
+                                   csv->file.path, csv->rows + 1, csv->ncols));
+    if (csv->cells > 0)
+        fputc(',', csv->file.f);
+    put_field(csv->file.f, text);
+    csv->cells++;
+    return LT_OK;
+}
+
+lt_status lt_csv_str(lt_csv *csv, const char *value)
+{
+    return put_cell(csv, value != NULL ? value : "");
+}
+
+lt_status lt_csv_int(lt_csv *csv, long long value)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", value);
+    return put_cell(csv, buf);
+}
+
+lt_status lt_csv_num(lt_csv *csv, double value)
+{
+    char buf[40];
+    if (isnan(value))
+        snprintf(buf, sizeof buf, "nan"); /* never "-nan": the sign of a NaN means nothing */
+    else if (isinf(value))
+        snprintf(buf, sizeof buf, "%s", value > 0 ? "inf" : "-inf");
+    else
+        snprintf(buf, sizeof buf, "%.17g", value);
+    return put_cell(csv, buf);
+}
+
+lt_status lt_csv_end_row(lt_csv *csv)
+{
+    if (csv->failure != LT_OK)
+        return csv->failure;
+    if (csv->file.f == NULL)
+        return lt_fail(LT_E_INTERNAL, "%s: CSV row ended after close", csv->file.path);
+    if (csv->cells != csv->ncols)
+        return record(csv, lt_fail(LT_E_INTERNAL, "%s: row %lld has %d cells, expected %d",
+                                   csv->file.path, csv->rows + 1, csv->cells, csv->ncols));
+    const lt_provenance *p = &csv->prov;
+    const char *prov[LT_CSV_PROVENANCE_COLUMNS] = {
+        p->version, p->git_revision, p->cpu_model, p->blas, p->date,
+    };
+    FILE *f = csv->file.f;
+    for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {
+        fputc(',', f);
+        put_field(f, prov[i]);
+    }
+    fputc('\n', f);
+    csv->cells = 0;
+    csv->rows++;
+    if (ferror(f))
+        return record(csv, lt_fail(LT_E_IO, "cannot write %s: %s", csv->file.path,
+                                   strerror(errno)));
+    return LT_OK;
+}
+
+lt_status lt_csv_close(lt_csv *csv)
+{
+    if (csv->file.f == NULL)
+        return lt_fail(LT_E_INTERNAL, "%s: CSV closed twice or never opened", csv->file.path);
+    if (csv->failure == LT_OK && csv->cells != 0)
+        record(csv, lt_fail(LT_E_INTERNAL, "%s: row %lld left unfinished (%d of %d cells)",
+                            csv->file.path, csv->rows + 1, csv->cells, csv->ncols));
+    if (csv->failure != LT_OK) {
+        lt_atomic_abort(&csv->file);
+        return csv->failure;
+    }
+    return lt_atomic_commit(&csv->file);
+}
+
+void lt_csv_abort(lt_csv *csv) { lt_atomic_abort(&csv->file); }
+
+/* ---- reader ---------------------------------------------------------- */
+
+/* Reads the whole file into a tracked buffer with one spare byte. */
+static lt_status read_whole_file(char **data, size_t *size, const char *path)
+{
+    *data = NULL;
+    *size = 0;
+    FILE *f;
+    LT_TRY(lt_open_read(&f, path));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return lt_fail(LT_E_IO, "cannot read %s: not a regular file", path);
+    }
+    size_t len = (size_t)st.st_size;
+    lt_status status = lt_mem_alloc((void **)data, len + 1, path);
+    if (status == LT_OK && fread(*data, 1, len, f) != len) {
+        status = lt_fail(LT_E_IO, "cannot read %s: %s", path,
+                         ferror(f) ? strerror(errno) : "file shrank while reading");
+        lt_mem_free(*data);
+        *data = NULL;
+    }
+    fclose(f);
+    *size = len;
+    return status;
+}
+
+typedef struct csv_parser {
+    const char *path;
+    const char *in;
+    size_t len;
+    size_t pos;
+    long long line; /* physical line of in[pos], from 1 */
+    char *out;      /* cells, each NUL-terminated, back to back */
+    size_t out_len;
+} csv_parser;
+
+/* Length of the line break at pos (LF, CRLF, or a CR ending the file), or 0. */
+static size_t line_break_at(const csv_parser *p)
+{
+    if (p->pos >= p->len)
+        return 0;
+    if (p->in[p->pos] == '\n')
+        return 1;
+    if (p->in[p->pos] == '\r') {
+        if (p->pos + 1 == p->len)
+            return 1;
+        if (p->in[p->pos + 1] == '\n')
+            return 2;
+    }
+    return 0;
+}
+
+static int at_field_end(const csv_parser *p)
+{
+    return p->pos >= p->len || p->in[p->pos] == ',' || line_break_at(p) > 0;
+}
+
+static lt_status put_char(csv_parser *p, char c)
+{
+    if (c == '\0')
+        return lt_fail(LT_E_INPUT, "%s, line %lld: NUL byte, expected text", p->path, p->line);
+    p->out[p->out_len++] = c;
+    return LT_OK;
+}
+
+static lt_status parse_field(csv_parser *p)
+{
+    if (p->pos < p->len && p->in[p->pos] == '"') {
+        long long open_line = p->line;
+        p->pos++;
+        for (;;) {
+            if (p->pos >= p->len)
+                return lt_fail(LT_E_INPUT, "%s, line %lld: quoted field never closed", p->path,
+                               open_line);
+            char c = p->in[p->pos++];
+            if (c == '"') {
+                if (p->pos < p->len && p->in[p->pos] == '"')
+                    p->pos++; /* "" stands for one quote */
+                else
+                    break;
+            }
+            if (c == '\n')
+                p->line++;
+            LT_TRY(put_char(p, c));
+        }
+        if (!at_field_end(p))
+            return lt_fail(LT_E_INPUT,
+                           "%s, line %lld: '%c' after a closing quote, expected ',' or end of line",
+                           p->path, p->line, p->in[p->pos]);
+    } else {
+        while (!at_field_end(p))
+            LT_TRY(put_char(p, p->in[p->pos++]));
+    }
+    p->out[p->out_len++] = '\0';
+    return LT_OK;
+}
+
+/* Parses one record into p->out and counts its cells (0 for an empty line or
+ * the end of input). */
+static lt_status parse_record(csv_parser *p, int *cells)
+{
+    *cells = 0;
+    if (p->pos >= p->len)
+        return LT_OK;
+    for (;;) {
+        size_t brk = line_break_at(p);
+        if (brk > 0 && *cells == 0) { /* empty line */
+            p->pos += brk;
+            p->line++;
+            return LT_OK;
+        }
+        LT_TRY(parse_field(p));
+        (*cells)++;
+        if (p->pos >= p->len)
+            return LT_OK;
+        if (p->in[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        p->pos += line_break_at(p);
+        p->line++;
+        return LT_OK;
+    }
+}
+
+static lt_status parse_table(lt_csv_table *t, csv_parser *p)
+{
+    while (p->pos < p->len) {
+        long long start_line = p->line;
+        int cells;
+        LT_TRY(parse_record(p, &cells));
+        if (cells == 0)
+            continue;
+        if (t->ncols == 0)
+            t->ncols = cells;
+        else if (cells != t->ncols)
+            return lt_fail(LT_E_INPUT,
+                           "%s, line %lld: row has %d cells, expected %d as in the header",
+                           p->path, start_line, cells, t->ncols);
+        else
+            t->nrows++;
+    }
+    if (t->ncols == 0)
+        return lt_fail(LT_E_INPUT, "%s: no header row, expected column names", p->path);
+    return LT_OK;
+}
+
+lt_status lt_csv_read(lt_csv_table *table, const char *path)
+{
+    memset(table, 0, sizeof *table);
+    char *raw;
+    size_t len;
+    LT_TRY(read_whole_file(&raw, &len, path));
+    /* Each cell's NUL takes the place of the comma or line break after it, so
+     * only a last cell at the end of input needs the one spare byte. */
+    csv_parser p = {.path = path, .in = raw, .len = len, .line = 1};
+    lt_status status = lt_mem_alloc((void **)&p.out, len + 1, path);
+    if (status == LT_OK)
+        status = parse_table(table, &p);
+    lt_mem_free(raw);
+    if (status == LT_OK) {
+        size_t count = (size_t)table->ncols * (size_t)(table->nrows + 1);
+        status = lt_mem_alloc((void **)&table->names, count * sizeof(char *), path);
+    }
+    if (status != LT_OK) {
+        lt_mem_free(p.out);
+        memset(table, 0, sizeof *table);
+        return status;
+    }
+    table->text = p.out;
+    table->cells = table->names + table->ncols;
+    char *s = p.out;
+    for (size_t i = 0; i < (size_t)table->ncols * (size_t)(table->nrows + 1); i++) {
+        table->names[i] = s;
+        s += strlen(s) + 1;
+    }
+    return LT_OK;
+}
+
+const char *lt_csv_table_cell(const lt_csv_table *table, long long row, int col)
+{
+    LT_ASSERT(row >= 0 && row < table->nrows && col >= 0 && col < table->ncols);
+    return table->cells[row * table->ncols + col];
+}
+
+int lt_csv_table_column(const lt_csv_table *table, const char *name)
+{
+    for (int i = 0; i < table->ncols; i++)
+        if (strcmp(table->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+void lt_csv_table_free(lt_csv_table *table)
+{
+    lt_mem_free(table->names);
+    lt_mem_free(table->text);
+    memset(table, 0, sizeof *table);
+}
