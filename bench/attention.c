@@ -41,8 +41,9 @@ static lt_status read_tensor(lt_npy *a, const char *path, const char *flag, int 
                        ndim, layout, shape);
     for (long long i = 0; i < lt_npy_count(a); i++)
         if (!isfinite(a->data[i]))
-            return lt_fail(LT_E_INPUT, "%s %s: element %lld is %g; expected finite values (no NaN or Inf)", flag,
-                           path, i, (double)a->data[i]);
+            return lt_fail(LT_E_INPUT,
+                           "%s %s: element %lld is %g; expected finite values (no NaN or Inf)",
+                           flag, path, i, (double)a->data[i]);
     return LT_OK;
 }
 
