@@ -1,0 +1,114 @@
+/* Private to src/attn: what each variant provides to the dispatcher in
+ * attn.c, and the helpers the variants share. attn.c validates every
+ * argument (shapes, finiteness, NULL buffers) before a variant runs, so the
+ * variant functions below assume valid input. */
+#ifndef LT_ATTN_INTERNAL_H
+#define LT_ATTN_INTERNAL_H
+
+#include <stddef.h>
+
+#include "attn/attn.h"
+
+/* A kernel a variant offers and the `causal` settings it serves. */
+typedef enum attn_kernel_use {
+    ATTN_NONCAUSAL_ONLY,
+    ATTN_CAUSAL_ONLY,
+    ATTN_EITHER
+} attn_kernel_use;
+
+typedef struct attn_kernel_info {
+    const char *name;
+    attn_kernel_use use;
+} attn_kernel_info;
+
+/* Everything one forward or backward call works on; the unused pointers of
+ * the other direction are NULL. Pointers are whole tensors; a per-head
+ * function offsets them by its (batch, head) index. */
+typedef struct attn_call {
+    const lt_attn *attn;
+    lt_attn_shape shape;
+    float *out;            /* (B,H,N,M) forward */
+    void *saved;           /* lt_attn_saved_bytes; may be NULL in forward */
+    float *dq, *dk, *dv;   /* backward, shapes of q, k, v */
+    float *d_params;       /* backward, lt_attn_param_count floats */
+    const float *d_out;    /* (B,H,N,M) backward */
+    const float *q, *k, *v, *params;
+    char *workspace;       /* threads slices of `slice` bytes each */
+    size_t slice;
+    int threads;
+} attn_call;
+
+/* Work on one (batch, head) pair `bh`. `ws` is the calling thread's
+ * workspace slice. `inner` is 1 when heads run one at a time: the function
+ * may then spread its own loops over call->threads threads (using slice
+ * omp_get_thread_num() of call->workspace) and its BLAS calls, made outside
+ * any parallel region, use all threads. */
+typedef void (*attn_head_fn)(const attn_call *call, int bh, char *ws, int inner);
+
+struct lt_attn_variant {
+    const char *name;
+    const attn_kernel_info *kernels; /* the first one that fits `causal` is the default */
+    int kernel_count;
+    const char *kernel_names; /* the names above, "|"-separated */
+    /* Variant-specific configuration checks (LT_E_USAGE with the reason). */
+    lt_status (*check_config)(const lt_attn_config *config);
+    size_t (*param_count)(const lt_attn_config *config);
+    void (*init_params)(const lt_attn_config *config, float *params, unsigned long long seed);
+    size_t (*saved_bytes)(const lt_attn *attn, lt_attn_shape shape);
+    /* Workspace bytes of one thread (rounded up to whole cache lines by the caller). */
+    size_t (*slice_bytes)(const lt_attn *attn, lt_attn_shape shape);
+    double (*flops)(const lt_attn *attn, lt_attn_shape shape, int backward);
+    void (*forward)(const attn_call *call);
+    void (*backward)(const attn_call *call);
+    /* Recurrent form; NULL step when the variant has none, with the reason. */
+    const char *no_recurrence_reason;
+    size_t (*state_payload_bytes)(int B, int H, int D, int M, int max_steps);
+    /* Fails with LT_E_USAGE when the state is full. `steps` counts the
+     * tokens already folded into the state. */
+    lt_status (*step)(const lt_attn *attn, char *payload, int B, int H, int D, int M,
+                      int max_steps, int steps, float *out, const float *q, const float *k,
+                      const float *v);
+};
+
+extern const lt_attn_variant lt_attn_softmax_variant;
+extern const lt_attn_variant lt_attn_linear_variant;
+extern const lt_attn_variant lt_attn_linformer_variant;
+
+/* 1 when heads are spread across threads (at least as many heads as
+ * threads), 0 when each head spreads its own work. */
+int attn_across_heads(const attn_call *call);
+
+/* Calls fn for every (batch, head) pair, across threads or one at a time as
+ * attn_across_heads decides. Heads are handed out statically so a given
+ * thread count always gives the same assignment (reproducible sums). */
+void attn_for_each_head(const attn_call *call, attn_head_fn fn);
+
+/* The workspace slice the calling thread uses inside a head's own parallel
+ * loop (inner = 1), or `ws` itself when the head runs on one thread. */
+char *attn_thread_slice(const attn_call *call, char *ws, int inner);
+
+/* In place over `rows` rows of `cols` scores (row stride ld): subtracts the
+ * row maximum, exponentiates and normalises. With `causal`, row r stands for
+ * position first_row + r and its columns past that position are set to
+ * -INFINITY first, so their probabilities are exactly 0. */
+void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_row,
+                       int causal, int inner);
+
+/* In place: dp (rows x cols, stride ld_dp) holds dL/dP on entry and
+ * dL/dS = P * (dP - rowsum(dP * P)) on return, for probabilities p (stride
+ * ld_p). */
+void attn_softmax_rows_backward(float *dp, size_t ld_dp, const float *p, size_t ld_p, int rows,
+                                int cols, int inner);
+
+/* param_count and init_params of variants without parameters. */
+size_t attn_no_params(const lt_attn_config *config);
+void attn_no_init_params(const lt_attn_config *config, float *params, unsigned long long seed);
+
+/* Bytes rounded up to whole cache lines, so slices and sub-buffers stay
+ * 64-byte aligned. */
+size_t attn_round(size_t bytes);
+
+/* Carves `count` floats out of *cursor and advances it (aligned). */
+float *attn_take(char **cursor, size_t count);
+
+#endif
