@@ -539,6 +539,19 @@ Test(attn_kernels, identity_map_equals_quadratic_form)
 
 /* ---- recurrent form ---- */
 
+/* A fresh recurrent state for `attn` (freed by the caller). */
+static void *new_state(const lt_attn *attn, int B, int H, int D, int M, int max_steps)
+{
+    size_t bytes;
+    cr_assert_eq(lt_attn_state_bytes(attn, B, H, D, M, max_steps, &bytes), LT_OK, "%s",
+                 lt_last_error());
+    void *state;
+    cr_assert_eq(lt_mem_alloc(&state, bytes, "state"), LT_OK);
+    cr_assert_eq(lt_attn_state_init(attn, state, B, H, D, M, max_steps), LT_OK, "%s",
+                 lt_last_error());
+    return state;
+}
+
 /* Causal forward all at once, then the same tokens one step at a time. */
 static void check_steps_match_forward(lt_attn_config config, double bound)
 {
@@ -547,12 +560,7 @@ static void check_steps_match_forward(lt_attn_config config, double bound)
     run_setup(&r, config, s, 13, -1.0f, 1.0f);
     run_forward(&r);
     int heads = s.B * s.H;
-    size_t bytes;
-    cr_assert_eq(lt_attn_state_bytes(&r.attn, s.B, s.H, s.D, s.M, s.N, &bytes), LT_OK, "%s",
-                 lt_last_error());
-    void *state;
-    cr_assert_eq(lt_mem_alloc(&state, bytes, "state"), LT_OK);
-    cr_assert_eq(lt_attn_state_init(&r.attn, state, s.B, s.H, s.D, s.M, s.N), LT_OK);
+    void *state = new_state(&r.attn, s.B, s.H, s.D, s.M, s.N);
     float *q = alloc_floats((size_t)heads * s.D), *k = alloc_floats((size_t)heads * s.D);
     float *v = alloc_floats((size_t)heads * s.M), *out = alloc_floats((size_t)heads * s.M);
     float *stepped = alloc_floats(r.nv);
@@ -610,11 +618,7 @@ Test(attn_recurrent, full_softmax_cache_refused)
     lt_attn a;
     lt_attn_config c = config_of("softmax", 1, NULL);
     cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
-    size_t bytes;
-    cr_assert_eq(lt_attn_state_bytes(&a, 1, 1, 2, 2, 3, &bytes), LT_OK);
-    void *state;
-    cr_assert_eq(lt_mem_alloc(&state, bytes, "state"), LT_OK);
-    cr_assert_eq(lt_attn_state_init(&a, state, 1, 1, 2, 2, 3), LT_OK);
+    void *state = new_state(&a, 1, 1, 2, 2, 3);
     float x[2] = {0.5f, -0.25f}, out[2];
     for (int i = 0; i < 3; i++)
         cr_assert_eq(lt_attn_step(&a, state, out, x, x, x), LT_OK);
@@ -645,11 +649,7 @@ Test(attn_recurrent, state_of_another_variant_refused)
     lt_attn_config cs = config_of("softmax", 1, NULL), cl = config_of("linear", 1, NULL);
     cr_assert_eq(lt_attn_init(&soft, &cs), LT_OK);
     cr_assert_eq(lt_attn_init(&lin, &cl), LT_OK);
-    size_t bytes;
-    cr_assert_eq(lt_attn_state_bytes(&soft, 1, 1, 2, 2, 4, &bytes), LT_OK);
-    void *state;
-    cr_assert_eq(lt_mem_alloc(&state, bytes, "state"), LT_OK);
-    cr_assert_eq(lt_attn_state_init(&soft, state, 1, 1, 2, 2, 4), LT_OK);
+    void *state = new_state(&soft, 1, 1, 2, 2, 4);
     float x[2] = {0.5f, 0.25f}, out[2];
     cr_expect_eq(lt_attn_step(&lin, state, out, x, x, x), LT_E_USAGE);
     x[1] = NAN;

@@ -373,6 +373,26 @@ float *attn_take(char **cursor, size_t count)
     return block;
 }
 
+static const float *offset_const(const float *x, size_t at) { return x != NULL ? x + at : NULL; }
+static float *offset(float *x, size_t at) { return x != NULL ? x + at : NULL; }
+
+attn_head attn_view_head(const attn_call *call, int bh)
+{
+    size_t N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    size_t qk = (size_t)bh * N * D, vo = (size_t)bh * N * M;
+    attn_head h = {
+        .q = call->q + qk,
+        .k = call->k + qk,
+        .v = call->v + vo,
+        .d_out = offset_const(call->d_out, vo),
+        .out = offset(call->out, vo),
+        .dq = offset(call->dq, qk),
+        .dk = offset(call->dk, qk),
+        .dv = offset(call->dv, vo),
+    };
+    return h;
+}
+
 int attn_across_heads(const attn_call *call)
 {
     return call->shape.B * call->shape.H >= call->threads;

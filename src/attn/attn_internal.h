@@ -74,6 +74,15 @@ extern const lt_attn_variant lt_attn_softmax_variant;
 extern const lt_attn_variant lt_attn_linear_variant;
 extern const lt_attn_variant lt_attn_linformer_variant;
 
+/* One (batch, head) slice of every tensor of a call; NULL where the call
+ * lacks the tensor (forward has no gradients, backward no out). */
+typedef struct attn_head {
+    const float *q, *k, *v, *d_out; /* (N,D) (N,D) (N,M) (N,M) */
+    float *out, *dq, *dk, *dv;       /* (N,M) (N,D) (N,D) (N,M) */
+} attn_head;
+
+attn_head attn_view_head(const attn_call *call, int bh);
+
 /* 1 when heads are spread across threads (at least as many heads as
  * threads), 0 when each head spreads its own work. */
 int attn_across_heads(const attn_call *call);

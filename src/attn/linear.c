@@ -114,29 +114,7 @@ static void add_column_sums(float *restrict acc, const float *restrict w, const 
     }
 }
 
-/* ---- per-head views and saved layout ---- */
-
-typedef struct head_view {
-    const float *q, *k, *v, *d_out; /* (N,D) (N,D) (N,M) (N,M) */
-    float *out, *dq, *dk, *dv;
-} head_view;
-
-static head_view view_head(const attn_call *call, int bh)
-{
-    size_t N = call->shape.N, D = call->shape.D, M = call->shape.M;
-    size_t qk = (size_t)bh * N * D, vo = (size_t)bh * N * M;
-    head_view h = {
-        .q = call->q + qk,
-        .k = call->k + qk,
-        .v = call->v + vo,
-        .d_out = call->d_out != NULL ? call->d_out + vo : NULL,
-        .out = call->out != NULL ? call->out + vo : NULL,
-        .dq = call->dq != NULL ? call->dq + qk : NULL,
-        .dk = call->dk != NULL ? call->dk + qk : NULL,
-        .dv = call->dv != NULL ? call->dv + vo : NULL,
-    };
-    return h;
-}
+/* ---- saved layout ---- */
 
 /* Saved for backward: every kernel but the reference keeps the normalisers
  * den (B,H,N); linear-gemm also keeps the whole-sequence S (B,H,D,M) and z
@@ -168,7 +146,7 @@ static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
     const float eps = call->attn->config.eps;
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
     char *cursor = ws;
     float *features = attn_take(&cursor, (size_t)N * D); /* phi(K), then phi(Q) */
@@ -197,7 +175,7 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
 {
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
     char *cursor = ws;
     float *pq = attn_take(&cursor, (size_t)N * D);
@@ -271,7 +249,7 @@ static void prefix_head_forward(const attn_call *call, int bh, char *ws, int inn
 {
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
     char *cursor = ws;
     float *S = attn_take(&cursor, (size_t)D * M);
@@ -295,7 +273,7 @@ static void prefix_head_backward(const attn_call *call, int bh, char *ws, int in
 {
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
     char *cursor = ws;
     float *S = attn_take(&cursor, (size_t)D * M); /* prefix S_i, then suffix U_i */
@@ -428,7 +406,7 @@ static chunk_buffers take_chunk_buffers(char **cursor, int D, int M)
     return b;
 }
 
-static void chunk_features(chunk_buffers *b, const head_view *h, lt_feature_map map, int c0,
+static void chunk_features(chunk_buffers *b, const attn_head *h, lt_feature_map map, int c0,
                            int rows, int D)
 {
     phi_apply(map, b->pq, h->q + (size_t)c0 * D, (size_t)rows * D, 0);
@@ -439,7 +417,7 @@ static void chunked_head_forward(const attn_call *call, int bh, char *ws, int in
 {
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const float eps = call->attn->config.eps;
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
     char *cursor = ws;
     chunk_buffers b = take_chunk_buffers(&cursor, D, M);
@@ -468,7 +446,7 @@ static void chunked_head_backward(const attn_call *call, int bh, char *ws, int i
 {
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
     char *cursor = ws;
     chunk_buffers b = take_chunk_buffers(&cursor, D, M);
@@ -549,7 +527,7 @@ static float reference_score(lt_feature_map map, const float *qi, const float *k
 }
 
 /* num (M) = sum_j A_ij V_j over the keys row i sees; returns den_i. */
-static float reference_row(float *num, const attn_call *call, const head_view *h, int i)
+static float reference_row(float *num, const attn_call *call, const attn_head *h, int i)
 {
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
@@ -570,7 +548,7 @@ static void reference_head_forward(const attn_call *call, int bh, char *ws, int 
 {
     (void)ws, (void)inner;
     const int N = call->shape.N, M = call->shape.M;
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
     for (int i = 0; i < N; i++) {
         float *out = h.out + (size_t)i * M;
         float den = reference_row(out, call, &h, i);
@@ -584,7 +562,7 @@ static void reference_head_backward(const attn_call *call, int bh, char *ws, int
     (void)inner;
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
     float *num = (float *)ws;
     for (int i = 0; i < N; i++) {
         const float *g = h.d_out + (size_t)i * M, *qi = h.q + (size_t)i * D;
@@ -678,26 +656,24 @@ static double linear_flops(const lt_attn *attn, lt_attn_shape shape, int backwar
     return backward ? 2.0 * forward : forward;
 }
 
+/* Per-head functions of each kernel, indexed by linear_kernel. */
+static const struct {
+    attn_head_fn forward, backward;
+} kernel_fns[] = {
+    [GEMM] = {gemm_head_forward, gemm_head_backward},
+    [CHUNKED] = {chunked_head_forward, chunked_head_backward},
+    [PREFIX] = {prefix_head_forward, prefix_head_backward},
+    [REFERENCE] = {reference_head_forward, reference_head_backward},
+};
+
 static void linear_forward(const attn_call *call)
 {
-    static const attn_head_fn kernels[] = {
-        [GEMM] = gemm_head_forward,
-        [CHUNKED] = chunked_head_forward,
-        [PREFIX] = prefix_head_forward,
-        [REFERENCE] = reference_head_forward,
-    };
-    attn_for_each_head(call, kernels[kernel_of(call->attn)]);
+    attn_for_each_head(call, kernel_fns[kernel_of(call->attn)].forward);
 }
 
 static void linear_backward(const attn_call *call)
 {
-    static const attn_head_fn kernels[] = {
-        [GEMM] = gemm_head_backward,
-        [CHUNKED] = chunked_head_backward,
-        [PREFIX] = prefix_head_backward,
-        [REFERENCE] = reference_head_backward,
-    };
-    attn_for_each_head(call, kernels[kernel_of(call->attn)]);
+    attn_for_each_head(call, kernel_fns[kernel_of(call->attn)].backward);
 }
 
 /* ---- recurrent form: the (S, z) state ---- */

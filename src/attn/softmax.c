@@ -31,29 +31,11 @@ static float score_scale(int D) { return 1.0f / sqrtf((float)D); }
 
 static int block_rows(int N) { return N < BLOCK_ROWS ? N : BLOCK_ROWS; }
 
-/* Per-head views of the tensors of a call. */
-typedef struct head_view {
-    const float *q, *k, *v, *d_out; /* (N,D) (N,D) (N,M) (N,M) */
-    float *out, *dq, *dk, *dv;
-    float *p; /* (N,N) saved probabilities, NULL when not saved */
-} head_view;
-
-static head_view view_head(const attn_call *call, int bh)
+/* One head's saved probabilities P (N, N), or NULL when not saved. */
+static float *saved_probs(const attn_call *call, int bh)
 {
-    size_t N = call->shape.N, D = call->shape.D, M = call->shape.M;
-    size_t qk = (size_t)bh * N * D, vo = (size_t)bh * N * M;
-    head_view h = {
-        .q = call->q + qk,
-        .k = call->k + qk,
-        .v = call->v + vo,
-        .d_out = call->d_out != NULL ? call->d_out + vo : NULL,
-        .out = call->out != NULL ? call->out + vo : NULL,
-        .dq = call->dq != NULL ? call->dq + qk : NULL,
-        .dk = call->dk != NULL ? call->dk + qk : NULL,
-        .dv = call->dv != NULL ? call->dv + vo : NULL,
-        .p = call->saved != NULL ? (float *)call->saved + (size_t)bh * N * N : NULL,
-    };
-    return h;
+    size_t N = call->shape.N;
+    return call->saved != NULL ? (float *)call->saved + (size_t)bh * N * N : NULL;
 }
 
 /* ---- softmax-gemm ---- */
@@ -62,12 +44,13 @@ static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner
 {
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const int causal = call->attn->config.causal;
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
+    float *probs = saved_probs(call, bh);
     for (int r0 = 0; r0 < N; r0 += BLOCK_ROWS) {
         int rows = N - r0 < BLOCK_ROWS ? N - r0 : BLOCK_ROWS;
         int cols = causal ? r0 + rows : N; /* later keys are all masked */
-        float *p = h.p != NULL ? h.p + (size_t)r0 * N : (float *)ws;
-        size_t ld = h.p != NULL ? (size_t)N : (size_t)cols;
+        float *p = probs != NULL ? probs + (size_t)r0 * N : (float *)ws;
+        size_t ld = probs != NULL ? (size_t)N : (size_t)cols;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, score_scale(D),
                     h.q + (size_t)r0 * D, D, h.k, D, 0.0f, p, ld);
         attn_softmax_rows(p, ld, rows, cols, r0, causal, inner);
@@ -81,12 +64,13 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const int causal = call->attn->config.causal;
     const float scale = score_scale(D);
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
+    float *probs = saved_probs(call, bh);
     float *ds = (float *)ws; /* dL/dP, then dL/dS, of one block (rows x cols) */
     for (int r0 = 0; r0 < N; r0 += BLOCK_ROWS) {
         int rows = N - r0 < BLOCK_ROWS ? N - r0 : BLOCK_ROWS;
         int cols = causal ? r0 + rows : N;
-        const float *p = h.p + (size_t)r0 * N;
+        const float *p = probs + (size_t)r0 * N;
         const float *g = h.d_out + (size_t)r0 * M;
         /* dV[:cols] += P^T dOut */
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, M, rows, 1.0f, p, N, g, M,
@@ -111,9 +95,10 @@ static void reference_head_forward(const attn_call *call, int bh, char *ws, int 
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const int causal = call->attn->config.causal;
     const float scale = score_scale(D);
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
+    float *probs = saved_probs(call, bh);
     for (int i = 0; i < N; i++) {
-        float *p = h.p != NULL ? h.p + (size_t)i * N : (float *)ws;
+        float *p = probs != NULL ? probs + (size_t)i * N : (float *)ws;
         int cols = causal ? i + 1 : N;
         float max = -INFINITY;
         for (int j = 0; j < cols; j++) {
@@ -147,10 +132,11 @@ static void reference_head_backward(const attn_call *call, int bh, char *ws, int
     (void)inner;
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
     const float scale = score_scale(D);
-    head_view h = view_head(call, bh);
+    attn_head h = attn_view_head(call, bh);
+    float *probs = saved_probs(call, bh);
     float *dp = (float *)ws; /* one row of dL/dP, then dL/dS */
     for (int i = 0; i < N; i++) {
-        const float *p = h.p + (size_t)i * N;
+        const float *p = probs + (size_t)i * N;
         const float *g = h.d_out + (size_t)i * M;
         float dot = 0.0f;
         for (int j = 0; j < N; j++) {
