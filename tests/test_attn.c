@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "attn/attn.h"
+#include "attn/attn_internal.h"
 #include "check.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -339,7 +340,7 @@ Test(attn_grad, softmax_reference_kernel)
 Test(attn_grad, linear_noncausal) { check_all_lengths(config_of("linear", 0, NULL), 19); }
 Test(attn_grad, linear_causal_chunked)
 {
-    /* 70 tokens: a full chunk of 64 plus a partial one */
+    /* 70 tokens: two full chunks of 32 plus a partial one */
     check_against_reference(config_of("linear", 1, "linear-causal-chunked"), shape_of(1, 2, 70, 5, 3),
                             -1.0f, 1.0f, GRAD_BOUND);
     check_all_lengths(config_of("linear", 1, "linear-causal-chunked"), 11);
@@ -851,6 +852,30 @@ Test(attn_usage, missing_buffers_refused)
                  LT_E_USAGE);
     cr_expect_neq(strstr(lt_last_error(), "saved"), NULL, "%s", lt_last_error());
     run_free(&r);
+}
+
+/* ---- the vectorisable exp behind softmax and elu ---- */
+
+Test(attn_exp, matches_exp_within_two_ulp)
+{
+    /* 300k points spread over the normal range [-87.3, 0] */
+    const int samples = 300000;
+    double worst = 0;
+    for (int i = 0; i <= samples; i++) {
+        float x = -87.3f * (float)i / (float)samples;
+        double ref = exp((double)x);
+        float below = (float)ref, above = nextafterf(below, INFINITY);
+        double ulp = (double)above - (double)below;
+        double err = fabs((double)attn_exp_nonpositive(x) - ref) / ulp;
+        worst = err > worst ? err : worst;
+    }
+    cr_expect_lt(worst, 2.0, "worst error %g ulp", worst);
+    cr_expect_eq(attn_exp_nonpositive(0.0f), 1.0f);
+    cr_expect_eq(attn_exp_nonpositive(-0.0f), 1.0f);
+    cr_expect_eq(attn_exp_nonpositive(-INFINITY), 0.0f);
+    cr_expect_eq(attn_exp_nonpositive(-88.0f), 0.0f);
+    /* between -87.5 and ln(FLT_MIN) the results are denormals, still close */
+    cr_expect_lt(fabs(attn_exp_nonpositive(-87.4f) - exp((double)-87.4f)), 3e-45);
 }
 
 /* ---- planning numbers ---- */

@@ -426,11 +426,13 @@ void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_r
             for (int j = first_row + r + 1; j < cols; j++)
                 row[j] = -INFINITY;
         float max = -INFINITY;
+#pragma omp simd reduction(max : max)
         for (int j = 0; j < cols; j++)
             max = row[j] > max ? row[j] : max;
         float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
         for (int j = 0; j < cols; j++) {
-            row[j] = expf(row[j] - max);
+            row[j] = attn_exp_nonpositive(row[j] - max);
             sum += row[j];
         }
         float inv = 1.0f / sum;
