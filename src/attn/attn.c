@@ -188,13 +188,20 @@ static lt_status check_finite(const lt_attn *attn, const float *x, size_t n, con
     return LT_OK;
 }
 
-static lt_status check_buffer(const lt_attn *attn, const void *buffer, size_t needed,
+static lt_status check_buffer(const lt_attn *attn, const void *buffer, size_t needed_bytes,
                               const char *name)
 {
-    if (buffer == NULL && needed > 0)
+    if (buffer == NULL && needed_bytes > 0)
         return lt_fail(LT_E_USAGE, "%s attention: %s is NULL but %zu bytes are needed",
-                       attn->impl->name, name, needed);
+                       attn->impl->name, name, needed_bytes);
     return LT_OK;
+}
+
+/* check_buffer for a float tensor of `count` elements */
+static lt_status check_tensor(const lt_attn *attn, const float *tensor, size_t count,
+                              const char *name)
+{
+    return check_buffer(attn, tensor, count * sizeof(float), name);
 }
 
 static size_t tensor_size(lt_attn_shape shape, int last)
@@ -209,10 +216,10 @@ static lt_status check_call(const lt_attn *attn, lt_attn_shape shape, const void
     size_t qk = tensor_size(shape, shape.D), vo = tensor_size(shape, shape.M);
     size_t n_params = lt_attn_param_count(attn);
     LT_TRY(check_buffer(attn, workspace, lt_attn_workspace_bytes(attn, shape, 1), "workspace"));
-    LT_TRY(check_buffer(attn, q, qk, "q"));
-    LT_TRY(check_buffer(attn, k, qk, "k"));
-    LT_TRY(check_buffer(attn, v, vo, "v"));
-    LT_TRY(check_buffer(attn, params, n_params, "params"));
+    LT_TRY(check_tensor(attn, q, qk, "q"));
+    LT_TRY(check_tensor(attn, k, qk, "k"));
+    LT_TRY(check_tensor(attn, v, vo, "v"));
+    LT_TRY(check_tensor(attn, params, n_params, "params"));
     LT_TRY(check_finite(attn, q, qk, "q"));
     LT_TRY(check_finite(attn, k, qk, "k"));
     LT_TRY(check_finite(attn, v, vo, "v"));
@@ -245,7 +252,7 @@ lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape, float *out, 
     if (shape.N == 0)
         return LT_OK; /* nothing to attend over; no buffer is read or written */
     LT_TRY(check_call(attn, shape, workspace, q, k, v, params));
-    LT_TRY(check_buffer(attn, out, tensor_size(shape, shape.M), "out"));
+    LT_TRY(check_tensor(attn, out, tensor_size(shape, shape.M), "out"));
     attn_call call = make_call(attn, shape, workspace, q, k, v, params);
     call.out = out;
     call.saved = saved;
@@ -264,11 +271,11 @@ lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape, float *dq, 
     LT_TRY(check_call(attn, shape, workspace, q, k, v, params));
     size_t qk = tensor_size(shape, shape.D), vo = tensor_size(shape, shape.M);
     LT_TRY(check_buffer(attn, saved, lt_attn_saved_bytes(attn, shape), "saved"));
-    LT_TRY(check_buffer(attn, dq, qk, "dq"));
-    LT_TRY(check_buffer(attn, dk, qk, "dk"));
-    LT_TRY(check_buffer(attn, dv, vo, "dv"));
-    LT_TRY(check_buffer(attn, d_params, lt_attn_param_count(attn), "d_params"));
-    LT_TRY(check_buffer(attn, d_out, vo, "d_out"));
+    LT_TRY(check_tensor(attn, dq, qk, "dq"));
+    LT_TRY(check_tensor(attn, dk, qk, "dk"));
+    LT_TRY(check_tensor(attn, dv, vo, "dv"));
+    LT_TRY(check_tensor(attn, d_params, lt_attn_param_count(attn), "d_params"));
+    LT_TRY(check_tensor(attn, d_out, vo, "d_out"));
     LT_TRY(check_finite(attn, d_out, vo, "d_out"));
     attn_call call = make_call(attn, shape, workspace, q, k, v, params);
     call.dq = dq;
@@ -341,6 +348,10 @@ lt_status lt_attn_step(const lt_attn *attn, void *state, float *out, const float
                                    "lt_attn_state_init for this variant",
                        attn->impl->name);
     size_t heads = (size_t)header->B * header->H;
+    LT_TRY(check_tensor(attn, out, heads * header->M, "out"));
+    LT_TRY(check_tensor(attn, q, heads * header->D, "q"));
+    LT_TRY(check_tensor(attn, k, heads * header->D, "k"));
+    LT_TRY(check_tensor(attn, v, heads * header->M, "v"));
     LT_TRY(check_finite(attn, q, heads * header->D, "q"));
     LT_TRY(check_finite(attn, k, heads * header->D, "k"));
     LT_TRY(check_finite(attn, v, heads * header->M, "v"));
@@ -409,11 +420,6 @@ void attn_for_each_head(const attn_call *call, attn_head_fn fn)
         for (int bh = 0; bh < heads; bh++)
             fn(call, bh, call->workspace, 1);
     }
-}
-
-char *attn_thread_slice(const attn_call *call, char *ws, int inner)
-{
-    return inner ? call->workspace + (size_t)omp_get_thread_num() * call->slice : ws;
 }
 
 void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_row, int causal,

@@ -82,9 +82,10 @@ typedef struct attn_call {
 
 /* Work on one (batch, head) pair `bh`. `ws` is the calling thread's
  * workspace slice. `inner` is 1 when heads run one at a time: the function
- * may then spread its own loops over call->threads threads (using slice
- * omp_get_thread_num() of call->workspace) and its BLAS calls, made outside
- * any parallel region, use all threads. */
+ * may then spread its own element-wise loops over the threads (`omp parallel
+ * for if (inner)`), and its BLAS calls, made outside any parallel region,
+ * use all threads; 0 when heads run in parallel, where BLAS runs
+ * single-threaded inside the region. */
 typedef void (*attn_head_fn)(const attn_call *call, int bh, char *ws, int inner);
 
 struct lt_attn_variant {
@@ -133,10 +134,6 @@ int attn_across_heads(const attn_call *call);
  * attn_across_heads decides. Heads are handed out statically so a given
  * thread count always gives the same assignment (reproducible sums). */
 void attn_for_each_head(const attn_call *call, attn_head_fn fn);
-
-/* The workspace slice the calling thread uses inside a head's own parallel
- * loop (inner = 1), or `ws` itself when the head runs on one thread. */
-char *attn_thread_slice(const attn_call *call, char *ws, int inner);
 
 /* In place over `rows` rows of `cols` scores (row stride ld): subtracts the
  * row maximum, exponentiates and normalises. With `causal`, row r stands for
