@@ -45,6 +45,9 @@ typedef struct lt_attn_config {
     float eps;                 /* linear only: added to the normaliser (1e-6) */
     int proj_k;                /* linformer only: projected length k */
     int n_max;                 /* linformer only: columns of E and F */
+    const char *kernel;        /* NULL: the variant's default kernel; otherwise a
+                                  name from lt_attn_kernel_names, e.g.
+                                  "linear-causal-prefix" or "softmax-reference" */
 } lt_attn_config;
 
 typedef struct lt_attn_variant lt_attn_variant; /* private: one per variant */
@@ -55,11 +58,15 @@ typedef struct lt_attn {
 } lt_attn;
 
 /* Default configuration of a variant: eps 1e-6, elu feature map, k = 256,
- * n_max = 4096, non-causal. */
+ * n_max = 4096, non-causal, default kernel. */
 lt_attn_config lt_attn_default_config(const char *variant);
 
 /* Names of all variants, "softmax|linear|linformer" (for --help). */
 const char *lt_attn_variant_names(void);
+
+/* Kernels a variant offers, "|"-separated (for --help); NULL for an unknown
+ * variant. Each fast kernel has a plain reference kernel beside it. */
+const char *lt_attn_kernel_names(const char *variant);
 
 /* Parses "elu", "relu" or "identity"; LT_E_USAGE naming `flag` otherwise. */
 lt_status lt_attn_parse_feature_map(lt_feature_map *out, const char *text, const char *flag);
@@ -67,7 +74,9 @@ const char *lt_attn_feature_map_name(lt_feature_map map);
 
 /* Validates the configuration: unknown variant, causal linformer (refused:
  * every projected slot mixes all positions, so it cannot be causal),
- * eps < 0, k < 1... all fail with LT_E_USAGE and say why. */
+ * eps < 0, k < 1, a kernel the variant lacks or that does not fit `causal`...
+ * all fail with LT_E_USAGE and say why. On success attn->config.kernel names
+ * the kernel that will run (a static string). */
 lt_status lt_attn_init(lt_attn *attn, const lt_attn_config *config);
 
 /* Checks a shape against the configuration: all sizes >= 1 except N >= 0,
@@ -88,7 +97,9 @@ void lt_attn_init_params(const lt_attn *attn, float *params, unsigned long long 
 /* Bytes forward keeps for backward (e.g. softmax probabilities). */
 size_t lt_attn_saved_bytes(const lt_attn *attn, lt_attn_shape shape);
 
-/* Scratch bytes forward and backward need for `threads` OpenMP threads. */
+/* Scratch bytes forward and backward need for `threads` OpenMP threads
+ * (threads < 1: lt_threads_get()). Forward and backward run on
+ * lt_threads_get() threads, so size for at least that many. */
 size_t lt_attn_workspace_bytes(const lt_attn *attn, lt_attn_shape shape, int threads);
 
 /* Model FLOP count of one forward (backward = 0) or one backward

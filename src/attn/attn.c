@@ -1,0 +1,464 @@
+/* Dispatch and validation for the attention variants, the recurrent-state
+ * header, and the helpers the variants share (thread plan, row softmax). */
+#include "attn/attn.h"
+
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "attn/attn_internal.h"
+#include "core/threads.h"
+
+static const lt_attn_variant *const variants[] = {
+    &lt_attn_softmax_variant,
+    &lt_attn_linear_variant,
+    &lt_attn_linformer_variant,
+};
+#define VARIANT_COUNT ((int)(sizeof variants / sizeof variants[0]))
+
+static const lt_attn_variant *find_variant(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (int i = 0; i < VARIANT_COUNT; i++)
+        if (strcmp(variants[i]->name, name) == 0)
+            return variants[i];
+    return NULL;
+}
+
+lt_attn_config lt_attn_default_config(const char *variant)
+{
+    lt_attn_config config = {
+        .variant = variant,
+        .causal = 0,
+        .feature_map = LT_FEATURE_ELU,
+        .eps = 1e-6f,
+        .proj_k = 256,
+        .n_max = 4096,
+        .kernel = NULL,
+    };
+    return config;
+}
+
+const char *lt_attn_variant_names(void) { return "softmax|linear|linformer"; }
+
+const char *lt_attn_kernel_names(const char *variant)
+{
+    const lt_attn_variant *impl = find_variant(variant);
+    return impl != NULL ? impl->kernel_names : NULL;
+}
+
+static const char *const feature_map_names[] = {"elu", "relu", "identity"};
+
+lt_status lt_attn_parse_feature_map(lt_feature_map *out, const char *text, const char *flag)
+{
+    for (int i = 0; i < 3; i++) {
+        if (text != NULL && strcmp(text, feature_map_names[i]) == 0) {
+            *out = (lt_feature_map)i;
+            return LT_OK;
+        }
+    }
+    return lt_fail(LT_E_USAGE, "%s: expected elu, relu or identity, got '%s'", flag,
+                   text != NULL ? text : "(null)");
+}
+
+const char *lt_attn_feature_map_name(lt_feature_map map)
+{
+    if ((int)map < 0 || (int)map > 2)
+        return "unknown";
+    return feature_map_names[map];
+}
+
+static int kernel_fits(const attn_kernel_info *kernel, int causal)
+{
+    switch (kernel->use) {
+    case ATTN_NONCAUSAL_ONLY: return !causal;
+    case ATTN_CAUSAL_ONLY: return causal;
+    case ATTN_EITHER: return 1;
+    }
+    return 0;
+}
+
+lt_status lt_attn_init(lt_attn *attn, const lt_attn_config *config)
+{
+    LT_ASSERT(attn != NULL && config != NULL);
+    const lt_attn_variant *impl = find_variant(config->variant);
+    if (impl == NULL)
+        return lt_fail(LT_E_USAGE, "attention variant '%s': expected one of %s",
+                       config->variant != NULL ? config->variant : "(null)",
+                       lt_attn_variant_names());
+    if (config->causal != 0 && config->causal != 1)
+        return lt_fail(LT_E_USAGE, "attention causal flag: expected 0 or 1, got %d",
+                       config->causal);
+    LT_TRY(impl->check_config(config));
+
+    const char *chosen = NULL;
+    for (int i = 0; i < impl->kernel_count && chosen == NULL; i++) {
+        const attn_kernel_info *kernel = &impl->kernels[i];
+        int named = config->kernel == NULL || strcmp(config->kernel, kernel->name) == 0;
+        if (named && kernel_fits(kernel, config->causal))
+            chosen = kernel->name;
+    }
+    if (chosen == NULL)
+        return lt_fail(LT_E_USAGE,
+                       "attention kernel '%s': not a %s kernel for %s attention "
+                       "(the %s variant offers %s)",
+                       config->kernel, impl->name, config->causal ? "causal" : "non-causal",
+                       impl->name, impl->kernel_names);
+    attn->impl = impl;
+    attn->config = *config;
+    attn->config.variant = impl->name;
+    attn->config.kernel = chosen;
+    return LT_OK;
+}
+
+lt_status lt_attn_check_shape(const lt_attn *attn, lt_attn_shape shape)
+{
+    const struct {
+        const char *name;
+        int value, min;
+    } sizes[] = {
+        {"batch B", shape.B, 1},      {"heads H", shape.H, 1},
+        {"sequence length N", shape.N, 0}, {"key dimension D", shape.D, 1},
+        {"value dimension M", shape.M, 1},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value < sizes[i].min)
+            return lt_fail(LT_E_INPUT, "%s attention: %s = %d, expected at least %d",
+                           attn->impl->name, sizes[i].name, sizes[i].value, sizes[i].min);
+    if (attn->impl == &lt_attn_linformer_variant && shape.N > attn->config.n_max)
+        return lt_fail(LT_E_INPUT,
+                       "linformer attention: sequence length N = %d exceeds n_max = %d "
+                       "(the columns of E and F); raise n_max",
+                       shape.N, attn->config.n_max);
+    return LT_OK;
+}
+
+const char *lt_attn_kernel_name(const lt_attn *attn, lt_attn_shape shape)
+{
+    (void)shape; /* every variant runs one kernel per configuration, whatever the shape */
+    return attn->config.kernel;
+}
+
+size_t lt_attn_param_count(const lt_attn *attn) { return attn->impl->param_count(&attn->config); }
+
+void lt_attn_init_params(const lt_attn *attn, float *params, unsigned long long seed)
+{
+    attn->impl->init_params(&attn->config, params, seed);
+}
+
+size_t lt_attn_saved_bytes(const lt_attn *attn, lt_attn_shape shape)
+{
+    return attn->impl->saved_bytes(attn, shape);
+}
+
+static int threads_or_default(int threads) { return threads >= 1 ? threads : lt_threads_get(); }
+
+size_t lt_attn_workspace_bytes(const lt_attn *attn, lt_attn_shape shape, int threads)
+{
+    return (size_t)threads_or_default(threads) * attn_round(attn->impl->slice_bytes(attn, shape));
+}
+
+double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward)
+{
+    return attn->impl->flops(attn, shape, backward);
+}
+
+/* Below this many elements a finiteness scan stays on one thread: a
+ * parallel region would cost more than it saves (recurrent steps). */
+#define FINITE_SCAN_PARALLEL_MIN 65536
+
+/* Cheap finiteness test: x * 0 is 0 for finite x and NaN for Inf or NaN, so
+ * one vectorisable sum tells whether any element is non-finite. */
+static int all_finite(const float *x, size_t n)
+{
+    float probe = 0.0f;
+#pragma omp parallel for simd reduction(+ : probe) schedule(static) \
+    if (n >= FINITE_SCAN_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++)
+        probe += x[i] * 0.0f;
+    return probe == 0.0f;
+}
+
+static lt_status check_finite(const lt_attn *attn, const float *x, size_t n, const char *name)
+{
+    if (!all_finite(x, n))
+        return lt_fail(LT_E_NUMERIC, "%s attention: input %s holds NaN or Inf", attn->impl->name,
+                       name);
+    return LT_OK;
+}
+
+static lt_status check_buffer(const lt_attn *attn, const void *buffer, size_t needed_bytes,
+                              const char *name)
+{
+    if (buffer == NULL && needed_bytes > 0)
+        return lt_fail(LT_E_USAGE, "%s attention: %s is NULL but %zu bytes are needed",
+                       attn->impl->name, name, needed_bytes);
+    return LT_OK;
+}
+
+/* check_buffer for a float tensor of `count` elements */
+static lt_status check_tensor(const lt_attn *attn, const float *tensor, size_t count,
+                              const char *name)
+{
+    return check_buffer(attn, tensor, count * sizeof(float), name);
+}
+
+static size_t tensor_size(lt_attn_shape shape, int last)
+{
+    return (size_t)shape.B * shape.H * shape.N * last;
+}
+
+/* Everything forward and backward share: shape, inputs present and finite. */
+static lt_status check_call(const lt_attn *attn, lt_attn_shape shape, const void *workspace,
+                            const float *q, const float *k, const float *v, const float *params)
+{
+    size_t qk = tensor_size(shape, shape.D), vo = tensor_size(shape, shape.M);
+    size_t n_params = lt_attn_param_count(attn);
+    LT_TRY(check_buffer(attn, workspace, lt_attn_workspace_bytes(attn, shape, 1), "workspace"));
+    LT_TRY(check_tensor(attn, q, qk, "q"));
+    LT_TRY(check_tensor(attn, k, qk, "k"));
+    LT_TRY(check_tensor(attn, v, vo, "v"));
+    LT_TRY(check_tensor(attn, params, n_params, "params"));
+    LT_TRY(check_finite(attn, q, qk, "q"));
+    LT_TRY(check_finite(attn, k, qk, "k"));
+    LT_TRY(check_finite(attn, v, vo, "v"));
+    LT_TRY(check_finite(attn, params, n_params, "params"));
+    return LT_OK;
+}
+
+static attn_call make_call(const lt_attn *attn, lt_attn_shape shape, void *workspace,
+                           const float *q, const float *k, const float *v, const float *params)
+{
+    attn_call call = {
+        .attn = attn,
+        .shape = shape,
+        .q = q,
+        .k = k,
+        .v = v,
+        .params = params,
+        .workspace = workspace,
+        .slice = attn_round(attn->impl->slice_bytes(attn, shape)),
+        .threads = lt_threads_get(),
+    };
+    return call;
+}
+
+lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape, float *out, void *saved,
+                          void *workspace, const float *q, const float *k, const float *v,
+                          const float *params)
+{
+    LT_TRY(lt_attn_check_shape(attn, shape));
+    if (shape.N == 0)
+        return LT_OK; /* nothing to attend over; no buffer is read or written */
+    LT_TRY(check_call(attn, shape, workspace, q, k, v, params));
+    LT_TRY(check_tensor(attn, out, tensor_size(shape, shape.M), "out"));
+    attn_call call = make_call(attn, shape, workspace, q, k, v, params);
+    call.out = out;
+    call.saved = saved;
+    attn->impl->forward(&call);
+    return LT_OK;
+}
+
+lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape, float *dq, float *dk,
+                           float *dv, float *d_params, void *workspace, const float *d_out,
+                           const void *saved, const float *q, const float *k, const float *v,
+                           const float *params)
+{
+    LT_TRY(lt_attn_check_shape(attn, shape));
+    if (shape.N == 0)
+        return LT_OK;
+    LT_TRY(check_call(attn, shape, workspace, q, k, v, params));
+    size_t qk = tensor_size(shape, shape.D), vo = tensor_size(shape, shape.M);
+    LT_TRY(check_buffer(attn, saved, lt_attn_saved_bytes(attn, shape), "saved"));
+    LT_TRY(check_tensor(attn, dq, qk, "dq"));
+    LT_TRY(check_tensor(attn, dk, qk, "dk"));
+    LT_TRY(check_tensor(attn, dv, vo, "dv"));
+    LT_TRY(check_tensor(attn, d_params, lt_attn_param_count(attn), "d_params"));
+    LT_TRY(check_tensor(attn, d_out, vo, "d_out"));
+    LT_TRY(check_finite(attn, d_out, vo, "d_out"));
+    attn_call call = make_call(attn, shape, workspace, q, k, v, params);
+    call.dq = dq;
+    call.dk = dk;
+    call.dv = dv;
+    call.d_params = d_params;
+    call.d_out = d_out;
+    call.saved = (void *)saved; /* backward only reads it */
+    attn->impl->backward(&call);
+    return LT_OK;
+}
+
+/* ---- recurrent form ---- */
+
+/* The state starts with this header (one cache line), then the variant's
+ * payload. The header lets lt_attn_step check the state belongs to attn. */
+typedef struct state_header {
+    const lt_attn_variant *impl;
+    int B, H, D, M, max_steps, steps;
+} state_header;
+#define STATE_HEADER_BYTES 64
+_Static_assert(sizeof(state_header) <= STATE_HEADER_BYTES, "state header fits one cache line");
+
+static lt_status check_recurrent(const lt_attn *attn, int B, int H, int D, int M, int max_steps)
+{
+    const lt_attn_variant *impl = attn->impl;
+    if (impl->step == NULL)
+        return lt_fail(LT_E_USAGE, "%s attention has no recurrent form: %s", impl->name,
+                       impl->no_recurrence_reason);
+    if (!attn->config.causal)
+        return lt_fail(LT_E_USAGE,
+                       "%s attention: the recurrent form (one token at a time) exists only "
+                       "for causal attention; set causal = 1",
+                       impl->name);
+    if (B < 1 || H < 1 || D < 1 || M < 1 || max_steps < 1)
+        return lt_fail(LT_E_INPUT,
+                       "%s attention state: B = %d, H = %d, D = %d, M = %d, max_steps = %d; "
+                       "expected all at least 1",
+                       impl->name, B, H, D, M, max_steps);
+    return LT_OK;
+}
+
+lt_status lt_attn_state_bytes(const lt_attn *attn, int B, int H, int D, int M, int max_steps,
+                              size_t *bytes)
+{
+    *bytes = 0;
+    LT_TRY(check_recurrent(attn, B, H, D, M, max_steps));
+    *bytes = STATE_HEADER_BYTES + attn->impl->state_payload_bytes(B, H, D, M, max_steps);
+    return LT_OK;
+}
+
+lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int D, int M,
+                             int max_steps)
+{
+    size_t bytes;
+    LT_TRY(lt_attn_state_bytes(attn, B, H, D, M, max_steps, &bytes));
+    LT_TRY(check_buffer(attn, state, bytes, "state"));
+    memset(state, 0, bytes);
+    state_header *header = state;
+    *header = (state_header){attn->impl, B, H, D, M, max_steps, 0};
+    return LT_OK;
+}
+
+lt_status lt_attn_step(const lt_attn *attn, void *state, float *out, const float *q,
+                       const float *k, const float *v)
+{
+    state_header *header = state;
+    if (header == NULL || header->impl != attn->impl)
+        return lt_fail(LT_E_USAGE, "%s attention step: the state was not initialised by "
+                                   "lt_attn_state_init for this variant",
+                       attn->impl->name);
+    size_t heads = (size_t)header->B * header->H;
+    LT_TRY(check_tensor(attn, out, heads * header->M, "out"));
+    LT_TRY(check_tensor(attn, q, heads * header->D, "q"));
+    LT_TRY(check_tensor(attn, k, heads * header->D, "k"));
+    LT_TRY(check_tensor(attn, v, heads * header->M, "v"));
+    LT_TRY(check_finite(attn, q, heads * header->D, "q"));
+    LT_TRY(check_finite(attn, k, heads * header->D, "k"));
+    LT_TRY(check_finite(attn, v, heads * header->M, "v"));
+    LT_TRY(attn->impl->step(attn, (char *)state + STATE_HEADER_BYTES, header->B, header->H,
+                            header->D, header->M, header->max_steps, header->steps, out, q, k,
+                            v));
+    header->steps++;
+    return LT_OK;
+}
+
+/* ---- helpers shared by the variants ---- */
+
+size_t attn_no_params(const lt_attn_config *config)
+{
+    (void)config;
+    return 0;
+}
+
+void attn_no_init_params(const lt_attn_config *config, float *params, unsigned long long seed)
+{
+    (void)config, (void)params, (void)seed;
+}
+
+size_t attn_round(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+float *attn_take(char **cursor, size_t count)
+{
+    float *block = (float *)*cursor;
+    *cursor += attn_round(count * sizeof(float));
+    return block;
+}
+
+static const float *offset_const(const float *x, size_t at) { return x != NULL ? x + at : NULL; }
+static float *offset(float *x, size_t at) { return x != NULL ? x + at : NULL; }
+
+attn_head attn_view_head(const attn_call *call, int bh)
+{
+    size_t N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    size_t qk = (size_t)bh * N * D, vo = (size_t)bh * N * M;
+    attn_head h = {
+        .q = call->q + qk,
+        .k = call->k + qk,
+        .v = call->v + vo,
+        .d_out = offset_const(call->d_out, vo),
+        .out = offset(call->out, vo),
+        .dq = offset(call->dq, qk),
+        .dk = offset(call->dk, qk),
+        .dv = offset(call->dv, vo),
+    };
+    return h;
+}
+
+int attn_across_heads(const attn_call *call)
+{
+    return call->shape.B * call->shape.H >= call->threads;
+}
+
+void attn_for_each_head(const attn_call *call, attn_head_fn fn)
+{
+    int heads = call->shape.B * call->shape.H;
+    if (attn_across_heads(call)) {
+#pragma omp parallel for schedule(static) num_threads(call->threads)
+        for (int bh = 0; bh < heads; bh++)
+            fn(call, bh, call->workspace + (size_t)omp_get_thread_num() * call->slice, 0);
+    } else {
+        for (int bh = 0; bh < heads; bh++)
+            fn(call, bh, call->workspace, 1);
+    }
+}
+
+void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_row, int causal,
+                       int inner)
+{
+#pragma omp parallel for schedule(static) if (inner)
+    for (int r = 0; r < rows; r++) {
+        float *row = scores + (size_t)r * ld;
+        if (causal)
+            for (int j = first_row + r + 1; j < cols; j++)
+                row[j] = -INFINITY;
+        float max = -INFINITY;
+#pragma omp simd reduction(max : max)
+        for (int j = 0; j < cols; j++)
+            max = row[j] > max ? row[j] : max;
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < cols; j++) {
+            row[j] = attn_exp_nonpositive(row[j] - max);
+            sum += row[j];
+        }
+        float inv = 1.0f / sum;
+        for (int j = 0; j < cols; j++)
+            row[j] *= inv;
+    }
+}
+
+void attn_softmax_rows_backward(float *dp, size_t ld_dp, const float *p, size_t ld_p, int rows,
+                                int cols, int inner)
+{
+#pragma omp parallel for schedule(static) if (inner)
+    for (int r = 0; r < rows; r++) {
+        float *d = dp + (size_t)r * ld_dp;
+        const float *pr = p + (size_t)r * ld_p;
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int j = 0; j < cols; j++)
+            dot += d[j] * pr[j];
+        for (int j = 0; j < cols; j++)
+            d[j] = pr[j] * (d[j] - dot);
+    }
+}

@@ -1,0 +1,162 @@
+/* Private to src/attn: what each variant provides to the dispatcher in
+ * attn.c, and the helpers the variants share. attn.c validates every
+ * argument (shapes, finiteness, NULL buffers) before a variant runs, so the
+ * variant functions below assume valid input. */
+#ifndef LT_ATTN_INTERNAL_H
+#define LT_ATTN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "attn/attn.h"
+
+/* exp(x) for x <= 0, written so loops over it vectorise (libm's expf does
+ * not without -ffast-math, and it dominated the softmax forward): range
+ * reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so n ln2 is
+ * exact), the degree-7 Taylor polynomial of e^r (truncation below 1e-8
+ * relative), scaled by 2^n through the exponent bits. Every choice is made
+ * on integer bit patterns: a floating-point select would keep the loop
+ * scalar under the default -ftrapping-math. Measured over every float in
+ * [-87.3, 0]: within 1.3 ulp of exp. Below ATTN_EXP_MIN (where exp(x) <
+ * 1.1e-38), including -INFINITY, it returns exactly 0. */
+#define ATTN_EXP_MIN (-87.5f)
+
+typedef union attn_float_bits {
+    float value;
+    int32_t bits;
+} attn_float_bits;
+
+static inline float attn_exp_nonpositive(float x)
+{
+    const float log2e = 1.44269504f;
+    const float ln2_hi = 0.693359375f;    /* few mantissa bits: n * ln2_hi is exact */
+    const float ln2_lo = -2.12194440e-4f; /* ln2 - ln2_hi */
+    const float round_shift = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    attn_float_bits in = {.value = x}, lowest = {.value = ATTN_EXP_MIN};
+    /* negative floats order backwards as integers: all ones when x < lowest */
+    int32_t below = -((in.bits < 0) & (in.bits > lowest.bits));
+    in.bits = (in.bits & ~below) | (lowest.bits & below);
+    float n = (in.value * log2e + round_shift) - round_shift; /* >= -126: a normal 2^n */
+    float r = (in.value - n * ln2_hi) - n * ln2_lo;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    attn_float_bits scale = {.bits = ((int32_t)n + 127) * (1 << 23)};
+    attn_float_bits out = {.value = p * scale.value};
+    out.bits &= ~below;
+    return out.value;
+}
+
+/* A kernel a variant offers and the `causal` settings it serves. */
+typedef enum attn_kernel_use {
+    ATTN_NONCAUSAL_ONLY,
+    ATTN_CAUSAL_ONLY,
+    ATTN_EITHER
+} attn_kernel_use;
+
+typedef struct attn_kernel_info {
+    const char *name;
+    attn_kernel_use use;
+} attn_kernel_info;
+
+/* Everything one forward or backward call works on; the unused pointers of
+ * the other direction are NULL. Pointers are whole tensors; a per-head
+ * function offsets them by its (batch, head) index. */
+typedef struct attn_call {
+    const lt_attn *attn;
+    lt_attn_shape shape;
+    float *out;            /* (B,H,N,M) forward */
+    void *saved;           /* lt_attn_saved_bytes; may be NULL in forward */
+    float *dq, *dk, *dv;   /* backward, shapes of q, k, v */
+    float *d_params;       /* backward, lt_attn_param_count floats */
+    const float *d_out;    /* (B,H,N,M) backward */
+    const float *q, *k, *v, *params;
+    char *workspace;       /* threads slices of `slice` bytes each */
+    size_t slice;
+    int threads;
+} attn_call;
+
+/* Work on one (batch, head) pair `bh`. `ws` is the calling thread's
+ * workspace slice. `inner` is 1 when heads run one at a time: the function
+ * may then spread its own element-wise loops over the threads (`omp parallel
+ * for if (inner)`), and its BLAS calls, made outside any parallel region,
+ * use all threads; 0 when heads run in parallel, where BLAS runs
+ * single-threaded inside the region. */
+typedef void (*attn_head_fn)(const attn_call *call, int bh, char *ws, int inner);
+
+struct lt_attn_variant {
+    const char *name;
+    const attn_kernel_info *kernels; /* the first one that fits `causal` is the default */
+    int kernel_count;
+    const char *kernel_names; /* the names above, "|"-separated */
+    /* Variant-specific configuration checks (LT_E_USAGE with the reason). */
+    lt_status (*check_config)(const lt_attn_config *config);
+    size_t (*param_count)(const lt_attn_config *config);
+    void (*init_params)(const lt_attn_config *config, float *params, unsigned long long seed);
+    size_t (*saved_bytes)(const lt_attn *attn, lt_attn_shape shape);
+    /* Workspace bytes of one thread (rounded up to whole cache lines by the caller). */
+    size_t (*slice_bytes)(const lt_attn *attn, lt_attn_shape shape);
+    double (*flops)(const lt_attn *attn, lt_attn_shape shape, int backward);
+    void (*forward)(const attn_call *call);
+    void (*backward)(const attn_call *call);
+    /* Recurrent form; NULL step when the variant has none, with the reason. */
+    const char *no_recurrence_reason;
+    size_t (*state_payload_bytes)(int B, int H, int D, int M, int max_steps);
+    /* Fails with LT_E_USAGE when the state is full. `steps` counts the
+     * tokens already folded into the state. */
+    lt_status (*step)(const lt_attn *attn, char *payload, int B, int H, int D, int M,
+                      int max_steps, int steps, float *out, const float *q, const float *k,
+                      const float *v);
+};
+
+extern const lt_attn_variant lt_attn_softmax_variant;
+extern const lt_attn_variant lt_attn_linear_variant;
+extern const lt_attn_variant lt_attn_linformer_variant;
+
+/* One (batch, head) slice of every tensor of a call; NULL where the call
+ * lacks the tensor (forward has no gradients, backward no out). */
+typedef struct attn_head {
+    const float *q, *k, *v, *d_out; /* (N,D) (N,D) (N,M) (N,M) */
+    float *out, *dq, *dk, *dv;       /* (N,M) (N,D) (N,D) (N,M) */
+} attn_head;
+
+attn_head attn_view_head(const attn_call *call, int bh);
+
+/* 1 when heads are spread across threads (at least as many heads as
+ * threads), 0 when each head spreads its own work. */
+int attn_across_heads(const attn_call *call);
+
+/* Calls fn for every (batch, head) pair, across threads or one at a time as
+ * attn_across_heads decides. Heads are handed out statically so a given
+ * thread count always gives the same assignment (reproducible sums). */
+void attn_for_each_head(const attn_call *call, attn_head_fn fn);
+
+/* In place over `rows` rows of `cols` scores (row stride ld): subtracts the
+ * row maximum, exponentiates and normalises. With `causal`, row r stands for
+ * position first_row + r and its columns past that position are set to
+ * -INFINITY first, so their probabilities are exactly 0. */
+void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_row,
+                       int causal, int inner);
+
+/* In place: dp (rows x cols, stride ld_dp) holds dL/dP on entry and
+ * dL/dS = P * (dP - rowsum(dP * P)) on return, for probabilities p (stride
+ * ld_p). */
+void attn_softmax_rows_backward(float *dp, size_t ld_dp, const float *p, size_t ld_p, int rows,
+                                int cols, int inner);
+
+/* param_count and init_params of variants without parameters. */
+size_t attn_no_params(const lt_attn_config *config);
+void attn_no_init_params(const lt_attn_config *config, float *params, unsigned long long seed);
+
+/* Bytes rounded up to whole cache lines, so slices and sub-buffers stay
+ * 64-byte aligned. */
+size_t attn_round(size_t bytes);
+
+/* Carves `count` floats out of *cursor and advances it (aligned). */
+float *attn_take(char **cursor, size_t count);
+
+#endif
