@@ -311,6 +311,14 @@ static float causal_token(float *restrict out, float *restrict S, float *restric
     return den;
 }
 
+/* pq, pk (D) = phi(Q_i), phi(K_i) of one head */
+static void token_features(float *pq, float *pk, const attn_head *h, lt_feature_map map, int i,
+                           int D)
+{
+    phi_apply(map, pq, h->q + (size_t)i * D, D);
+    phi_apply(map, pk, h->k + (size_t)i * D, D);
+}
+
 static void prefix_head_forward(const attn_call *call, int bh, char *ws, int inner)
 {
     const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
@@ -328,8 +336,7 @@ static void prefix_head_forward(const attn_call *call, int bh, char *ws, int inn
     memset(S, 0, (size_t)D * M * sizeof(float));
     memset(z, 0, (size_t)D * sizeof(float));
     for (int i = 0; i < N; i++) {
-        phi_apply(map, pq, h.q + (size_t)i * D, D);
-        phi_apply(map, pk, h.k + (size_t)i * D, D);
+        token_features(pq, pk, &h, map, i, D);
         den[i] = causal_token(h.out + (size_t)i * M, S, z, pq, pk, h.v + (size_t)i * M, D, M,
                               call->attn->config.eps);
     }
@@ -356,8 +363,7 @@ static void prefix_head_backward(const attn_call *call, int bh, char *ws, int in
     memset(z, 0, (size_t)D * sizeof(float));
     for (int i = 0; i < N; i++) {
         const float *g = h.d_out + (size_t)i * M, *vi = h.v + (size_t)i * M;
-        phi_apply(map, pq, h.q + (size_t)i * D, D);
-        phi_apply(map, pk, h.k + (size_t)i * D, D);
+        token_features(pq, pk, &h, map, i, D);
         for (int d = 0; d < D; d++) {
             float *restrict row = S + (size_t)d * M;
             float sg = 0.0f;
@@ -385,8 +391,7 @@ static void prefix_head_backward(const attn_call *call, int bh, char *ws, int in
         const float *g = h.d_out + (size_t)i * M, *vi = h.v + (size_t)i * M;
         float *restrict dvi = h.dv + (size_t)i * M;
         float den = s.den[i];
-        phi_apply(map, pq, h.q + (size_t)i * D, D);
-        phi_apply(map, pk, h.k + (size_t)i * D, D);
+        token_features(pq, pk, &h, map, i, D);
         for (int m = 0; m < M; m++)
             dnum[m] = g[m] / den;
         for (int d = 0; d < D; d++) {
