@@ -151,6 +151,12 @@ static lt_status run(const attention_options *o, tensors *t)
     LT_TRY(lt_mem_alloc(&t->saved, lt_attn_saved_bytes(&attn, shape), "saved activations"));
     LT_TRY(lt_mem_alloc(&t->workspace, lt_attn_workspace_bytes(&attn, shape, threads),
                         "workspace"));
+    /* Every input is read and checked before anything is written. */
+    if (o->dout) {
+        LT_TRY(read_tensor(&t->dout, o->dout, "--dout", 4, "(B, H, N, M)"));
+        LT_TRY(same_dims(&t->dout, "--dout", &t->v, "--v", 4,
+                         "the output gradient must have the output's shape (B, H, N, M)"));
+    }
     LT_TRY(lt_attn_forward(&attn, shape, t->out, t->saved, t->workspace, t->q.data, t->k.data,
                            t->v.data, t->params));
     const long long out_shape[4] = {shape.B, shape.H, shape.N, shape.M};
@@ -158,9 +164,6 @@ static lt_status run(const attention_options *o, tensors *t)
     if (!o->dout)
         return LT_OK;
 
-    LT_TRY(read_tensor(&t->dout, o->dout, "--dout", 4, "(B, H, N, M)"));
-    LT_TRY(same_dims(&t->dout, "--dout", &t->v, "--v", 4,
-                     "the output gradient must have the output's shape (B, H, N, M)"));
     LT_TRY(lt_mem_calloc((void **)&t->dq, qk * f, "query gradients"));
     LT_TRY(lt_mem_calloc((void **)&t->dk, qk * f, "key gradients"));
     LT_TRY(lt_mem_calloc((void **)&t->dv, vo * f, "value gradients"));
@@ -226,7 +229,7 @@ int main(int argc, char **argv)
         "phi(K_j) + eps) with phi(x) = elu(x) + 1 (or relu), prefix sums when causal.\n"
         "linformer: softmax(Q (E K)^T / sqrt(D)) (F V) using the first N columns of E and F;\n"
         "it cannot be causal. Backward gives dL/dQ, dL/dK, dL/dV (and dL/dE, dL/dF) for\n"
-        "dL/dout = --dout.",
+        "dL/dout = --dout. Missing folders of output paths are created.",
         /* threads and memory budget only: seed and quiet mean nothing here */
         flags, OWN_FLAGS + 2};
     int exit_now;

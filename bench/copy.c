@@ -31,9 +31,9 @@ typedef struct preset {
 
 static const preset presets[] = {
     /* seconds: a tiny model that visibly learns; used by the tests */
-    {"quick", 32, 16, 200, 2, 2, 16, 64, 0.0, 3e-3, 1.0, ""},
+    {"quick", 32, 16, 1000, 2, 2, 16, 64, 0.0, 3e-3, 1.0, ""},
     /* minutes on a 2-core machine */
-    {"small", 128, 32, 1500, 2, 4, 16, 256, 0.0, 1e-3, 1.0, "1200:0.1"},
+    {"small", 128, 32, 3000, 2, 4, 16, 256, 0.0, 1e-3, 1.0, "2500:0.1"},
     /* the paper: 4 layers, 8 heads of 32, FFN 1024, dropout 0.1, RAdam
      * 1e-3 -> 1e-4 after 3000 updates, batch 64, N = 128 */
     {"paper", 128, 64, 10000, 4, 8, 32, 1024, 0.1, 1e-3, 0.0, "3000:0.1"},
@@ -281,7 +281,7 @@ static lt_status train_variant(const copy_options *o, const char *variant, varia
 /* Key columns shared by both CSVs. */
 static const char *const key_columns[] = {"experiment", "variant", "kernel", "preset", "N",
                                           "batch", "layers", "heads", "head_dim", "ffn",
-                                          "dropout", "optimizer", "lr", "threads", "seed"};
+                                          "dropout", "optimizer", "base_lr", "threads", "seed"};
 enum { KEY_COLUMNS = sizeof key_columns / sizeof key_columns[0] };
 
 static void write_keys(lt_csv *csv, const copy_options *o, const variant_result *r)
@@ -471,9 +471,9 @@ int main(int argc, char **argv)
         "The synthetic copy task of the paper (sec. 4.1.1, Figure 2): train a causal "
         "transformer per\nattention variant to repeat a random sequence of symbols.",
         "Presets (any flag overrides its value):\n"
-        "  quick  N=32,  batch 16, 200 updates, 2 layers, 2 heads x 16, FFN 64, lr 3e-3\n"
-        "  small  N=128, batch 32, 1500 updates, 2 layers, 4 heads x 16, FFN 256, lr 1e-3,\n"
-        "         x0.1 after 1200 updates (the default)\n"
+        "  quick  N=32,  batch 16, 1000 updates, 2 layers, 2 heads x 16, FFN 64, lr 3e-3\n"
+        "  small  N=128, batch 32, 3000 updates, 2 layers, 4 heads x 16, FFN 256, lr 1e-3,\n"
+        "         x0.1 after 2500 updates (the default)\n"
         "  paper  N=128, batch 64, 10000 updates, 4 layers, 8 heads x 32, FFN 1024,\n"
         "         dropout 0.1, RAdam lr 1e-3 -> 1e-4 after 3000 updates, no clipping\n"
         "With --seq above the preset's N, and unless --batch/--steps are given, the batch\n"
@@ -504,11 +504,25 @@ int main(int argc, char **argv)
             status = lt_fail(LT_E_USAGE, "--variants: expected items from %s, got '%s'",
                              lt_attn_variant_names(), variants[i]);
     }
-    /* Validate every setting before the first variant spends minutes. */
+    /* Validate every setting, and every variant's memory plan against the
+     * budget, before the first variant spends minutes. */
     if (status == LT_OK)
         status = build_config(&probe, &o, "linear");
     if (status == LT_OK)
         status = lt_model_check_config(&probe.model);
+    for (int i = 0; status == LT_OK && i < variant_count; i++) {
+        if (strcmp(variants[i], "linformer") == 0)
+            continue;
+        size_t planned;
+        char what[96];
+        snprintf(what, sizeof what, "training %s at N=%ld, batch %ld", variants[i], o.seq,
+                 o.batch);
+        status = build_config(&probe, &o, variants[i]);
+        if (status == LT_OK)
+            status = lt_trainer_plan(&probe, lt_threads_get(), &planned);
+        if (status == LT_OK)
+            status = lt_mem_plan(planned, what);
+    }
     if (status != LT_OK)
         return lt_cli_report(cli.program, status);
 

@@ -395,6 +395,11 @@ Test(atomic, commit_replaces_abort_leaves_nothing)
     char sub[256];
     snprintf(sub, sizeof sub, "%s/sub/deeper", dir);
     cr_assert_eq(count_entries(sub), 1, "no temporary file may remain");
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    mode_t mask = umask(0);
+    umask(mask);
+    cr_assert_eq(st.st_mode & 0777, 0666 & ~mask, "permissions follow the umask");
     FILE *f = fopen(path, "r");
     char text[64] = {0};
     cr_assert_not_null(fgets(text, sizeof text, f));

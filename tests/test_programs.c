@@ -136,7 +136,7 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
     lt_csv_table_free(&t);
     snprintf(path, sizeof path, "%s/curves.csv", dir);
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
-    cr_assert_eq(t.nrows, 2 * 200, "one row per update and variant");
+    cr_assert_eq(t.nrows, 2 * 1000, "one row per update and variant");
     lt_csv_table_free(&t);
 }
 
@@ -345,7 +345,7 @@ Test(attention_tool, causal_linear_matches_reference) { check_attention_tool("li
 
 Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
 {
-    char dir[64], args[2048];
+    char dir[64];
     make_temp_dir(dir);
     static double q[B * H * N * D], v[B * H * N * M], e[K * N];
     const long long qk_shape[4] = {B, H, N, D}, v_shape[4] = {B, H, N, M};

@@ -58,6 +58,11 @@ lt_status lt_atomic_open(lt_atomic_file *af, const char *path)
     int fd = mkstemp(af->tmp_path);
     if (fd < 0)
         return lt_fail(LT_E_IO, "cannot write %s: %s", path, strerror(errno));
+    /* mkstemp creates 0600; results are meant to be shared like any file the
+     * user writes, so give them the permissions the umask allows. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     af->f = fdopen(fd, "wb");
     if (af->f == NULL) {
         int err = errno;
