@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "attn/attn.h"
 #include "core/mem.h"
 #include "core/threads.h"
 
@@ -50,4 +51,17 @@ int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, 
         return lt_cli_report(cli->program, status);
     *exit_now = 0;
     return 0;
+}
+
+lt_status bench_parse_variants(char *text, const char **variants, int capacity, int *count)
+{
+    LT_TRY(lt_cli_split_list(text, variants, capacity, count, "--variants"));
+    for (int i = 0; i < *count; i++) {
+        lt_attn probe;
+        lt_attn_config config = lt_attn_default_config(variants[i]);
+        if (lt_attn_init(&probe, &config) != LT_OK)
+            return lt_fail(LT_E_USAGE, "--variants: expected items from %s, got '%s'",
+                           lt_attn_variant_names(), variants[i]);
+    }
+    return LT_OK;
 }

@@ -31,4 +31,9 @@ lt_status bench_common_apply(const bench_common *common);
  * *exit_now = 1. Otherwise applies the common flags. */
 int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, int *exit_now);
 
+/* Splits a --variants list (in place in `text`) into at most `capacity`
+ * names and checks each is a known attention variant (LT_E_USAGE naming the
+ * bad one otherwise). */
+lt_status bench_parse_variants(char *text, const char **variants, int capacity, int *count);
+
 #endif

@@ -494,16 +494,9 @@ int main(int argc, char **argv)
     snprintf(variants_text, sizeof variants_text, "%s", o.variants);
     const char *variants[MAX_VARIANTS];
     int variant_count;
-    lt_status status = lt_cli_split_list(variants_text, variants, MAX_VARIANTS, &variant_count,
-                                         "--variants");
+    lt_status status =
+        bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count);
     lt_train_config probe;
-    for (int i = 0; status == LT_OK && i < variant_count; i++) {
-        lt_attn_config config = lt_attn_default_config(variants[i]);
-        lt_attn attn;
-        if (strcmp(variants[i], "linformer") != 0 && lt_attn_init(&attn, &config) != LT_OK)
-            status = lt_fail(LT_E_USAGE, "--variants: expected items from %s, got '%s'",
-                             lt_attn_variant_names(), variants[i]);
-    }
     /* Validate every setting, and every variant's memory plan against the
      * budget, before the first variant spends minutes. */
     if (status == LT_OK)

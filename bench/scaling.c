@@ -225,6 +225,15 @@ static void print_table(const scaling_case *rows, int count)
            "fwd ms/smpl", "fwd+bwd ms/smpl", "peak MiB/smpl", "GFLOP/s", "kernel / status");
     for (int i = 0; i < count; i++) {
         const scaling_case *r = &rows[i];
+        /* A refusal does not depend on N: say it once per variant and mask. */
+        if (strcmp(r->status, "refused") == 0) {
+            if (i > 0 && strcmp(rows[i - 1].status, "refused") == 0 &&
+                rows[i - 1].variant == r->variant && rows[i - 1].causal == r->causal)
+                continue;
+            printf("%-9s %-6s %6s %5s  refused for every N: %s\n", r->variant,
+                   r->causal ? "yes" : "no", "all", "-", r->note);
+            continue;
+        }
         if (strcmp(r->status, "ok") == 0)
             printf("%-9s %-6s %6d %5d  %12.3f %14.3f %13.2f %9.2f  %s\n", r->variant,
                    r->causal ? "yes" : "no", r->N, r->B, 1e3 * r->fwd.median / r->B,
@@ -333,16 +342,8 @@ int main(int argc, char **argv)
     snprintf(variants_text, sizeof variants_text, "%s", opt.variants);
     const char *variants[MAX_VARIANTS];
     int variant_count;
-    lt_status status = lt_cli_split_list(variants_text, variants, MAX_VARIANTS, &variant_count,
-                                         "--variants");
-    for (int i = 0; status == LT_OK && i < variant_count; i++) {
-        lt_attn probe;
-        lt_attn_config config = lt_attn_default_config(variants[i]);
-        status = lt_attn_init(&probe, &config);
-        if (status != LT_OK)
-            lt_fail(LT_E_USAGE, "--variants: expected items from %s, got '%s'",
-                    lt_attn_variant_names(), variants[i]);
-    }
+    lt_status status =
+        bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count);
     if (status != LT_OK)
         return lt_cli_report(cli.program, status);
     lt_feature_map feature_map;

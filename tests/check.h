@@ -4,6 +4,7 @@
 #ifndef LT_TESTS_CHECK_H
 #define LT_TESTS_CHECK_H
 
+#include <dirent.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -54,6 +55,21 @@ static inline double check_rel_error_ff(const float *a, const float *b, size_t n
             max_ref = fabs((double)b[i]);
     }
     return max_diff / max_ref;
+}
+
+/* Entries of a folder, not counting dot files; -1 if it cannot be read.
+ * Tests use it to prove that a failed write left nothing behind. */
+static inline int check_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <omp.h>
 
+#include "check.h"
 #include "core/cli.h"
 #include "core/mem.h"
 #include "core/progress.h"
@@ -363,18 +364,6 @@ Test(threads, set_and_get)
 
 /* ---- atomic files ---- */
 
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 Test(atomic, commit_replaces_abort_leaves_nothing)
 {
     char dir[] = "/tmp/lt_atomic_XXXXXX";
@@ -394,7 +383,7 @@ Test(atomic, commit_replaces_abort_leaves_nothing)
 
     char sub[256];
     snprintf(sub, sizeof sub, "%s/sub/deeper", dir);
-    cr_assert_eq(count_entries(sub), 1, "no temporary file may remain");
+    cr_assert_eq(check_count_entries(sub), 1, "no temporary file may remain");
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
     mode_t mask = umask(0);
@@ -422,5 +411,5 @@ Test(atomic, unwritable_paths_fail_cleanly)
     cr_assert_eq(lt_atomic_open(&af, dir), LT_E_IO, "a folder is not a file");
     cr_assert_eq(lt_atomic_open(&af, "/proc/no/such/out.csv"), LT_E_IO);
     cr_assert_eq(lt_atomic_open(&af, ""), LT_E_IO);
-    cr_assert_eq(count_entries(dir), 1);
+    cr_assert_eq(check_count_entries(dir), 1);
 }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "core/rng.h"
 #include "io/csv.h"
 #include "io/npy.h"
@@ -37,19 +38,6 @@ static void make_temp_dir(char *dir)
 {
     strcpy(dir, "/tmp/lt_programs_XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
-}
-
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
 }
 
 #define ASSERT_MENTIONS(text) \
@@ -176,7 +164,7 @@ Test(copy, resume_continues_and_unwritable_output_fails_cleanly, .timeout = 300)
     snprintf(args, sizeof args, "copy --preset quick --variants linear --steps 2 --quiet --out %s",
              path);
     cr_assert_eq(ltbench(args), 2, "%s", output);
-    cr_assert_eq(count_entries(empty), 1);
+    cr_assert_eq(check_count_entries(empty), 1);
 }
 
 Test(scaling, small_range_writes_every_case, .timeout = 300)
@@ -364,7 +352,7 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
     write_random(pnan, q, 4, qk_shape, 5);
     q[7] = NAN;
     cr_assert_eq(lt_npy_write_f64(pnan, q, 4, qk_shape), LT_OK);
-    int files = count_entries(dir);
+    int files = check_count_entries(dir);
 
     struct { const char *fmt, *mention; } bad[] = {
         {"attention --variant softmax --q @Q --k @KS --v @V --out @OUT", "--k has shape"},
@@ -387,6 +375,6 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
         expand(cmd, sizeof cmd, bad[i].fmt, names, paths, 6);
         cr_assert_eq(ltbench(cmd), 2, "%s:\n%s", cmd, output);
         ASSERT_MENTIONS(bad[i].mention);
-        cr_assert_eq(count_entries(dir), files, "nothing written by: %s", cmd);
+        cr_assert_eq(check_count_entries(dir), files, "nothing written by: %s", cmd);
     }
 }
