@@ -46,6 +46,8 @@ typedef struct copy_options {
     double dropout, lr, clip, eps;
     const char *lr_drops;
     const char *optimizer;
+    const char *activation;
+    double weight_decay;
     const char *feature_map;
     long eval_batches, checkpoint_every;
     int resume;
@@ -129,7 +131,7 @@ static lt_status build_config(lt_train_config *tc, const copy_options *o, const 
     m->head_dim = (int)o->head_dim;
     m->ffn = (int)o->ffn;
     m->dropout = (float)o->dropout;
-    m->activation = LT_ACT_GELU;
+    m->activation = strcmp(o->activation, "relu") == 0 ? LT_ACT_RELU : LT_ACT_GELU;
     m->attn = lt_attn_default_config(variant);
     m->attn.causal = 1;
     m->attn.eps = (float)o->eps;
@@ -141,6 +143,7 @@ static lt_status build_config(lt_train_config *tc, const copy_options *o, const 
     LT_TRY(lt_optim_parse_kind(&kind, o->optimizer, "--optimizer"));
     tc->optim = lt_optim_defaults(kind);
     tc->optim.lr = o->lr;
+    tc->optim.weight_decay = o->weight_decay;
     LT_TRY(lt_schedule_init(&tc->schedule, o->lr, 0));
     LT_TRY(lt_schedule_parse_drops(&tc->schedule, o->lr_drops, "--lr-drops"));
     tc->clip_norm = o->clip;
@@ -352,7 +355,7 @@ static lt_status write_summary(const copy_options *o, const variant_result *resu
         "status", "first_step", "last_step", "step_median_s", "step_min_s", "step_max_s",
         "tokens_per_s", "peak_bytes", "planned_bytes", "params", "loss_start", "loss_end",
         "copy_accuracy_end", "eval_loss", "eval_copy_accuracy", "eval_sequences", "total_s",
-        "note"};
+        "config", "note"};
     const int metric_count = (int)(sizeof metrics / sizeof metrics[0]);
     lt_csv csv;
     LT_TRY(open_with_keys(&csv, path, metrics, metric_count));
@@ -377,6 +380,12 @@ static lt_status write_summary(const copy_options *o, const variant_result *resu
         lt_csv_num(&csv, r->eval_acc);
         lt_csv_int(&csv, r->eval_sequences);
         lt_csv_num(&csv, r->total_seconds);
+        /* Every setting of the run, as stored in its checkpoints. */
+        lt_train_config tc;
+        char description[2048] = "";
+        if (build_config(&tc, o, r->variant) == LT_OK)
+            lt_train_config_describe(&tc, description, sizeof description);
+        lt_csv_str(&csv, description);
         lt_csv_str(&csv, r->note);
         status = lt_csv_end_row(&csv);
     }
@@ -409,7 +418,8 @@ static void print_summary(const copy_options *o, const variant_result *results, 
 int main(int argc, char **argv)
 {
     copy_options o = {.preset = "small", .variants = "softmax,linear,linformer",
-                      .eps = 1e-6, .lr_drops = "", .optimizer = "radam", .feature_map = "elu",
+                      .eps = 1e-6, .lr_drops = "", .optimizer = "radam", .activation = "gelu",
+                      .feature_map = "elu",
                       .eval_batches = 4, .checkpoint_every = 0, .out = "results/copy"};
     bench_common_defaults(&o.common);
     const preset *defaults = find_preset(o.preset);
@@ -424,7 +434,7 @@ int main(int argc, char **argv)
     o.lr = defaults->lr;
     o.clip = defaults->clip;
     o.lr_drops = defaults->lr_drops;
-    enum { OWN_FLAGS = 20 };
+    enum { OWN_FLAGS = 22 };
     lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
         {"--preset", LT_FLAG_CHOICE, &o.preset, NULL,
          "size of the run; the defaults below are the small preset's", 0, 0,
@@ -449,6 +459,10 @@ int main(int argc, char **argv)
         {"--lr", LT_FLAG_DOUBLE, &o.lr, "LR", "learning rate", 1e-9, 10, NULL, 0},
         {"--lr-drops", LT_FLAG_STRING, &o.lr_drops, "LIST",
          "step decay as STEP:FACTOR,... (the paper: 3000:0.1)", 0, 0, NULL, 0},
+        {"--weight-decay", LT_FLAG_DOUBLE, &o.weight_decay, "WD",
+         "decoupled weight decay (AdamW style); 0 = off", 0, 1, NULL, 0},
+        {"--activation", LT_FLAG_CHOICE, &o.activation, NULL, "feed-forward activation", 0, 0,
+         "gelu|relu", 0},
         {"--clip", LT_FLAG_DOUBLE, &o.clip, "NORM", "global gradient-norm clipping; 0 = off",
          0, 1e9, NULL, 0},
         {"--feature-map", LT_FLAG_CHOICE, &o.feature_map, NULL, "linear attention feature map",
@@ -479,7 +493,7 @@ int main(int argc, char **argv)
         "With --seq above the preset's N, and unless --batch/--steps are given, the batch\n"
         "shrinks so batch x N stays the preset's tokens per update, and the number of updates\n"
         "shrinks by the same factor N grows (at least 20), so `ltbench copy --seq 8192`\n"
-        "stays within minutes. The model is pre-norm with GELU, token embeddings plus\n"
+        "stays within minutes. The model is pre-norm (GELU by default), token embeddings plus\n"
         "sinusoidal positions (added), causal attention; loss and accuracy count only the\n"
         "copied half. Writes OUT/curves.csv (every update) and OUT/summary.csv.",
         flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
