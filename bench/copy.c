@@ -31,7 +31,7 @@ typedef struct preset {
 
 static const preset presets[] = {
     /* seconds: a tiny model that visibly learns; used by the tests */
-    {"quick", 32, 16, 1000, 2, 2, 16, 64, 0.0, 3e-3, 1.0, ""},
+    {"quick", 32, 16, 1000, 2, 2, 16, 64, 0.0, 3e-3, 1.0, "none"},
     /* minutes on a 2-core machine */
     {"small", 128, 32, 3000, 2, 4, 16, 256, 0.0, 1e-3, 1.0, "2500:0.1"},
     /* the paper: 4 layers, 8 heads of 32, FFN 1024, dropout 0.1, RAdam
@@ -145,7 +145,9 @@ static lt_status build_config(lt_train_config *tc, const copy_options *o, const 
     tc->optim.lr = o->lr;
     tc->optim.weight_decay = o->weight_decay;
     LT_TRY(lt_schedule_init(&tc->schedule, o->lr, 0));
-    LT_TRY(lt_schedule_parse_drops(&tc->schedule, o->lr_drops, "--lr-drops"));
+    /* "none" switches off a preset's drops (an empty value is not a flag value). */
+    if (strcmp(o->lr_drops, "none") != 0)
+        LT_TRY(lt_schedule_parse_drops(&tc->schedule, o->lr_drops, "--lr-drops"));
     tc->clip_norm = o->clip;
     tc->seed = (uint64_t)o->common.seed;
     return LT_OK;
@@ -418,7 +420,7 @@ static void print_summary(const copy_options *o, const variant_result *results, 
 int main(int argc, char **argv)
 {
     copy_options o = {.preset = "small", .variants = "softmax,linear,linformer",
-                      .eps = 1e-6, .lr_drops = "", .optimizer = "radam", .activation = "gelu",
+                      .eps = 1e-6, .lr_drops = "none", .optimizer = "radam", .activation = "gelu",
                       .feature_map = "elu",
                       .eval_batches = 4, .checkpoint_every = 0, .out = "results/copy"};
     bench_common_defaults(&o.common);
@@ -458,7 +460,7 @@ int main(int argc, char **argv)
          0, 0, "radam|adam", 0},
         {"--lr", LT_FLAG_DOUBLE, &o.lr, "LR", "learning rate", 1e-9, 10, NULL, 0},
         {"--lr-drops", LT_FLAG_STRING, &o.lr_drops, "LIST",
-         "step decay as STEP:FACTOR,... (the paper: 3000:0.1)", 0, 0, NULL, 0},
+         "step decay as STEP:FACTOR,... (the paper: 3000:0.1), or none", 0, 0, NULL, 0},
         {"--weight-decay", LT_FLAG_DOUBLE, &o.weight_decay, "WD",
          "decoupled weight decay (AdamW style); 0 = off", 0, 1, NULL, 0},
         {"--activation", LT_FLAG_CHOICE, &o.activation, NULL, "feed-forward activation", 0, 0,
@@ -536,7 +538,7 @@ int main(int argc, char **argv)
     printf("ltbench copy: preset %s, N=%ld, batch %ld, %ld updates, %ld layers, %ld heads x %ld, "
            "FFN %ld, dropout %g, %s lr %g%s%s, clip %g, %d threads, seed %ld\n",
            o.preset, o.seq, o.batch, o.steps, o.layers, o.heads, o.head_dim, o.ffn, o.dropout,
-           o.optimizer, o.lr, o.lr_drops[0] ? " drops " : "", o.lr_drops, o.clip,
+           o.optimizer, o.lr, " drops ", o.lr_drops, o.clip,
            lt_threads_get(), o.common.seed);
     if (scaling_note[0])
         printf("(%s)\n", scaling_note);

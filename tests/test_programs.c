@@ -132,6 +132,10 @@ Test(copy, resume_continues_and_unwritable_output_fails_cleanly, .timeout = 300)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
+    snprintf(args, sizeof args,
+             "copy --variants linear --seq 16 --batch 2 --steps 4 --lr-drops none --quiet --out %s",
+             dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
     snprintf(args, sizeof args, "copy --preset quick --variants linear --steps 4 --quiet --out %s",
              dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
