@@ -188,7 +188,7 @@ static lt_status train_variant(const copy_options *o, const char *variant, varia
     lt_copy_task task;
     LT_TRY(lt_copy_task_init(&task, (int)o->seq));
     const int threads = lt_threads_get(), B = (int)o->batch, N = (int)o->seq;
-    lt_attn_shape shape = {B, (int)o->heads, N, (int)o->head_dim, (int)o->head_dim};
+    lt_attn_shape shape = {B, (int)o->heads, N, (int)o->head_dim, (int)o->head_dim, NULL};
     lt_attn attn;
     LT_TRY(lt_attn_init(&attn, &tc.model.attn));
     r->kernel = lt_attn_kernel_name(&attn, shape);

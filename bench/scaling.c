@@ -370,7 +370,7 @@ int main(int argc, char **argv)
                 int N = 1 << e;
                 lt_attn_shape shape = {
                     (int)(opt.batch ? opt.batch : (opt.tokens / N > 1 ? opt.tokens / N : 1)),
-                    (int)opt.heads, N, (int)opt.head_dim, (int)opt.value_dim};
+                    (int)opt.heads, N, (int)opt.head_dim, (int)opt.value_dim, NULL};
                 lt_attn_config config = lt_attn_default_config(variants[vi]);
                 config.causal = causal_modes[mi];
                 config.feature_map = feature_map;

@@ -939,3 +939,131 @@ Test(attn_plan, linformer_params_initialised)
     lt_mem_free(p);
     lt_mem_free(again);
 }
+
+/* ---- per-sequence lengths ---- */
+
+/* Rows [0, rows) of head bh of a (B, H, N, last) tensor. */
+static float *head_rows(float *x, int bh, int N, int last) { return x + (size_t)bh * N * last; }
+
+/* A padded batch computes each sequence as if it ran alone: outputs and
+ * dq, dk, dv of the valid rows match a run of that sequence by itself,
+ * padded output rows are 0 and padded gradient rows get nothing; Linformer's
+ * parameter gradient is the sum of the sequences' own. */
+static void check_lengths_match_alone(lt_attn_config config)
+{
+    const int B = 4, H = 2, N = 21, D = 5, M = 3;
+    const int32_t lengths[4] = {21, 0, 13, 1};
+    run batch;
+    run_setup(&batch, config, shape_of(B, H, N, D, M), 11, -1.0f, 1.0f);
+    batch.shape.lengths = lengths;
+    run_forward(&batch);
+    run_backward(&batch);
+    float *param_sum = alloc_floats(batch.np);
+    for (int b = 0; b < B; b++) {
+        const int n = lengths[b];
+        for (int h = 0; h < H; h++) {
+            int bh = b * H + h;
+            for (size_t i = (size_t)n * M; i < (size_t)N * M; i++) {
+                cr_expect_eq(head_rows(batch.out, bh, N, M)[i], 0.0f, "padded out row");
+                cr_expect_eq(head_rows(batch.dv, bh, N, M)[i], 0.0f, "padded dv row");
+            }
+            for (size_t i = (size_t)n * D; i < (size_t)N * D; i++)
+                cr_expect(head_rows(batch.dq, bh, N, D)[i] == 0.0f &&
+                              head_rows(batch.dk, bh, N, D)[i] == 0.0f,
+                          "padded dq/dk row");
+        }
+        if (n == 0)
+            continue;
+        run alone;
+        run_setup(&alone, config, shape_of(1, H, n, D, M), 1, 0.0f, 1.0f);
+        for (int h = 0; h < H; h++) {
+            int bh = b * H + h;
+            memcpy(head_rows(alone.q, h, n, D), head_rows(batch.q, bh, N, D), (size_t)n * D * 4);
+            memcpy(head_rows(alone.k, h, n, D), head_rows(batch.k, bh, N, D), (size_t)n * D * 4);
+            memcpy(head_rows(alone.v, h, n, M), head_rows(batch.v, bh, N, M), (size_t)n * M * 4);
+            memcpy(head_rows(alone.d_out, h, n, M), head_rows(batch.d_out, bh, N, M),
+                   (size_t)n * M * 4);
+        }
+        memcpy(alone.params, batch.params, batch.np * sizeof(float));
+        run_forward(&alone);
+        run_backward(&alone);
+        for (int h = 0; h < H; h++) {
+            int bh = b * H + h;
+            expect_close(head_rows(batch.out, bh, N, M), head_rows(alone.out, h, n, M),
+                         (size_t)n * M, 1e-5, "out");
+            expect_close(head_rows(batch.dq, bh, N, D), head_rows(alone.dq, h, n, D),
+                         (size_t)n * D, 1e-5, "dq");
+            expect_close(head_rows(batch.dk, bh, N, D), head_rows(alone.dk, h, n, D),
+                         (size_t)n * D, 1e-5, "dk");
+            expect_close(head_rows(batch.dv, bh, N, M), head_rows(alone.dv, h, n, M),
+                         (size_t)n * M, 1e-5, "dv");
+        }
+        for (size_t i = 0; i < batch.np; i++)
+            param_sum[i] += alone.d_params[i];
+        run_free(&alone);
+    }
+    expect_close(batch.d_params, param_sum, batch.np, 1e-5, "d_params");
+    lt_mem_free(param_sum);
+    run_free(&batch);
+}
+
+Test(attn_lengths, padded_batch_equals_each_sequence_alone)
+{
+    const char *variants[] = {"softmax", "linear", "linformer"};
+    for (int v = 0; v < 3; v++)
+        for (int causal = 0; causal <= 1; causal++) {
+            const char *kernel;
+            for (int i = 0; (kernel = lt_attn_kernel_at(variants[v], causal, i)) != NULL; i++)
+                check_lengths_match_alone(config_of(variants[v], causal, kernel));
+        }
+}
+
+Test(attn_lengths, out_of_range_length_refused)
+{
+    lt_attn a;
+    lt_attn_config c = config_of("softmax", 0, NULL);
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    int32_t lengths[2] = {4, 9};
+    lt_attn_shape s = shape_of(2, 1, 8, 4, 4);
+    s.lengths = lengths;
+    cr_expect_eq(lt_attn_check_shape(&a, s), LT_E_INPUT);
+    cr_expect_neq(strstr(lt_last_error(), "sequence 1"), NULL, "%s", lt_last_error());
+    lengths[1] = -1;
+    cr_expect_eq(lt_attn_check_shape(&a, s), LT_E_INPUT);
+    lengths[1] = 8;
+    cr_expect_eq(lt_attn_check_shape(&a, s), LT_OK);
+}
+
+/* ---- what variants say they can do ---- */
+
+Test(attn_caps, variants_describe_themselves)
+{
+    lt_attn_caps caps;
+    cr_assert_eq(lt_attn_variant_caps("softmax", &caps), LT_OK);
+    cr_expect(caps.causal && caps.noncausal && !caps.params && caps.recurrent);
+    cr_assert_eq(lt_attn_variant_caps("linear", &caps), LT_OK);
+    cr_expect(caps.causal && caps.noncausal && !caps.params && caps.recurrent);
+    cr_assert_eq(lt_attn_variant_caps("linformer", &caps), LT_OK);
+    cr_expect(!caps.causal && caps.noncausal && caps.params && !caps.recurrent);
+    cr_expect_neq(strstr(caps.no_causal_reason, "projected"), NULL);
+    cr_expect_eq(lt_attn_variant_caps("reformer", &caps), LT_E_USAGE);
+    cr_expect_str_eq(lt_attn_kernel_at("linear", 1, 0), "linear-causal-chunked");
+    cr_expect_eq(lt_attn_kernel_at("linformer", 1, 0), NULL);
+    cr_expect_str_eq(lt_attn_kernels_for("linformer", 1), "none");
+}
+
+Test(attn_caps, zero_normaliser_refused)
+{
+    lt_attn a;
+    lt_attn_config c = config_of("linear", 0, NULL);
+    c.feature_map = LT_FEATURE_RELU;
+    c.eps = 0.0f;
+    cr_expect_eq(lt_attn_init(&a, &c), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "eps"), NULL, "%s", lt_last_error());
+    c.eps = 1e-6f;
+    cr_expect_eq(lt_attn_init(&a, &c), LT_OK);
+    c = config_of("linear", 1, "softmax-gemm");
+    cr_expect_eq(lt_attn_init(&a, &c), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "linear-causal-chunked, linear-causal-prefix"), NULL,
+                  "%s", lt_last_error());
+}

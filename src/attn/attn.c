@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "attn/attn_internal.h"
@@ -40,12 +41,44 @@ lt_attn_config lt_attn_default_config(const char *variant)
     return config;
 }
 
+static int kernel_fits(const attn_kernel_info *kernel, int causal)
+{
+    switch (kernel->use) {
+    case ATTN_NONCAUSAL_ONLY: return !causal;
+    case ATTN_CAUSAL_ONLY: return causal;
+    case ATTN_EITHER: return 1;
+    }
+    return 0;
+}
+
 const char *lt_attn_variant_names(void) { return "softmax|linear|linformer"; }
 
 const char *lt_attn_kernel_names(const char *variant)
 {
     const lt_attn_variant *impl = find_variant(variant);
     return impl != NULL ? impl->kernel_names : NULL;
+}
+
+const char *lt_attn_kernel_at(const char *variant, int causal, int index)
+{
+    const lt_attn_variant *impl = find_variant(variant);
+    for (int i = 0; impl != NULL && i < impl->kernel_count; i++)
+        if (kernel_fits(&impl->kernels[i], causal) && index-- == 0)
+            return impl->kernels[i].name;
+    return NULL;
+}
+
+const char *lt_attn_kernels_for(const char *variant, int causal)
+{
+    /* One buffer per thread: only for messages and --help. */
+    static _Thread_local char list[512];
+    list[0] = '\0';
+    const char *name;
+    for (int i = 0; (name = lt_attn_kernel_at(variant, causal, i)) != NULL; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", name);
+    if (list[0] == '\0')
+        snprintf(list, sizeof list, "none");
+    return list;
 }
 
 static const char *const feature_map_names[] = {"elu", "relu", "identity"};
@@ -69,14 +102,30 @@ const char *lt_attn_feature_map_name(lt_feature_map map)
     return feature_map_names[map];
 }
 
-static int kernel_fits(const attn_kernel_info *kernel, int causal)
+static int any_kernel_fits(const lt_attn_variant *impl, int causal)
 {
-    switch (kernel->use) {
-    case ATTN_NONCAUSAL_ONLY: return !causal;
-    case ATTN_CAUSAL_ONLY: return causal;
-    case ATTN_EITHER: return 1;
-    }
+    for (int i = 0; i < impl->kernel_count; i++)
+        if (kernel_fits(&impl->kernels[i], causal))
+            return 1;
     return 0;
+}
+
+lt_status lt_attn_variant_caps(const char *variant, lt_attn_caps *caps)
+{
+    const lt_attn_variant *impl = find_variant(variant);
+    if (impl == NULL)
+        return lt_fail(LT_E_USAGE, "variant: expected one of %s, got '%s'",
+                       lt_attn_variant_names(), variant != NULL ? variant : "(null)");
+    lt_attn_config config = lt_attn_default_config(impl->name);
+    *caps = (lt_attn_caps){
+        .causal = any_kernel_fits(impl, 1),
+        .noncausal = any_kernel_fits(impl, 0),
+        .params = impl->param_count(&config) > 0,
+        .recurrent = impl->step != NULL,
+        .no_causal_reason = impl->no_causal_reason,
+        .no_recurrent_reason = impl->no_recurrence_reason,
+    };
+    return LT_OK;
 }
 
 lt_status lt_attn_init(lt_attn *attn, const lt_attn_config *config)
@@ -84,31 +133,29 @@ lt_status lt_attn_init(lt_attn *attn, const lt_attn_config *config)
     LT_ASSERT(attn != NULL && config != NULL);
     const lt_attn_variant *impl = find_variant(config->variant);
     if (impl == NULL)
-        return lt_fail(LT_E_USAGE, "attention variant '%s': expected one of %s",
-                       config->variant != NULL ? config->variant : "(null)",
-                       lt_attn_variant_names());
+        return lt_fail(LT_E_USAGE, "variant: expected one of %s, got '%s'",
+                       lt_attn_variant_names(),
+                       config->variant != NULL ? config->variant : "(null)");
     if (config->causal != 0 && config->causal != 1)
-        return lt_fail(LT_E_USAGE, "attention causal flag: expected 0 or 1, got %d",
-                       config->causal);
+        return lt_fail(LT_E_USAGE, "causal: expected 0 or 1, got %d", config->causal);
     LT_TRY(impl->check_config(config));
 
-    const char *chosen = NULL;
-    for (int i = 0; i < impl->kernel_count && chosen == NULL; i++) {
+    int chosen = -1;
+    for (int i = 0; i < impl->kernel_count && chosen < 0; i++) {
         const attn_kernel_info *kernel = &impl->kernels[i];
         int named = config->kernel == NULL || strcmp(config->kernel, kernel->name) == 0;
         if (named && kernel_fits(kernel, config->causal))
-            chosen = kernel->name;
+            chosen = i;
     }
-    if (chosen == NULL)
-        return lt_fail(LT_E_USAGE,
-                       "attention kernel '%s': not a %s kernel for %s attention "
-                       "(the %s variant offers %s)",
+    if (chosen < 0)
+        return lt_fail(LT_E_USAGE, "kernel: '%s' is not a %s kernel for %s attention (%s)",
                        config->kernel, impl->name, config->causal ? "causal" : "non-causal",
-                       impl->name, impl->kernel_names);
+                       lt_attn_kernels_for(impl->name, config->causal));
     attn->impl = impl;
+    attn->kernel = chosen;
     attn->config = *config;
     attn->config.variant = impl->name;
-    attn->config.kernel = chosen;
+    attn->config.kernel = impl->kernels[chosen].name;
     return LT_OK;
 }
 
@@ -131,6 +178,10 @@ lt_status lt_attn_check_shape(const lt_attn *attn, lt_attn_shape shape)
                        "linformer attention: sequence length N = %d exceeds n_max = %d "
                        "(the columns of E and F); raise n_max",
                        shape.N, attn->config.n_max);
+    for (int b = 0; shape.lengths != NULL && b < shape.B; b++)
+        if (shape.lengths[b] < 0 || shape.lengths[b] > shape.N)
+            return lt_fail(LT_E_INPUT, "%s attention: length of sequence %d is %d, expected 0 to N = %d",
+                           attn->impl->name, b, (int)shape.lengths[b], shape.N);
     return LT_OK;
 }
 
@@ -244,6 +295,19 @@ static attn_call make_call(const lt_attn *attn, lt_attn_shape shape, void *works
     return call;
 }
 
+/* Output rows past each sequence's length are 0, so what follows the
+ * attention sees the same values whatever the kernel. */
+static void zero_padded_rows(float *out, lt_attn_shape shape)
+{
+    if (shape.lengths == NULL)
+        return;
+    for (int bh = 0; bh < shape.B * shape.H; bh++) {
+        size_t rows = (size_t)(shape.N - shape.lengths[bh / shape.H]);
+        float *pad = out + ((size_t)bh * shape.N + (size_t)shape.lengths[bh / shape.H]) * shape.M;
+        memset(pad, 0, rows * (size_t)shape.M * sizeof(float));
+    }
+}
+
 lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape, float *out, void *saved,
                           void *workspace, const float *q, const float *k, const float *v,
                           const float *params)
@@ -257,6 +321,7 @@ lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape, float *out, 
     call.out = out;
     call.saved = saved;
     attn->impl->forward(&call);
+    zero_padded_rows(out, shape);
     return LT_OK;
 }
 

@@ -21,6 +21,7 @@
 #define LT_ATTN_ATTN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/status.h"
 
@@ -33,9 +34,15 @@ typedef enum lt_feature_map {
 typedef struct lt_attn_shape {
     int B; /* batch */
     int H; /* heads */
-    int N; /* sequence length */
+    int N; /* sequence length (padded: the stride of each (batch, head) slice) */
     int D; /* query/key head dimension */
     int M; /* value/output head dimension */
+    /* (B) valid positions of each sequence, each in [0, N], or NULL: all N.
+     * Sequence b is computed exactly as if it were run alone with length
+     * lengths[b]: padded keys are never attended, padded output rows are
+     * set to 0, and backward ignores d_out there and adds nothing to the
+     * padded rows of dq, dk, dv. Buffers are still sized for N. */
+    const int32_t *lengths;
 } lt_attn_shape;
 
 typedef struct lt_attn_config {
@@ -54,8 +61,22 @@ typedef struct lt_attn_variant lt_attn_variant; /* private: one per variant */
 
 typedef struct lt_attn {
     const lt_attn_variant *impl;
+    int kernel; /* index into the variant's kernel table, resolved once by lt_attn_init */
     lt_attn_config config;
 } lt_attn;
+
+/* What a variant can do, so programs ask instead of naming variants. */
+typedef struct lt_attn_caps {
+    int causal;     /* has a causal form */
+    int noncausal;  /* has a non-causal form */
+    int params;     /* has learned parameters (linformer's E, F) */
+    int recurrent;  /* has a recurrent step for generation (causal only) */
+    const char *no_causal_reason;    /* why not, when causal == 0 */
+    const char *no_recurrent_reason; /* why not, when recurrent == 0 */
+} lt_attn_caps;
+
+/* Capabilities of a variant by name; LT_E_USAGE for an unknown name. */
+lt_status lt_attn_variant_caps(const char *variant, lt_attn_caps *caps);
 
 /* Default configuration of a variant: eps 1e-6, elu feature map, k = 256,
  * n_max = 4096, non-causal, default kernel. */
@@ -68,19 +89,32 @@ const char *lt_attn_variant_names(void);
  * variant. Each fast kernel has a plain reference kernel beside it. */
 const char *lt_attn_kernel_names(const char *variant);
 
+/* The index-th kernel (0 = the default) of `variant` that serves `causal`,
+ * or NULL past the last: to list or loop over kernels (--kernels all). */
+const char *lt_attn_kernel_at(const char *variant, int causal, int index);
+
+/* "a, b, c": the kernels of `variant` that serve `causal`, or "none" (for
+ * messages; the text lives until the thread's next call). */
+const char *lt_attn_kernels_for(const char *variant, int causal);
+
 /* Parses "elu", "relu" or "identity"; LT_E_USAGE naming `flag` otherwise. */
 lt_status lt_attn_parse_feature_map(lt_feature_map *out, const char *text, const char *flag);
 const char *lt_attn_feature_map_name(lt_feature_map map);
 
 /* Validates the configuration: unknown variant, causal linformer (refused:
  * every projected slot mixes all positions, so it cannot be causal),
- * eps < 0, k < 1, a kernel the variant lacks or that does not fit `causal`...
- * all fail with LT_E_USAGE and say why. On success attn->config.kernel names
- * the kernel that will run (a static string). */
+ * eps < 0, eps = 0 with a feature map that can be 0 (relu: the normaliser of
+ * a query whose features are all 0 would be 0/0), k < 1, a kernel the
+ * variant lacks or that does not fit `causal`... all fail with LT_E_USAGE
+ * and say why, naming the configuration field (variant, causal, eps,
+ * feature_map, proj_k, n_max, kernel). On success attn->config.kernel names
+ * the kernel that will run (a static string) and attn->kernel indexes it, so
+ * no call compares names again. */
 lt_status lt_attn_init(lt_attn *attn, const lt_attn_config *config);
 
 /* Checks a shape against the configuration: all sizes >= 1 except N >= 0,
- * N <= n_max for linformer. LT_E_INPUT naming the offending size. */
+ * N <= n_max for linformer, every length in [0, N]. LT_E_INPUT naming the
+ * offending size. */
 lt_status lt_attn_check_shape(const lt_attn *attn, lt_attn_shape shape);
 
 /* Which kernel runs for this shape, e.g. "softmax-gemm" or

@@ -103,6 +103,8 @@ struct lt_attn_variant {
     double (*flops)(const lt_attn *attn, lt_attn_shape shape, int backward);
     void (*forward)(const attn_call *call);
     void (*backward)(const attn_call *call);
+    /* Why no kernel serves causal attention, when none does. */
+    const char *no_causal_reason;
     /* Recurrent form; NULL step when the variant has none, with the reason. */
     const char *no_recurrence_reason;
     size_t (*state_payload_bytes)(int B, int H, int D, int M, int max_steps);
@@ -125,6 +127,13 @@ typedef struct attn_head {
 } attn_head;
 
 attn_head attn_view_head(const attn_call *call, int bh);
+
+/* Valid rows of head bh: its sequence's length, or N without lengths.
+ * Kernels compute on the first rows only; slices keep the padded stride. */
+static inline int attn_head_rows(const attn_call *call, int bh)
+{
+    return call->shape.lengths != NULL ? call->shape.lengths[bh / call->shape.H] : call->shape.N;
+}
 
 /* 1 when heads are spread across threads (at least as many heads as
  * threads), 0 when each head spreads its own work. */

@@ -40,19 +40,10 @@ static const char KERNEL_CHUNKED[] = "linear-causal-chunked";
 static const char KERNEL_PREFIX[] = "linear-causal-prefix";
 static const char KERNEL_REFERENCE[] = "linear-reference";
 
+/* Indexes linear_kernels below: lt_attn_init resolved the name once. */
 typedef enum linear_kernel { GEMM, CHUNKED, PREFIX, REFERENCE } linear_kernel;
 
-static linear_kernel kernel_of(const lt_attn *attn)
-{
-    const char *name = attn->config.kernel;
-    if (strcmp(name, KERNEL_CHUNKED) == 0)
-        return CHUNKED;
-    if (strcmp(name, KERNEL_PREFIX) == 0)
-        return PREFIX;
-    if (strcmp(name, KERNEL_REFERENCE) == 0)
-        return REFERENCE;
-    return GEMM;
-}
+static linear_kernel kernel_of(const lt_attn *attn) { return (linear_kernel)attn->kernel; }
 
 /* ---- feature maps ---- */
 
@@ -209,7 +200,7 @@ static saved_view view_saved(const attn_call *call, int bh)
 
 static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
     const float eps = call->attn->config.eps;
     attn_head h = attn_view_head(call, bh);
@@ -239,7 +230,7 @@ static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner
 
 static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
     attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
@@ -321,7 +312,7 @@ static void token_features(float *pq, float *pk, const attn_head *h, lt_feature_
 
 static void prefix_head_forward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
     attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
@@ -344,7 +335,7 @@ static void prefix_head_forward(const attn_call *call, int bh, char *ws, int inn
 
 static void prefix_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
     attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
@@ -486,7 +477,7 @@ static void chunk_features(chunk_buffers *b, const attn_head *h, lt_feature_map 
 
 static void chunked_head_forward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
     const float eps = call->attn->config.eps;
     attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
@@ -515,7 +506,7 @@ static void chunked_head_forward(const attn_call *call, int bh, char *ws, int in
 
 static void chunked_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
     attn_head h = attn_view_head(call, bh);
     saved_view s = view_saved(call, bh);
@@ -597,10 +588,11 @@ static float reference_score(lt_feature_map map, const float *qi, const float *k
     return a;
 }
 
-/* num (M) = sum_j A_ij V_j over the keys row i sees; returns den_i. */
-static float reference_row(float *num, const attn_call *call, const attn_head *h, int i)
+/* num (M) = sum_j A_ij V_j over the keys row i of a length-N sequence
+ * sees; returns den_i. */
+static float reference_row(float *num, const attn_call *call, const attn_head *h, int i, int N)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
     int cols = call->attn->config.causal ? i + 1 : N;
     float den = 0.0f;
@@ -618,11 +610,11 @@ static float reference_row(float *num, const attn_call *call, const attn_head *h
 static void reference_head_forward(const attn_call *call, int bh, char *ws, int inner)
 {
     (void)ws, (void)inner;
-    const int N = call->shape.N, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), M = call->shape.M;
     attn_head h = attn_view_head(call, bh);
     for (int i = 0; i < N; i++) {
         float *out = h.out + (size_t)i * M;
-        float den = reference_row(out, call, &h, i);
+        float den = reference_row(out, call, &h, i, N);
         for (int m = 0; m < M; m++)
             out[m] /= den;
     }
@@ -631,13 +623,13 @@ static void reference_head_forward(const attn_call *call, int bh, char *ws, int 
 static void reference_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
     (void)inner;
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
     const lt_feature_map map = call->attn->config.feature_map;
     attn_head h = attn_view_head(call, bh);
     float *num = (float *)ws;
     for (int i = 0; i < N; i++) {
         const float *g = h.d_out + (size_t)i * M, *qi = h.q + (size_t)i * D;
-        float den = reference_row(num, call, &h, i);
+        float den = reference_row(num, call, &h, i, N);
         float g_out = 0.0f;
         for (int m = 0; m < M; m++)
             g_out += g[m] * num[m] / den;
@@ -665,11 +657,18 @@ static lt_status linear_check_config(const lt_attn_config *config)
 {
     if (!(config->eps >= 0.0f) || !isfinite(config->eps))
         return lt_fail(LT_E_USAGE,
-                       "linear attention: eps = %g, expected a finite value >= 0 (1e-6 is usual)",
+                       "eps: expected a finite value >= 0 for linear attention (1e-6 is usual), "
+                       "got %g",
                        (double)config->eps);
     if ((int)config->feature_map < LT_FEATURE_ELU || (int)config->feature_map > LT_FEATURE_IDENTITY)
-        return lt_fail(LT_E_USAGE, "linear attention: unknown feature map %d (elu, relu, identity)",
+        return lt_fail(LT_E_USAGE, "feature_map: unknown feature map %d (elu, relu, identity)",
                        (int)config->feature_map);
+    /* relu features are all 0 for a query with no positive entry: its
+     * normaliser is then eps alone, and 0/0 without it. */
+    if (config->feature_map == LT_FEATURE_RELU && config->eps == 0.0f)
+        return lt_fail(LT_E_USAGE,
+                       "eps: must be > 0 with the relu feature map (a query with no positive "
+                       "entry has normaliser eps; 0 would divide 0 by 0); 1e-6 is usual");
     return LT_OK;
 }
 

@@ -60,12 +60,15 @@ static slice_view view_slice(char *ws, lt_attn_shape shape, int K)
 
 static void head_forward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    /* A sequence shorter than the padded N projects through the first N
+     * columns of E and F, exactly as when it runs alone. */
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
+    const size_t stride = (size_t)call->shape.N;
     const int K = call->attn->config.proj_k, n_max = call->attn->config.n_max;
     const float *E = call->params, *F = call->params + (size_t)K * n_max;
-    const float *q = call->q + (size_t)bh * N * D, *k = call->k + (size_t)bh * N * D;
-    const float *v = call->v + (size_t)bh * N * M;
-    float *out = call->out + (size_t)bh * N * M;
+    const float *q = call->q + (size_t)bh * stride * D, *k = call->k + (size_t)bh * stride * D;
+    const float *v = call->v + (size_t)bh * stride * M;
+    float *out = call->out + (size_t)bh * stride * M;
     saved_view s = view_saved(call, bh);
     slice_view w = view_slice(ws, call->shape, K);
     float *p = s.p != NULL ? s.p : w.p;
@@ -84,11 +87,12 @@ static void head_forward(const attn_call *call, int bh, char *ws, int inner)
 
 static void head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
+    const size_t stride = (size_t)call->shape.N;
     const int K = call->attn->config.proj_k, n_max = call->attn->config.n_max;
     const float scale = score_scale(D);
     const float *E = call->params, *F = call->params + (size_t)K * n_max;
-    size_t qk = (size_t)bh * N * D, vo = (size_t)bh * N * M;
+    size_t qk = (size_t)bh * stride * D, vo = (size_t)bh * stride * M;
     const float *q = call->q + qk, *k = call->k + qk, *v = call->v + vo, *g = call->d_out + vo;
     saved_view s = view_saved(call, bh);
     slice_view w = view_slice(ws, call->shape, K);
@@ -97,7 +101,7 @@ static void head_backward(const attn_call *call, int bh, char *ws, int inner)
      * add into their thread's private copy, reduced afterwards. */
     float *dE = inner ? call->d_params : w.acc_e;
     float *dF = inner ? call->d_params + (size_t)K * n_max : w.acc_f;
-    size_t ld = inner ? (size_t)n_max : (size_t)N;
+    size_t ld = inner ? (size_t)n_max : stride;
 
     /* dVp = P^T dOut; dP = dOut Vp^T, then dS = P * (dP - rowsum(dP * P)) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, M, N, 1.0f, s.p, K, g, M, 0.0f, dvp, M);
@@ -149,14 +153,14 @@ static void linformer_backward(const attn_call *call)
 static lt_status linformer_check_config(const lt_attn_config *config)
 {
     if (config->causal)
-        return lt_fail(LT_E_USAGE, "linformer attention cannot be causal: %s; use softmax or "
-                                   "linear attention for causal models",
+        return lt_fail(LT_E_USAGE, "causal: linformer attention cannot be causal: %s; use "
+                                   "softmax or linear attention for causal models",
                        NOT_CAUSAL_REASON);
     if (config->proj_k < 1)
-        return lt_fail(LT_E_USAGE, "linformer attention: projected length k = %d, expected >= 1",
+        return lt_fail(LT_E_USAGE, "proj_k: linformer's projected length must be >= 1, got %d",
                        config->proj_k);
     if (config->n_max < 1)
-        return lt_fail(LT_E_USAGE, "linformer attention: n_max = %d, expected >= 1",
+        return lt_fail(LT_E_USAGE, "n_max: linformer's maximum length must be >= 1, got %d",
                        config->n_max);
     return LT_OK;
 }
@@ -220,5 +224,6 @@ const lt_attn_variant lt_attn_linformer_variant = {
     .flops = linformer_flops,
     .forward = linformer_forward,
     .backward = linformer_backward,
+    .no_causal_reason = NOT_CAUSAL_REASON,
     .no_recurrence_reason = NOT_CAUSAL_REASON,
 };

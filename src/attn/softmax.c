@@ -22,16 +22,17 @@
 static const char KERNEL_GEMM[] = "softmax-gemm";
 static const char KERNEL_REFERENCE[] = "softmax-reference";
 
-static int uses_reference(const lt_attn *attn)
-{
-    return strcmp(attn->config.kernel, KERNEL_REFERENCE) == 0;
-}
+/* Indexes softmax_kernels below (resolved once by lt_attn_init). */
+enum { GEMM, REFERENCE };
+
+static int uses_reference(const lt_attn *attn) { return attn->kernel == REFERENCE; }
 
 static float score_scale(int D) { return 1.0f / sqrtf((float)D); }
 
 static int block_rows(int N) { return N < BLOCK_ROWS ? N : BLOCK_ROWS; }
 
-/* One head's saved probabilities P (N, N), or NULL when not saved. */
+/* One head's saved probabilities P (N, N) at the padded N (row stride N;
+ * a shorter sequence uses the top-left block), or NULL when not saved. */
 static float *saved_probs(const attn_call *call, int bh)
 {
     size_t N = call->shape.N;
@@ -42,15 +43,16 @@ static float *saved_probs(const attn_call *call, int bh)
 
 static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
+    const size_t stride = (size_t)call->shape.N;
     const int causal = call->attn->config.causal;
     attn_head h = attn_view_head(call, bh);
     float *probs = saved_probs(call, bh);
     for (int r0 = 0; r0 < N; r0 += BLOCK_ROWS) {
         int rows = N - r0 < BLOCK_ROWS ? N - r0 : BLOCK_ROWS;
         int cols = causal ? r0 + rows : N; /* later keys are all masked */
-        float *p = probs != NULL ? probs + (size_t)r0 * N : (float *)ws;
-        size_t ld = probs != NULL ? (size_t)N : (size_t)cols;
+        float *p = probs != NULL ? probs + (size_t)r0 * stride : (float *)ws;
+        size_t ld = probs != NULL ? stride : (size_t)cols;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, score_scale(D),
                     h.q + (size_t)r0 * D, D, h.k, D, 0.0f, p, ld);
         attn_softmax_rows(p, ld, rows, cols, r0, causal, inner);
@@ -61,7 +63,8 @@ static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner
 
 static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
+    const size_t stride = (size_t)call->shape.N;
     const int causal = call->attn->config.causal;
     const float scale = score_scale(D);
     attn_head h = attn_view_head(call, bh);
@@ -70,15 +73,15 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
     for (int r0 = 0; r0 < N; r0 += BLOCK_ROWS) {
         int rows = N - r0 < BLOCK_ROWS ? N - r0 : BLOCK_ROWS;
         int cols = causal ? r0 + rows : N;
-        const float *p = probs + (size_t)r0 * N;
+        const float *p = probs + (size_t)r0 * stride;
         const float *g = h.d_out + (size_t)r0 * M;
         /* dV[:cols] += P^T dOut */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, M, rows, 1.0f, p, N, g, M,
-                    1.0f, h.dv, M);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, M, rows, 1.0f, p, stride, g,
+                    M, 1.0f, h.dv, M);
         /* dP = dOut V^T, then dS = P * (dP - rowsum(dP * P)) */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, M, 1.0f, g, M, h.v, M,
                     0.0f, ds, cols);
-        attn_softmax_rows_backward(ds, cols, p, N, rows, cols, inner);
+        attn_softmax_rows_backward(ds, cols, p, stride, rows, cols, inner);
         /* dQ += dS K / sqrt(D), dK[:cols] += dS^T Q / sqrt(D) */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, scale, ds, cols,
                     h.k, D, 1.0f, h.dq + (size_t)r0 * D, D);
@@ -92,13 +95,14 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
 static void reference_head_forward(const attn_call *call, int bh, char *ws, int inner)
 {
     (void)inner;
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
+    const size_t stride = (size_t)call->shape.N;
     const int causal = call->attn->config.causal;
     const float scale = score_scale(D);
     attn_head h = attn_view_head(call, bh);
     float *probs = saved_probs(call, bh);
     for (int i = 0; i < N; i++) {
-        float *p = probs != NULL ? probs + (size_t)i * N : (float *)ws;
+        float *p = probs != NULL ? probs + (size_t)i * stride : (float *)ws;
         int cols = causal ? i + 1 : N;
         float max = -INFINITY;
         for (int j = 0; j < cols; j++) {
@@ -130,13 +134,14 @@ static void reference_head_forward(const attn_call *call, int bh, char *ws, int 
 static void reference_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
     (void)inner;
-    const int N = call->shape.N, D = call->shape.D, M = call->shape.M;
+    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
+    const size_t stride = (size_t)call->shape.N;
     const float scale = score_scale(D);
     attn_head h = attn_view_head(call, bh);
     float *probs = saved_probs(call, bh);
     float *dp = (float *)ws; /* one row of dL/dP, then dL/dS */
     for (int i = 0; i < N; i++) {
-        const float *p = probs + (size_t)i * N;
+        const float *p = probs + (size_t)i * stride;
         const float *g = h.d_out + (size_t)i * M;
         float dot = 0.0f;
         for (int j = 0; j < N; j++) {

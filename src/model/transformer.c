@@ -52,7 +52,7 @@ static void *carve(carver *c, size_t bytes)
 
 static lt_attn_shape attn_shape(const lt_model_config *cfg, int batch)
 {
-    lt_attn_shape s = {batch, cfg->heads, cfg->seq_len, cfg->head_dim, cfg->head_dim};
+    lt_attn_shape s = {batch, cfg->heads, cfg->seq_len, cfg->head_dim, cfg->head_dim, NULL};
     return s;
 }
 
