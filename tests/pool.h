@@ -1,6 +1,7 @@
 /* A pool of test buffers from the tracked allocator, freed after each test
- * (register release_pool as the suite's .fini), and random fills for them.
- * Header-only, for Criterion tests. */
+ * (register release_pool as the suite's .fini), random fills for them, and
+ * the accumulation check of backward functions. Header-only, for Criterion
+ * tests. */
 #ifndef LT_TESTS_POOL_H
 #define LT_TESTS_POOL_H
 
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "check.h"
 #include "core/mem.h"
 #include "core/rng.h"
 
@@ -52,6 +54,18 @@ static inline double *widen(const float *x, size_t n)
     for (size_t i = 0; i < n; i++)
         d[i] = x[i];
     return d;
+}
+
+/* A second identical backward must double a gradient that started at 0
+ * (up to rounding where BLAS adds a product in pieces). */
+static inline void expect_doubled(const float *twice, const float *once, size_t n,
+                                  const char *what)
+{
+    float *expected = take_f(n);
+    for (size_t i = 0; i < n; i++)
+        expected[i] = 2.0f * once[i];
+    double err = check_rel_error_ff(twice, expected, n, 1e-6);
+    cr_expect(err < 1e-6, "%s: second backward did not add (relative error %.3g)", what, err);
 }
 
 #endif

@@ -85,16 +85,6 @@ static void expect_gradient(const float *got, double *var, size_t n, ref_layer *
     cr_expect(err < GRAD_BOUND, "%s: relative error %.3g against finite differences", what, err);
 }
 
-/* A second identical backward must double a gradient that started at 0. */
-static void expect_doubled(const float *twice, const float *once, size_t n, const char *what)
-{
-    float *expected = take_f(n);
-    for (size_t i = 0; i < n; i++)
-        expected[i] = 2.0f * once[i];
-    double err = check_rel_error_ff(twice, expected, n, 1e-6);
-    cr_expect(err < 1e-6, "%s: second backward did not add (relative error %.3g)", what, err);
-}
-
 /* ---- linear ---- */
 
 static void ref_linear(double *out, const ref_layer *ref)
