@@ -16,54 +16,14 @@
 #include "nn/linear.h"
 #include "nn/posenc.h"
 #include "nn/xent.h"
+#include "pool.h"
 
 /* float gradients against double finite differences: float rounding leaves
  * about 1e-7 here; a wrong term shows up as order 1. */
 #define GRAD_BOUND 1e-5
 #define FORWARD_BOUND 1e-5
 
-/* ---- a pool of test buffers, freed after each test ---- */
-
-static void *pool[128];
-static int pool_used;
-
-static void *take(size_t bytes)
-{
-    cr_assert(pool_used < 128, "test pool exhausted");
-    void *block;
-    cr_assert(lt_mem_calloc(&block, bytes, "test buffer") == LT_OK);
-    pool[pool_used++] = block;
-    return block;
-}
-
-static float *take_f(size_t n) { return take(n * sizeof(float)); }
-static double *take_d(size_t n) { return take(n * sizeof(double)); }
-
-static void release_pool(void)
-{
-    while (pool_used > 0)
-        lt_mem_free(pool[--pool_used]);
-}
-
 TestSuite(nn, .fini = release_pool);
-
-/* Uniform floats in [lo, hi) from stream `stream`. */
-static float *random_f(size_t n, float lo, float hi, uint64_t stream)
-{
-    float *x = take_f(n);
-    lt_rng rng;
-    lt_rng_seed(&rng, 2020, stream);
-    lt_rng_fill_uniform(&rng, x, (long)n, lo, hi);
-    return x;
-}
-
-static double *widen(const float *x, size_t n)
-{
-    double *d = take_d(n);
-    for (size_t i = 0; i < n; i++)
-        d[i] = x[i];
-    return d;
-}
 
 /* ---- double-precision references ----
  *
@@ -123,16 +83,6 @@ static void expect_gradient(const float *got, double *var, size_t n, ref_layer *
     check_fd_gradient(fd, var, n, ref_loss, ref);
     double err = check_rel_error_f(got, fd, n, 1e-6);
     cr_expect(err < GRAD_BOUND, "%s: relative error %.3g against finite differences", what, err);
-}
-
-/* A second identical backward must double a gradient that started at 0. */
-static void expect_doubled(const float *twice, const float *once, size_t n, const char *what)
-{
-    float *expected = take_f(n);
-    for (size_t i = 0; i < n; i++)
-        expected[i] = 2.0f * once[i];
-    double err = check_rel_error_ff(twice, expected, n, 1e-6);
-    cr_expect(err < 1e-6, "%s: second backward did not add (relative error %.3g)", what, err);
 }
 
 /* ---- linear ---- */
