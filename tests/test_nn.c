@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "pool.h"
 #include "core/mem.h"
 #include "core/rng.h"
 #include "nn/dropout.h"
@@ -22,48 +23,7 @@
 #define GRAD_BOUND 1e-5
 #define FORWARD_BOUND 1e-5
 
-/* ---- a pool of test buffers, freed after each test ---- */
-
-static void *pool[128];
-static int pool_used;
-
-static void *take(size_t bytes)
-{
-    cr_assert(pool_used < 128, "test pool exhausted");
-    void *block;
-    cr_assert(lt_mem_calloc(&block, bytes, "test buffer") == LT_OK);
-    pool[pool_used++] = block;
-    return block;
-}
-
-static float *take_f(size_t n) { return take(n * sizeof(float)); }
-static double *take_d(size_t n) { return take(n * sizeof(double)); }
-
-static void release_pool(void)
-{
-    while (pool_used > 0)
-        lt_mem_free(pool[--pool_used]);
-}
-
 TestSuite(nn, .fini = release_pool);
-
-/* Uniform floats in [lo, hi) from stream `stream`. */
-static float *random_f(size_t n, float lo, float hi, uint64_t stream)
-{
-    float *x = take_f(n);
-    lt_rng rng;
-    lt_rng_seed(&rng, 2020, stream);
-    lt_rng_fill_uniform(&rng, x, (long)n, lo, hi);
-    return x;
-}
-
-static double *widen(const float *x, size_t n)
-{
-    double *d = take_d(n);
-    for (size_t i = 0; i < n; i++)
-        d[i] = x[i];
-    return d;
-}
 
 /* ---- double-precision references ----
  *
