@@ -326,3 +326,310 @@ Test(losses, mol_same_for_any_thread_count)
     cr_expect(memcmp(grad[0], grad[1], sizeof(float) * R * P) == 0, "gradients differ");
     cr_expect(memcmp(bytes[0], bytes[1], sizeof(int32_t) * R) == 0, "samples differ");
 }
+
+/* ---- CTC: references ---- */
+
+enum { REF_MAX_C = 16, REF_MAX_S = 63 };
+
+static void ref_softmax(double *y, const double *x, int C)
+{
+    double m = x[0], sum = 0;
+    for (int c = 1; c < C; c++)
+        m = fmax(m, x[c]);
+    for (int c = 0; c < C; c++)
+        sum += y[c] = exp(x[c] - m);
+    for (int c = 0; c < C; c++)
+        y[c] /= sum;
+}
+
+/* p(labels | x) by the forward recursion in probability space (fine for the
+ * short utterances here), over the states blank, l1, blank, l2, ... blank. */
+static double ref_ctc_prob(const double *x, int T, const int32_t *labels, int L, int C)
+{
+    int S = 2 * L + 1, ext[REF_MAX_S];
+    cr_assert(S <= REF_MAX_S && C <= REF_MAX_C);
+    if (T == 0)
+        return L == 0;
+    for (int s = 0; s < S; s++)
+        ext[s] = s % 2 ? labels[s / 2] : 0;
+    double alpha[REF_MAX_S] = {0}, next[REF_MAX_S], y[REF_MAX_C];
+    ref_softmax(y, x, C);
+    alpha[0] = y[0];
+    if (S > 1)
+        alpha[1] = y[ext[1]];
+    for (int t = 1; t < T; t++) {
+        ref_softmax(y, x + t * C, C);
+        for (int s = 0; s < S; s++) {
+            double sum = alpha[s] + (s > 0 ? alpha[s - 1] : 0);
+            if (s > 1 && ext[s] != 0 && ext[s] != ext[s - 2])
+                sum += alpha[s - 2];
+            next[s] = sum * y[ext[s]];
+        }
+        memcpy(alpha, next, sizeof(double) * S);
+    }
+    return alpha[S - 1] + (S > 1 ? alpha[S - 2] : 0);
+}
+
+/* p(labels | x) by enumerating all C^T frame paths and collapsing each. */
+static double brute_ctc_prob(const double *x, int T, const int32_t *labels, int L, int C)
+{
+    long paths = 1;
+    for (int t = 0; t < T; t++)
+        paths *= C;
+    double y[8][REF_MAX_C], total = 0;
+    cr_assert(T <= 8 && C <= REF_MAX_C);
+    for (int t = 0; t < T; t++)
+        ref_softmax(y[t], x + t * C, C);
+    for (long path = 0; path < paths; path++) {
+        int collapsed[8], n = 0, previous = 0;
+        double p = 1;
+        long rest = path;
+        for (int t = 0; t < T; t++) {
+            int c = (int)(rest % C);
+            rest /= C;
+            p *= y[t][c];
+            if (c != 0 && c != previous)
+                collapsed[n++] = c;
+            previous = c;
+        }
+        int same = n == L;
+        for (int i = 0; same && i < L; i++)
+            same = collapsed[i] == labels[i];
+        if (same)
+            total += p;
+    }
+    return total;
+}
+
+typedef struct ctc_case {
+    double *logits; /* (B, T_max, C) */
+    const int32_t *input_lengths, *labels, *label_lengths;
+    int B, T_max, C, L_max;
+} ctc_case;
+
+static double ref_ctc_loss(const double *x, void *ctx)
+{
+    (void)x; /* x is the case's logits */
+    const ctc_case *c = ctx;
+    double loss = 0;
+    for (int b = 0, offset = 0; b < c->B; offset += c->label_lengths[b++])
+        loss -= log(ref_ctc_prob(c->logits + b * c->T_max * c->C, c->input_lengths[b],
+                                 c->labels + offset, c->label_lengths[b], c->C));
+    return loss;
+}
+
+/* lt_ctc_loss with a workspace from the pool, planned for `threads`. */
+static lt_status run_ctc(double *loss, double *per_utt, float *d_logits, float scale,
+                         const float *logits, const ctc_case *c, int threads)
+{
+    void *ws = take(lt_ctc_workspace_bytes(c->B, c->T_max, c->L_max, c->C, threads));
+    return lt_ctc_loss(loss, per_utt, d_logits, scale, ws, logits, c->input_lengths, c->labels,
+                       c->label_lengths, c->B, c->T_max, c->C, c->L_max);
+}
+
+/* ---- CTC: tests ---- */
+
+Test(losses, ctc_matches_brute_force)
+{
+    enum { B = 9, T_max = 5, C = 3, L_max = 3 };
+    const int32_t input_lengths[B] = {5, 4, 3, 1, 5, 0, 5, 2, 4};
+    const int32_t label_lengths[B] = {2, 2, 0, 1, 3, 0, 3, 2, 1};
+    const int32_t labels[] = {1, 2, /**/ 1, 1, /**/ /**/ 2, /**/ 2, 1, 2, /**/ /**/ 1, 1, 1,
+                              /**/ 1, 2, /**/ 2};
+    float *logits = random_f(B * T_max * C, -2, 2, 1);
+    ctc_case c = {.logits = widen(logits, B * T_max * C), .input_lengths = input_lengths,
+                  .labels = labels, .label_lengths = label_lengths, .B = B, .T_max = T_max,
+                  .C = C, .L_max = L_max};
+    double loss, per_utt[B], sum = 0;
+    cr_assert(run_ctc(&loss, per_utt, NULL, 1, logits, &c, 0) == LT_OK, "%s", lt_last_error());
+    for (int b = 0, offset = 0; b < B; offset += label_lengths[b++]) {
+        double p = brute_ctc_prob(c.logits + b * T_max * C, input_lengths[b], labels + offset,
+                                  label_lengths[b], C);
+        cr_expect(p > 0 && fabs(exp(-per_utt[b]) - p) <= 1e-9 * p,
+                  "utterance %d: exp(-loss) %.15g, brute force %.15g", b, exp(-per_utt[b]), p);
+        sum += per_utt[b];
+    }
+    cr_expect(per_utt[5] == 0, "no frames and no labels: loss %g", per_utt[5]);
+    cr_expect(loss == sum, "loss_sum %.17g, sum of the terms %.17g", loss, sum);
+    double alone;
+    cr_assert(run_ctc(&alone, NULL, NULL, 1, logits, &c, 0) == LT_OK);
+    cr_expect(alone == loss, "without per_utt: %.17g vs %.17g", alone, loss);
+}
+
+/* Three utterances of 7, 5 and 6 of 7 frames (two padded) with repeats. */
+enum { G_B = 3, G_T = 7, G_C = 5, G_L = 3 };
+static const int32_t g_input_lengths[G_B] = {7, 5, 6}, g_label_lengths[G_B] = {3, 1, 3};
+static const int32_t g_labels[] = {1, 2, 2, 3, 4, 1, 4};
+
+static ctc_case gradient_case(const float *logits)
+{
+    return (ctc_case){.logits = widen(logits, G_B * G_T * G_C), .input_lengths = g_input_lengths,
+                      .labels = g_labels, .label_lengths = g_label_lengths, .B = G_B,
+                      .T_max = G_T, .C = G_C, .L_max = G_L};
+}
+
+Test(losses, ctc_gradients)
+{
+    enum { N = G_B * G_T * G_C };
+    float *logits = random_f(N, -3, 3, 2);
+    ctc_case c = gradient_case(logits);
+    const float scale = 0.5f;
+    float *grad = take_f(N);
+    double loss, expected = ref_ctc_loss(NULL, &c);
+    cr_assert(run_ctc(&loss, NULL, grad, scale, logits, &c, 0) == LT_OK, "%s", lt_last_error());
+    cr_expect(fabs(loss - expected) <= LOSS_BOUND * expected, "loss %.15g, reference %.15g",
+              loss, expected);
+    double *fd = take_d(N);
+    check_fd_gradient(fd, c.logits, N, ref_ctc_loss, &c);
+    for (int i = 0; i < N; i++)
+        fd[i] *= scale;
+    double err = check_rel_error_f(grad, fd, N, 1e-6);
+    cr_expect(err < GRAD_BOUND, "d_logits: relative error %.3g against finite differences", err);
+    for (int b = 0; b < G_B; b++)
+        for (int i = g_input_lengths[b] * G_C; i < G_T * G_C; i++)
+            cr_expect(grad[b * G_T * G_C + i] == 0.0f, "padded frame of utterance %d got %g", b,
+                      grad[b * G_T * G_C + i]);
+
+    float *twice = take_f(N), *expected_twice = take_f(N);
+    memcpy(twice, grad, sizeof(float) * N);
+    for (int i = 0; i < N; i++)
+        expected_twice[i] = 2 * grad[i];
+    cr_assert(run_ctc(&loss, NULL, twice, scale, logits, &c, 0) == LT_OK);
+    cr_expect(check_rel_error_ff(twice, expected_twice, N, 1e-6) < 1e-6,
+              "a second call did not add into d_logits");
+}
+
+Test(losses, ctc_padding_is_ignored)
+{
+    enum { N = G_B * G_T * G_C };
+    float *logits = random_f(N, -3, 3, 2), *padded = take_f(N);
+    memcpy(padded, logits, sizeof(float) * N);
+    for (int b = 0; b < G_B; b++)
+        for (int i = g_input_lengths[b] * G_C; i < G_T * G_C; i++)
+            padded[b * G_T * G_C + i] = i % 2 ? NAN : 1e30f;
+    ctc_case c = gradient_case(logits);
+    double loss[2], per_utt[2][G_B];
+    float *grad[2] = {take_f(N), take_f(N)};
+    cr_assert(run_ctc(&loss[0], per_utt[0], grad[0], 1, logits, &c, 0) == LT_OK);
+    cr_assert(run_ctc(&loss[1], per_utt[1], grad[1], 1, padded, &c, 0) == LT_OK, "%s",
+              lt_last_error());
+    cr_expect(memcmp(per_utt[0], per_utt[1], sizeof per_utt[0]) == 0 && loss[0] == loss[1],
+              "padding changed the loss");
+    cr_expect(memcmp(grad[0], grad[1], sizeof(float) * N) == 0, "padding changed the gradient");
+}
+
+Test(losses, ctc_refuses_bad_input)
+{
+    enum { B = 2, T_max = 4, C = 4, L_max = 3, N = B * T_max * C };
+    float *logits = random_f(N, -1, 1, 3), *grad = take_f(N);
+    double loss;
+    int32_t input_lengths[B] = {4, 3}, label_lengths[B] = {2, 3};
+    int32_t labels[5] = {1, 2, 2, 2, 1}; /* utterance 1: 3 labels, 1 repeat: 4 frames */
+    ctc_case c = {.input_lengths = input_lengths, .labels = labels,
+                  .label_lengths = label_lengths, .B = B, .T_max = T_max, .C = C,
+                  .L_max = L_max};
+    cr_expect(run_ctc(&loss, NULL, grad, 1, logits, &c, 0) == LT_E_INPUT);
+    const char *msg = lt_last_error();
+    cr_expect(strstr(msg, "utterance 1") && strstr(msg, "input length 3") &&
+                  strstr(msg, "label length 3"),
+              "message: %s", msg);
+    input_lengths[1] = 4; /* exactly enough */
+    cr_expect(run_ctc(&loss, NULL, NULL, 1, logits, &c, 0) == LT_OK, "%s", lt_last_error());
+
+    labels[4] = C;
+    cr_expect(run_ctc(&loss, NULL, grad, 1, logits, &c, 0) == LT_E_INPUT);
+    cr_expect(strstr(lt_last_error(), "utterance 1: label 4 at index 2") != NULL, "message: %s",
+              lt_last_error());
+    labels[4] = 1;
+    labels[0] = 0; /* the blank is not a label */
+    cr_expect(run_ctc(&loss, NULL, grad, 1, logits, &c, 0) == LT_E_INPUT);
+    cr_expect(strstr(lt_last_error(), "utterance 0: label 0 at index 0") != NULL, "message: %s",
+              lt_last_error());
+    labels[0] = 1;
+    input_lengths[0] = T_max + 1;
+    cr_expect(run_ctc(&loss, NULL, grad, 1, logits, &c, 0) == LT_E_INPUT);
+    input_lengths[0] = 4;
+    label_lengths[1] = L_max + 1;
+    cr_expect(run_ctc(&loss, NULL, grad, 1, logits, &c, 0) == LT_E_INPUT);
+    label_lengths[1] = 3;
+
+    logits[T_max * C + 2 * C + 1] = INFINITY; /* utterance 1, frame 2 */
+    cr_expect(run_ctc(&loss, NULL, grad, 1, logits, &c, 0) == LT_E_NUMERIC);
+    cr_expect(strstr(lt_last_error(), "utterance 1") && strstr(lt_last_error(), "frame 2"),
+              "message: %s", lt_last_error());
+    for (int i = 0; i < N; i++)
+        cr_expect(grad[i] == 0.0f, "a refused call wrote d_logits");
+}
+
+Test(losses, ctc_same_for_any_thread_count)
+{
+    enum { B = 12, T_max = 30, C = 6, L_max = 8, N = B * T_max * C };
+    int32_t input_lengths[B], label_lengths[B], labels[B * L_max];
+    int n = 0;
+    for (int b = 0; b < B; b++) {
+        input_lengths[b] = 10 + (b * 7) % 21;
+        label_lengths[b] = (b * 5) % (L_max + 1);
+        for (int i = 0; i < label_lengths[b]; i++)
+            labels[n++] = 1 + (b + i) % (C - 1); /* no repeats: 10 frames suffice */
+    }
+    ctc_case c = {.input_lengths = input_lengths, .labels = labels,
+                  .label_lengths = label_lengths, .B = B, .T_max = T_max, .C = C,
+                  .L_max = L_max};
+    float *logits = random_f(N, -3, 3, 4);
+    double loss[2], per_utt[2][B];
+    float *grad[2];
+    for (int t = 0; t < 2; t++) {
+        omp_set_num_threads(t + 1);
+        grad[t] = take_f(N);
+        cr_assert(run_ctc(&loss[t], per_utt[t], grad[t], 1, logits, &c, 2) == LT_OK, "%s",
+                  lt_last_error());
+    }
+    cr_expect(memcmp(&loss[0], &loss[1], sizeof loss[0]) == 0, "loss %.17g vs %.17g", loss[0],
+              loss[1]);
+    cr_expect(memcmp(per_utt[0], per_utt[1], sizeof per_utt[0]) == 0, "per_utt differs");
+    cr_expect(memcmp(grad[0], grad[1], sizeof(float) * N) == 0, "gradients differ");
+}
+
+Test(losses, ctc_greedy_decode)
+{
+    enum { C = 3 };
+    const int argmax[] = {0, 1, 1, 0, 1, 2, 2, 0, 0};
+    float logits[9 * C] = {0};
+    for (int t = 0; t < 9; t++)
+        logits[t * C + argmax[t]] = 2;
+    int32_t out[9];
+    int n = lt_ctc_greedy_decode(out, logits, 9, C);
+    cr_expect(n == 3 && out[0] == 1 && out[1] == 1 && out[2] == 2, "decoded %d labels", n);
+
+    const float leading_and_ties[3 * C] = {0, 0, 1, /* 2 */ 0, 0, 1, /* 2 again: merged */
+                                           1, 1, 0 /* tie: the first, the blank */};
+    n = lt_ctc_greedy_decode(out, leading_and_ties, 3, C);
+    cr_expect(n == 1 && out[0] == 2, "decoded %d labels", n);
+    const float blanks[2 * C] = {5, 0, 0, 5, 1, 1};
+    cr_expect(lt_ctc_greedy_decode(out, blanks, 2, C) == 0);
+    cr_expect(lt_ctc_greedy_decode(out, blanks, 0, C) == 0);
+}
+
+static long distance(const char *ref, const char *hyp)
+{
+    int32_t a[16], b[16], work[2 * 17];
+    int n_ref = (int)strlen(ref), n_hyp = (int)strlen(hyp);
+    cr_assert(n_ref <= 16 && n_hyp <= 16);
+    for (int i = 0; i < n_ref; i++)
+        a[i] = ref[i];
+    for (int i = 0; i < n_hyp; i++)
+        b[i] = hyp[i];
+    return lt_edit_distance(a, n_ref, b, n_hyp, work);
+}
+
+Test(losses, edit_distance)
+{
+    cr_expect(distance("kitten", "sitting") == 3);
+    cr_expect(distance("sitting", "kitten") == 3);
+    cr_expect(distance("flaw", "lawn") == 2);
+    cr_expect(distance("abc", "cba") == 2);
+    cr_expect(distance("same", "same") == 0);
+    cr_expect(distance("", "abc") == 3);
+    cr_expect(distance("abcd", "") == 4);
+    cr_expect(distance("", "") == 0);
+}
