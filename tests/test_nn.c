@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "pool.h"
 #include "core/mem.h"
 #include "core/rng.h"
 #include "nn/dropout.h"

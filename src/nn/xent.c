@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "nn/logsumexp.h"
+
 /* Rows are summed in this many fixed chunks, then the chunks in order: the
  * loss is the same number whatever the thread count. */
 #define CHUNKS 64
@@ -27,19 +29,6 @@ static lt_status check_targets(long *counted, const int32_t *targets, const floa
     return LT_OK;
 }
 
-/* log sum_v exp(z_v), shifted by the row maximum so no exp overflows. */
-static double log_sum_exp(const float *z, int V)
-{
-    float m = z[0];
-    for (int v = 1; v < V; v++)
-        if (z[v] > m)
-            m = z[v];
-    double sum = 0;
-    for (int v = 0; v < V; v++)
-        sum += exp((double)z[v] - m);
-    return m + log(sum);
-}
-
 lt_status lt_xent_forward(double *loss, long *correct, long *counted, const float *logits,
                           const int32_t *targets, const float *mask, int R, int V)
 {
@@ -57,7 +46,7 @@ lt_status lt_xent_forward(double *loss, long *correct, long *counted, const floa
             if (!counts(mask, r))
                 continue;
             const float *z = logits + (size_t)r * V;
-            double row_loss = log_sum_exp(z, V) - z[targets[r]];
+            double row_loss = lt_logsumexp(z, V) - z[targets[r]];
             if (!isfinite(row_loss) && chunk_bad[chunk] < 0)
                 chunk_bad[chunk] = r;
             chunk_loss[chunk] += (mask ? mask[r] : 1.0) * row_loss;
@@ -102,7 +91,7 @@ lt_status lt_xent_backward(float *d_logits, const float *logits, const int32_t *
         const float *z = logits + (size_t)r * V;
         float *dz = d_logits + (size_t)r * V;
         double weight = (mask ? mask[r] : 1.0) / k;
-        double lse = log_sum_exp(z, V);
+        double lse = lt_logsumexp(z, V);
         for (int v = 0; v < V; v++)
             dz[v] += (float)((exp((double)z[v] - lse) - (v == targets[r])) * weight);
     }
