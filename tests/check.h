@@ -1,12 +1,23 @@
 /* Helpers shared by the Criterion tests: finite differences against a
- * double-precision reference and error measures. Header-only so each test
+ * double-precision reference, error measures, and scratch folders with
+ * status and memory checks for the file tests. Header-only so each test
  * executable stays self-contained. */
 #ifndef LT_TESTS_CHECK_H
 #define LT_TESTS_CHECK_H
 
+#include <criterion/criterion.h>
+
 #include <dirent.h>
+#include <ftw.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/mem.h"
+#include "core/status.h"
 
 /* A scalar function of n doubles (the loss of a double-precision reference
  * implementation). */
@@ -71,5 +82,72 @@ static inline int check_count_entries(const char *dir)
     closedir(d);
     return n;
 }
+
+/* ---- scratch folders, status and memory checks ---------------------------
+ * check_scratch_make(name), from a suite's .init, makes the folder
+ * /tmp/lt_test_<name>_XXXXXX for the test and notes the tracked memory in
+ * use; check_scratch_remove, from .fini, deletes the folder and all in it.
+ * (State lives in function statics: one test file per executable.) */
+
+static inline char *check_scratch_dir(void)
+{
+    static char dir[96];
+    return dir;
+}
+
+static inline size_t *check_mem_baseline(void)
+{
+    static size_t bytes;
+    return &bytes;
+}
+
+static inline void check_scratch_make(const char *name)
+{
+    snprintf(check_scratch_dir(), 96, "/tmp/lt_test_%s_XXXXXX", name);
+    cr_assert_not_null(mkdtemp(check_scratch_dir()), "mkdtemp failed");
+    *check_mem_baseline() = lt_mem_current();
+}
+
+static inline int check_remove_entry(const char *path, const struct stat *st, int flag,
+                                     struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static inline void check_scratch_remove(void)
+{
+    nftw(check_scratch_dir(), check_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A path inside the scratch folder; four live at once. */
+static inline const char *check_path(const char *name)
+{
+    static char ring[4][512];
+    static int next;
+    char *buf = ring[next++ % 4];
+    snprintf(buf, sizeof ring[0], "%s/%s", check_scratch_dir(), name);
+    return buf;
+}
+
+/* Everything allocated since check_scratch_make has been released. */
+static inline void check_assert_mem_released(void)
+{
+    size_t baseline = *check_mem_baseline();
+    cr_assert_eq(lt_mem_current(), baseline, "%zu bytes still allocated",
+                 lt_mem_current() - baseline);
+}
+
+#define check_assert_status(expr, want)                                                \
+    do {                                                                               \
+        lt_status got_ = (expr);                                                       \
+        cr_assert_eq(got_, (want), "%s: got %s (%s), expected %s", #expr,              \
+                     lt_status_name(got_), lt_last_error(), lt_status_name(want));     \
+    } while (0)
+
+/* The calling thread's last error message contains `text`. */
+#define check_assert_mentions(text)                                                   \
+    cr_assert(strstr(lt_last_error(), (text)) != NULL, "message '%s' lacks '%s'",     \
+              lt_last_error(), (text))
 
 #endif

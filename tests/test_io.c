@@ -5,7 +5,6 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,58 +18,20 @@
 #include "io/csv.h"
 #include "io/npy.h"
 #include "io/png.h"
+#include "check.h"
 
 /* ---- per-test folder and file helpers ---------------------------------- */
 
-static char test_dir[64];
-static size_t mem_at_start;
+static void make_test_dir(void) { check_scratch_make("io"); }
 
-static void make_test_dir(void)
-{
-    snprintf(test_dir, sizeof test_dir, "/tmp/lt_test_io_XXXXXX");
-    cr_assert_not_null(mkdtemp(test_dir), "mkdtemp failed");
-    mem_at_start = lt_mem_current();
-}
+TestSuite(io, .init = make_test_dir, .fini = check_scratch_remove);
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void remove_test_dir(void)
-{
-    nftw(test_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-TestSuite(io, .init = make_test_dir, .fini = remove_test_dir);
-
-/* A path inside the test folder; four live at once. */
-static const char *in_dir(const char *name)
-{
-    static char ring[4][512];
-    static int next;
-    char *buf = ring[next++ % 4];
-    snprintf(buf, sizeof ring[0], "%s/%s", test_dir, name);
-    return buf;
-}
-
-#define assert_status(expr, want)                                                      \
-    do {                                                                               \
-        lt_status got_ = (expr);                                                       \
-        cr_assert_eq(got_, (want), "%s: got %s (%s), expected %s", #expr,              \
-                     lt_status_name(got_), lt_last_error(), lt_status_name(want));     \
-    } while (0)
-
-#define assert_error_mentions(text) \
-    cr_assert(strstr(lt_last_error(), (text)) != NULL, "message '%s' lacks '%s'", \
-              lt_last_error(), (text))
-
-static void assert_memory_released(void)
-{
-    cr_assert_eq(lt_mem_current(), mem_at_start, "%zu bytes still allocated",
-                 lt_mem_current() - mem_at_start);
-}
+/* Short names for the scratch-folder helpers of check.h. */
+#define test_dir check_scratch_dir()
+#define in_dir check_path
+#define assert_status check_assert_status
+#define assert_error_mentions check_assert_mentions
+#define assert_memory_released check_assert_mem_released
 
 static int count_temp_files(const char *folder)
 {
