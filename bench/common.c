@@ -1,6 +1,7 @@
 #include "common.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "attn/attn.h"
 #include "core/mem.h"
@@ -57,6 +58,9 @@ lt_status bench_parse_variants(char *text, const char **variants, int capacity, 
 {
     LT_TRY(lt_cli_split_list(text, variants, capacity, count, "--variants"));
     for (int i = 0; i < *count; i++) {
+        for (int j = 0; j < i; j++)
+            if (strcmp(variants[i], variants[j]) == 0)
+                return lt_fail(LT_E_USAGE, "--variants: '%s' is listed twice", variants[i]);
         lt_attn probe;
         lt_attn_config config = lt_attn_default_config(variants[i]);
         if (lt_attn_init(&probe, &config) != LT_OK)

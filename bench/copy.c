@@ -4,17 +4,16 @@
  * loss curve, time per update, peak memory and accuracy. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "attn/attn.h"
 #include "common.h"
 #include "core/mem.h"
-#include "core/progress.h"
 #include "core/threads.h"
-#include "core/timer.h"
 #include "datasets/copy.h"
-#include "io/csv.h"
+#include "harness.h"
 #include "model/train.h"
 
 enum { MAX_VARIANTS = 3, MIN_SCALED_STEPS = 20 };
@@ -22,26 +21,32 @@ enum { MAX_VARIANTS = 3, MIN_SCALED_STEPS = 20 };
 /* Eval batches use streams far above any training stream. */
 #define EVAL_STREAM_BASE (1ull << 40)
 
-typedef struct preset {
-    const char *name;
-    long seq, batch, steps, layers, heads, head_dim, ffn;
-    double dropout, lr, clip;
-    const char *lr_drops;
-} preset;
-
-static const preset presets[] = {
-    /* seconds: a tiny model that visibly learns; used by the tests */
-    {"quick", 32, 16, 1000, 2, 2, 16, 64, 0.0, 3e-3, 1.0, "none"},
-    /* minutes on a 2-core machine */
-    {"small", 128, 32, 3000, 2, 4, 16, 256, 0.0, 1e-3, 1.0, "2500:0.1"},
-    /* the paper: 4 layers, 8 heads of 32, FFN 1024, dropout 0.1, RAdam
-     * 1e-3 -> 1e-4 after 3000 updates, batch 64, N = 128 */
-    {"paper", 128, 64, 10000, 4, 8, 32, 1024, 0.1, 1e-3, 0.0, "3000:0.1"},
+static const bench_preset_value preset_values[] = {
+    {"--seq", {"32", "128", "128"}},
+    {"--batch", {"16", "32", "64"}},
+    {"--steps", {"1000", "3000", "10000"}},
+    {"--layers", {"2", "2", "4"}},
+    {"--heads", {"2", "4", "8"}},
+    {"--head-dim", {"16", "16", "32"}},
+    {"--ffn", {"64", "256", "1024"}},
+    {"--dropout", {"0", "0", "0.1"}},
+    {"--lr", {"3e-3", "1e-3", "1e-3"}},
+    {"--clip", {"1", "1", "0"}},
+    {"--lr-drops", {"none", "2500:0.1", "3000:0.1"}},
 };
+
+static const bench_presets presets = {
+    {"quick", "small", "paper"},
+    {"seconds: a tiny model that visibly learns; used by the tests",
+     "minutes on a 2-core machine (the default)",
+     "the paper: 4 layers, 8 heads of 32, FFN 1024, dropout 0.1, RAdam 1e-3 -> 1e-4 after "
+     "3000 updates, batch 64, N = 128"},
+    preset_values, sizeof preset_values / sizeof preset_values[0]};
 
 typedef struct copy_options {
     const char *preset;
     const char *variants;
+    const char *kernel;
     long seq, batch, steps, layers, heads, head_dim, ffn;
     double dropout, lr, clip, eps;
     const char *lr_drops;
@@ -50,80 +55,49 @@ typedef struct copy_options {
     double weight_decay;
     const char *feature_map;
     long eval_batches, checkpoint_every;
-    int resume;
+    int resume, overwrite;
     const char *out;
     bench_common common;
 } copy_options;
 
-/* One point of a loss curve. */
-typedef struct curve_point {
-    long step;
-    double elapsed, loss, accuracy, lr, grad_norm;
-} curve_point;
+/* Library config fields and the flags that set them, for error messages. */
+static const bench_field_flag field_flags[] = {
+    {"layers", "--layers"}, {"heads", "--heads"},     {"head_dim", "--head-dim"},
+    {"ffn", "--ffn"},       {"dropout", "--dropout"}, {"seq_len", "--seq"},
+    {"max_batch", "--batch"}, {"eps", "--eps"},       {"feature_map", "--feature-map"},
+    {"kernel", "--kernel"}, {"lr", "--lr"},           {"clip_norm", "--clip"},
+    {"weight_decay", "--weight-decay"}, {NULL, NULL}};
 
-typedef struct variant_result {
-    const char *variant;
-    const char *kernel;
-    const char *status; /* ok, not-applicable */
-    char note[256];
-    long first_step, last_step;
-    size_t peak_bytes, planned_bytes, param_count;
-    lt_summary step_time;
-    double loss_start, loss_end, acc_end, eval_loss, eval_acc, total_seconds;
-    long eval_sequences;
-    curve_point *curve; /* (last_step - first_step) points */
-    long curve_count;
-} variant_result;
-
-static const preset *find_preset(const char *name)
+/* When --seq exceeds the preset's length, and unless --batch/--steps are
+ * given, batch x N stays the preset's tokens per update and the number of
+ * updates shrinks by the same factor (at least MIN_SCALED_STEPS). */
+static void scale_to_length(copy_options *o, lt_cli *cli, char *note, size_t size)
 {
-    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-        if (strcmp(presets[i].name, name) == 0)
-            return &presets[i];
-    return NULL;
+    int p = bench_preset_index(&presets, o->preset);
+    long seq0 = atol(preset_values[0].values[p]), batch0 = atol(preset_values[1].values[p]);
+    long steps0 = atol(preset_values[2].values[p]);
+    double factor = (double)o->seq / (double)seq0;
+    note[0] = '\0';
+    int batch_given = lt_cli_flag(cli, "--batch")->seen, steps_given = lt_cli_flag(cli, "--steps")->seen;
+    if (factor <= 1 || (batch_given && steps_given))
+        return;
+    if (!batch_given)
+        o->batch = (long)fmax(1.0, floor((double)batch0 / factor));
+    if (!steps_given)
+        o->steps = (long)fmax(MIN_SCALED_STEPS, floor((double)steps0 / factor));
+    snprintf(note, size,
+             "preset %s is sized for N=%ld; at N=%ld batch = max(1, %ld/%.0f) = %ld and "
+             "updates = max(%d, %ld/%.0f) = %ld (flags given override this)",
+             o->preset, seq0, o->seq, batch0, factor, o->batch, MIN_SCALED_STEPS, steps0, factor,
+             o->steps);
 }
 
-/* Fills every flag the user did not give from the preset. When --seq
- * differs from the preset's length, batch and updates are scaled so the run
- * keeps its size: batch x N stays the preset's tokens per update, and the
- * number of updates shrinks by the same factor N grows (at least 20). */
-static void apply_preset(copy_options *o, lt_cli *cli, const preset *p, char *scaling_note,
-                         size_t note_size)
-{
-#define FROM_PRESET(flag, field)                  \
-    if (!lt_cli_flag(cli, flag)->seen)            \
-        o->field = p->field;
-    FROM_PRESET("--seq", seq);
-    FROM_PRESET("--layers", layers);
-    FROM_PRESET("--heads", heads);
-    FROM_PRESET("--head-dim", head_dim);
-    FROM_PRESET("--ffn", ffn);
-    FROM_PRESET("--dropout", dropout);
-    FROM_PRESET("--lr", lr);
-    FROM_PRESET("--clip", clip);
-    FROM_PRESET("--lr-drops", lr_drops);
-#undef FROM_PRESET
-    double factor = (double)o->seq / (double)p->seq;
-    scaling_note[0] = '\0';
-    if (!lt_cli_flag(cli, "--batch")->seen) {
-        o->batch = factor > 1 ? (long)fmax(1.0, floor((double)p->batch / factor)) : p->batch;
-    }
-    if (!lt_cli_flag(cli, "--steps")->seen) {
-        o->steps = factor > 1 ? (long)fmax(MIN_SCALED_STEPS, floor((double)p->steps / factor))
-                              : p->steps;
-    }
-    if (factor > 1 && (!lt_cli_flag(cli, "--batch")->seen || !lt_cli_flag(cli, "--steps")->seen))
-        snprintf(scaling_note, note_size,
-                 "preset %s is sized for N=%ld; at N=%ld batch = max(1, %ld/%.0f) = %ld and "
-                 "updates = max(%d, %ld/%.0f) = %ld (flags given override this)",
-                 p->name, p->seq, o->seq, p->batch, factor, o->batch, MIN_SCALED_STEPS,
-                 p->steps, factor, o->steps);
-}
-
-static lt_status build_config(lt_train_config *tc, const copy_options *o, const char *variant)
+static lt_status build_config(lt_train_config *tc, const copy_options *o, const char *variant,
+                              const char *kernel)
 {
     memset(tc, 0, sizeof *tc);
     lt_model_config *m = &tc->model;
+    *m = lt_model_default_config(variant);
     m->vocab = LT_COPY_VOCAB;
     m->classes = LT_COPY_VOCAB;
     m->layers = (int)o->layers;
@@ -132,13 +106,14 @@ static lt_status build_config(lt_train_config *tc, const copy_options *o, const 
     m->ffn = (int)o->ffn;
     m->dropout = (float)o->dropout;
     m->activation = strcmp(o->activation, "relu") == 0 ? LT_ACT_RELU : LT_ACT_GELU;
-    m->attn = lt_attn_default_config(variant);
     m->attn.causal = 1;
+    m->attn.kernel = kernel;
     m->attn.eps = (float)o->eps;
     m->attn.n_max = (int)o->seq;
     LT_TRY(lt_attn_parse_feature_map(&m->attn.feature_map, o->feature_map, "--feature-map"));
     m->max_batch = (int)o->batch;
     m->seq_len = (int)o->seq;
+    tc->loss = (lt_loss){.kind = LT_LOSS_XENT, .classes = LT_COPY_VOCAB};
     lt_optim_kind kind;
     LT_TRY(lt_optim_parse_kind(&kind, o->optimizer, "--optimizer"));
     tc->optim = lt_optim_defaults(kind);
@@ -150,300 +125,311 @@ static lt_status build_config(lt_train_config *tc, const copy_options *o, const 
         LT_TRY(lt_schedule_parse_drops(&tc->schedule, o->lr_drops, "--lr-drops"));
     tc->clip_norm = o->clip;
     tc->seed = (uint64_t)o->common.seed;
+    tc->threads = lt_threads_get();
     return LT_OK;
 }
 
-static void checkpoint_path(char *buf, size_t size, const copy_options *o, const char *variant)
+/* ---- result tables ---- */
+
+#define KEY_COLUMNS                                                                         \
+    "experiment", "variant", "kernel", "preset", "N", "batch", "layers", "heads", "head_dim", \
+        "ffn", "dropout", "optimizer", "base_lr", "threads", "seed"
+enum { KEYS = 15 };
+
+static const char *const curve_columns[] = {KEY_COLUMNS, "step", "elapsed_s", "loss",
+                                            "copy_accuracy", "lr", "grad_norm"};
+static const char *const summary_columns[] = {
+    KEY_COLUMNS, "status", "first_step", "last_step", "step_median_s", "step_min_s",
+    "step_max_s", "tokens_per_s", "peak_bytes", "planned_bytes", "infer_planned_bytes", "params",
+    "loss_start", "loss_end", "copy_accuracy_end", "eval_loss", "eval_copy_accuracy",
+    "eval_sequences", "total_s", "config", "note"};
+
+static void set_keys(bench_table *t, const copy_options *o, const char *variant,
+                     const char *kernel)
 {
-    snprintf(buf, size, "%s/checkpoints/copy-%s.ckpt", o->out, variant);
+    bench_set_str(t, "experiment", "copy");
+    bench_set_str(t, "variant", variant);
+    bench_set_str(t, "kernel", kernel);
+    bench_set_str(t, "preset", o->preset);
+    bench_set_int(t, "N", o->seq);
+    bench_set_int(t, "batch", o->batch);
+    bench_set_int(t, "layers", o->layers);
+    bench_set_int(t, "heads", o->heads);
+    bench_set_int(t, "head_dim", o->head_dim);
+    bench_set_int(t, "ffn", o->ffn);
+    bench_set_num(t, "dropout", o->dropout);
+    bench_set_str(t, "optimizer", o->optimizer);
+    bench_set_num(t, "base_lr", o->lr);
+    bench_set_int(t, "threads", lt_threads_get());
+    bench_set_int(t, "seed", o->common.seed);
+}
+
+/* ---- one variant ---- */
+
+typedef struct variant_run {
+    const copy_options *o;
+    const char *variant, *kernel;
+    lt_copy_task task;
+    int32_t *inputs, *targets;
+    float *mask;
+    bench_table *curves;
+} variant_run;
+
+static lt_status make_batch(void *ctx, long step, lt_batch *batch)
+{
+    variant_run *v = ctx;
+    int B = (int)v->o->batch;
+    lt_copy_batch(&v->task, (uint64_t)v->o->common.seed, (uint64_t)step * (uint64_t)B, B,
+                  v->inputs, v->targets, v->mask);
+    *batch = (lt_batch){.batch = B, .n = (int)v->o->seq, .tokens = v->inputs,
+                        .targets = v->targets, .mask = v->mask};
+    return LT_OK;
+}
+
+static lt_status add_row(void *ctx, const lt_trainer *t, const lt_batch_result *r,
+                         double elapsed)
+{
+    variant_run *v = ctx;
+    bench_row_begin(v->curves);
+    set_keys(v->curves, v->o, v->variant, v->kernel);
+    bench_set_int(v->curves, "step", t->step);
+    bench_set_num(v->curves, "elapsed_s", elapsed);
+    bench_set_num(v->curves, "loss", r->loss);
+    bench_set_num(v->curves, "copy_accuracy",
+                  r->counted ? (double)r->correct / (double)r->counted : NAN);
+    bench_set_num(v->curves, "lr", r->lr);
+    bench_set_num(v->curves, "grad_norm", r->grad_norm);
+    return bench_row_end(v->curves);
+}
+
+static void progress_note(void *ctx, const lt_batch_result *r, char *buf, size_t size)
+{
+    (void)ctx;
+    snprintf(buf, size, "loss %.4f acc %.3f", r->loss,
+             r->counted ? (double)r->correct / (double)r->counted : NAN);
 }
 
 /* Mean loss and accuracy over eval_batches fresh batches, without dropout. */
-static lt_status evaluate(lt_trainer *t, const lt_copy_task *task, const copy_options *o,
-                          int32_t *inputs, int32_t *targets, float *mask, variant_result *r)
+static lt_status evaluate(lt_trainer *t, variant_run *v, double *loss, double *accuracy,
+                          long *sequences)
 {
+    const copy_options *o = v->o;
     double loss_sum = 0;
     long correct = 0, counted = 0;
     for (long i = 0; i < o->eval_batches; i++) {
-        lt_copy_batch(task, (uint64_t)o->common.seed, EVAL_STREAM_BASE + (uint64_t)(i * o->batch),
-                      (int)o->batch, inputs, targets, mask);
+        lt_copy_batch(&v->task, (uint64_t)o->common.seed,
+                      EVAL_STREAM_BASE + (uint64_t)(i * o->batch), (int)o->batch, v->inputs,
+                      v->targets, v->mask);
+        lt_batch batch = {.batch = (int)o->batch, .n = (int)o->seq, .tokens = v->inputs,
+                          .targets = v->targets, .mask = v->mask};
         lt_batch_result br;
-        LT_TRY(lt_trainer_evaluate(t, inputs, targets, mask, (int)o->batch, &br));
+        LT_TRY(lt_trainer_evaluate(t, &batch, &br));
         loss_sum += br.loss * (double)br.counted;
         correct += br.correct;
         counted += br.counted;
     }
-    r->eval_loss = counted ? loss_sum / (double)counted : NAN;
-    r->eval_acc = counted ? (double)correct / (double)counted : NAN;
-    r->eval_sequences = o->eval_batches * o->batch;
+    *loss = counted ? loss_sum / (double)counted : NAN;
+    *accuracy = counted ? (double)correct / (double)counted : NAN;
+    *sequences = o->eval_batches * o->batch;
     return LT_OK;
 }
 
-/* Trains one variant; r->curve must hold o->steps points. */
-static lt_status train_variant(const copy_options *o, const char *variant, variant_result *r,
-                               double *step_seconds)
+/* The batch buffers a variant's run holds beside its trainer. */
+static size_t batch_bytes(const copy_options *o)
+{
+    size_t tokens = (size_t)o->batch * (size_t)o->seq;
+    return 2 * lt_mem_rounded(tokens * sizeof(int32_t)) + lt_mem_rounded(tokens * sizeof(float));
+}
+
+/* Everything a variant's run allocates at its peak: trainer, checkpoint
+ * writer and batch buffers. */
+static lt_status plan_variant(const lt_train_config *tc, const copy_options *o, size_t *bytes)
+{
+    LT_TRY(lt_trainer_plan(tc, lt_threads_get(), bytes));
+    *bytes += batch_bytes(o);
+    return LT_OK;
+}
+
+static void checkpoint_name(char *buf, size_t size, const char *variant)
+{
+    snprintf(buf, size, "checkpoints/copy-%s.ckpt", variant);
+}
+
+/* What a variant's run ends with, for its summary row. */
+typedef struct variant_outcome {
+    const char *status;
+    char note[768];
+    bench_train_result train;
+    size_t peak_bytes, planned_bytes, infer_bytes, params;
+    double eval_loss, eval_acc, total_s;
+    long eval_sequences;
+} variant_outcome;
+
+/* Trains (or resumes) one variant; curve rows of an earlier run are carried
+ * over up to its checkpoint. */
+static lt_status train_variant(const copy_options *o, const bench_run *run, variant_run *v,
+                               const lt_csv_table *prev, const char *prev_path,
+                               double *step_seconds, variant_outcome *out)
 {
     lt_train_config tc;
-    LT_TRY(build_config(&tc, o, variant));
-    lt_copy_task task;
-    LT_TRY(lt_copy_task_init(&task, (int)o->seq));
+    LT_TRY(build_config(&tc, o, v->variant, v->kernel));
+    LT_TRY(lt_copy_task_init(&v->task, (int)o->seq));
     const int threads = lt_threads_get(), B = (int)o->batch, N = (int)o->seq;
-    lt_attn_shape shape = {B, (int)o->heads, N, (int)o->head_dim, (int)o->head_dim, NULL};
-    lt_attn attn;
-    LT_TRY(lt_attn_init(&attn, &tc.model.attn));
-    r->kernel = lt_attn_kernel_name(&attn, shape);
-    LT_TRY(lt_trainer_plan(&tc, threads, &r->planned_bytes));
+    LT_TRY(plan_variant(&tc, o, &out->planned_bytes));
+    LT_TRY(lt_model_plan(&tc.model, LT_MODEL_INFER, threads, &out->infer_bytes, NULL));
 
+    char name[256], ckpt[4400];
+    checkpoint_name(name, sizeof name, v->variant);
+    bench_run_path(run, name, ckpt, sizeof ckpt);
+    double start = lt_time_now();
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
-    int32_t *inputs = NULL, *targets = NULL;
-    float *mask = NULL;
     lt_trainer t;
     memset(&t, 0, sizeof t);
     size_t tokens = (size_t)B * N;
-    lt_status status = lt_mem_alloc((void **)&inputs, tokens * sizeof *inputs, "input tokens");
+    v->inputs = NULL, v->targets = NULL, v->mask = NULL;
+    lt_status status = lt_mem_alloc((void **)&v->inputs, tokens * sizeof(int32_t), "inputs");
     if (status == LT_OK)
-        status = lt_mem_alloc((void **)&targets, tokens * sizeof *targets, "target tokens");
+        status = lt_mem_alloc((void **)&v->targets, tokens * sizeof(int32_t), "targets");
     if (status == LT_OK)
-        status = lt_mem_alloc((void **)&mask, tokens * sizeof *mask, "loss mask");
+        status = lt_mem_alloc((void **)&v->mask, tokens * sizeof(float), "loss mask");
     if (status == LT_OK)
         status = lt_trainer_init(&t, &tc, threads);
-    r->param_count = t.model.param_count;
+    out->params = t.model.param_count;
 
-    char ckpt[4096];
-    checkpoint_path(ckpt, sizeof ckpt, o, variant);
-    if (status == LT_OK && o->resume) {
-        struct stat st;
-        if (stat(ckpt, &st) != 0)
-            status = lt_fail(LT_E_IO, "--resume: no checkpoint for %s at %s", variant, ckpt);
-        else
-            status = lt_trainer_load(&t, ckpt);
+    struct stat st;
+    double first_loss = NAN;
+    if (status == LT_OK && run->resume && stat(ckpt, &st) == 0) {
+        status = lt_trainer_load(&t, ckpt);
+        long carried = 0;
+        if (status == LT_OK && prev != NULL)
+            status = bench_carry_rows(v->curves, prev, prev_path, "variant", v->variant, t.step,
+                                      &carried);
+        if (status == LT_OK && carried != t.step)
+            status = lt_fail(LT_E_INPUT,
+                             "--resume: %s holds %ld curve rows of %s but its checkpoint is at "
+                             "update %ld; --overwrite starts over",
+                             prev_path ? prev_path : "the output folder", carried, v->variant,
+                             t.step);
+        double ignored;
+        bench_curve_ends(v->curves, "variant", v->variant, "loss", &first_loss, &ignored);
     }
-    r->first_step = t.step;
-    r->curve_count = 0;
-    lt_progress progress;
     char label[64];
-    snprintf(label, sizeof label, "copy %s N=%d", variant, N);
-    lt_progress_start(&progress, stderr, label, o->steps, "updates", o->common.quiet);
-    lt_progress_update(&progress, t.step, NULL);
-    double start = lt_time_now();
-    long timed = 0;
-    while (status == LT_OK && t.step < o->steps) {
-        lt_copy_batch(&task, (uint64_t)o->common.seed, (uint64_t)t.step * (uint64_t)B, B, inputs,
-                      targets, mask);
-        lt_batch_result br;
-        double t0 = lt_time_now();
-        status = lt_trainer_step(&t, inputs, targets, mask, B, &br);
-        if (status != LT_OK)
-            break;
-        double seconds = lt_time_now() - t0;
-        /* The first update of a run pays one-off costs (page faults of fresh
-         * buffers, thread start-up): it is not a sample of the steady state. */
-        if (t.step > r->first_step + 1 || o->steps - r->first_step == 1)
-            step_seconds[timed++] = seconds;
-        curve_point *pt = &r->curve[r->curve_count++];
-        *pt = (curve_point){t.step, lt_time_now() - start, br.loss,
-                            br.counted ? (double)br.correct / (double)br.counted : NAN, br.lr,
-                            br.grad_norm};
-        if (o->checkpoint_every > 0 && t.step % o->checkpoint_every == 0)
-            status = lt_trainer_save(&t, ckpt);
-        char note[64];
-        snprintf(note, sizeof note, "loss %.4f acc %.3f", br.loss, pt->accuracy);
-        lt_progress_update(&progress, t.step, note);
-    }
-    r->total_seconds = lt_time_now() - start;
-    r->last_step = t.step;
+    snprintf(label, sizeof label, "copy %s N=%d", v->variant, N);
+    bench_train_spec spec = {
+        .label = label, .steps = o->steps,
+        .checkpoint_every = o->checkpoint_every > 0 ? o->checkpoint_every
+                                                    : (o->steps / 10 > 0 ? o->steps / 10 : 1),
+        .checkpoint = ckpt, .quiet = o->common.quiet, .make_batch = make_batch,
+        .add_row = add_row, .note = progress_note, .ctx = v, .curves = v->curves};
     if (status == LT_OK)
-        status = lt_trainer_save(&t, ckpt);
-    if (status == LT_OK)
-        status = evaluate(&t, &task, o, inputs, targets, mask, r);
-    lt_progress_finish(&progress, status == LT_OK ? "done" : "failed");
-    r->peak_bytes = lt_mem_peak() - base;
-    r->step_time = lt_summarize(step_seconds, (int)timed);
-    if (r->curve_count > 0) {
-        /* Start: the first update's loss; end: the mean over the last tenth
-         * of the updates (at most 50), which smooths batch noise. */
-        r->loss_start = r->curve[0].loss;
-        long tail = r->curve_count / 10;
-        tail = tail < 1 ? 1 : tail > 50 ? 50 : tail;
-        double loss = 0, acc = 0;
-        for (long i = r->curve_count - tail; i < r->curve_count; i++) {
-            loss += r->curve[i].loss;
-            acc += r->curve[i].accuracy;
-        }
-        r->loss_end = loss / (double)tail;
-        r->acc_end = acc / (double)tail;
-    } else {
-        r->loss_start = r->loss_end = r->acc_end = NAN;
-    }
+        status = bench_train(&t, &spec, first_loss, step_seconds, &out->train);
+    out->status = out->train.status;
+    snprintf(out->note, sizeof out->note, "%s", out->train.note);
+    out->eval_loss = out->eval_acc = NAN;
+    out->eval_sequences = 0;
+    if (status == LT_OK && strcmp(out->status, "ok") == 0)
+        status = evaluate(&t, v, &out->eval_loss, &out->eval_acc, &out->eval_sequences);
+    out->peak_bytes = lt_mem_peak() - base;
+    out->total_s = lt_time_now() - start;
     lt_trainer_free(&t);
-    lt_mem_free(inputs);
-    lt_mem_free(targets);
-    lt_mem_free(mask);
+    lt_mem_free(v->inputs);
+    lt_mem_free(v->targets);
+    lt_mem_free(v->mask);
     return status;
 }
 
-/* Key columns shared by both CSVs. */
-static const char *const key_columns[] = {"experiment", "variant", "kernel", "preset", "N",
-                                          "batch", "layers", "heads", "head_dim", "ffn",
-                                          "dropout", "optimizer", "base_lr", "threads", "seed"};
-enum { KEY_COLUMNS = sizeof key_columns / sizeof key_columns[0] };
-
-static void write_keys(lt_csv *csv, const copy_options *o, const variant_result *r)
+static void add_summary(bench_table *s, const copy_options *o, const variant_run *v,
+                        const variant_outcome *r, const char *scaling_note)
 {
-    lt_csv_str(csv, "copy");
-    lt_csv_str(csv, r->variant);
-    lt_csv_str(csv, r->kernel);
-    lt_csv_str(csv, o->preset);
-    lt_csv_int(csv, o->seq);
-    lt_csv_int(csv, o->batch);
-    lt_csv_int(csv, o->layers);
-    lt_csv_int(csv, o->heads);
-    lt_csv_int(csv, o->head_dim);
-    lt_csv_int(csv, o->ffn);
-    lt_csv_num(csv, o->dropout);
-    lt_csv_str(csv, o->optimizer);
-    lt_csv_num(csv, o->lr);
-    lt_csv_int(csv, lt_threads_get());
-    lt_csv_int(csv, o->common.seed);
+    bench_row_begin(s);
+    set_keys(s, o, v->variant, v->kernel);
+    bench_set_str(s, "status", r->status);
+    bench_set_int(s, "first_step", r->train.first_step);
+    bench_set_int(s, "last_step", r->train.last_step);
+    bench_set_num(s, "step_median_s", r->train.step_time.median);
+    bench_set_num(s, "step_min_s", r->train.step_time.min);
+    bench_set_num(s, "step_max_s", r->train.step_time.max);
+    bench_set_num(s, "tokens_per_s", (double)(o->batch * o->seq) / r->train.step_time.median);
+    bench_set_int(s, "peak_bytes", (long long)r->peak_bytes);
+    bench_set_int(s, "planned_bytes", (long long)r->planned_bytes);
+    bench_set_int(s, "infer_planned_bytes", (long long)r->infer_bytes);
+    bench_set_int(s, "params", (long long)r->params);
+    double start, end, acc_start, acc_end;
+    bench_curve_ends(v->curves, "variant", v->variant, "loss", &start, &end);
+    bench_curve_ends(v->curves, "variant", v->variant, "copy_accuracy", &acc_start, &acc_end);
+    bench_set_num(s, "loss_start", start);
+    bench_set_num(s, "loss_end", end);
+    bench_set_num(s, "copy_accuracy_end", acc_end);
+    bench_set_num(s, "eval_loss", r->eval_loss);
+    bench_set_num(s, "eval_copy_accuracy", r->eval_acc);
+    bench_set_int(s, "eval_sequences", r->eval_sequences);
+    bench_set_num(s, "total_s", r->total_s);
+    /* Every setting of the run, as stored in its checkpoints. */
+    lt_train_config tc;
+    char description[2048] = "";
+    if (build_config(&tc, o, v->variant, v->kernel) == LT_OK)
+        lt_train_config_describe(&tc, description, sizeof description);
+    bench_set_str(s, "config", description);
+    char note[1400];
+    snprintf(note, sizeof note, "%s%s%s", r->note, r->note[0] && scaling_note[0] ? "; " : "",
+             scaling_note);
+    bench_set_str(s, "note", note);
+    bench_row_end(s);
 }
 
-static lt_status open_with_keys(lt_csv *csv, const char *path, const char *const *metrics,
-                                int metric_count)
+static void add_not_applicable(bench_table *s, const copy_options *o, const char *variant,
+                               const char *reason)
 {
-    const char *columns[KEY_COLUMNS + 32];
-    LT_ASSERT(metric_count <= 32);
-    memcpy(columns, key_columns, sizeof key_columns);
-    memcpy(columns + KEY_COLUMNS, metrics, (size_t)metric_count * sizeof *metrics);
-    return lt_csv_open(csv, path, columns, KEY_COLUMNS + metric_count);
+    bench_row_begin(s);
+    set_keys(s, o, variant, "none");
+    const char *nan_columns[] = {"step_median_s", "step_min_s", "step_max_s", "tokens_per_s",
+                                 "loss_start", "loss_end", "copy_accuracy_end", "eval_loss",
+                                 "eval_copy_accuracy", "total_s"};
+    for (size_t i = 0; i < sizeof nan_columns / sizeof nan_columns[0]; i++)
+        bench_set_num(s, nan_columns[i], NAN);
+    const char *zero_columns[] = {"first_step", "last_step", "peak_bytes", "planned_bytes",
+                                  "infer_planned_bytes", "params", "eval_sequences"};
+    for (size_t i = 0; i < sizeof zero_columns / sizeof zero_columns[0]; i++)
+        bench_set_int(s, zero_columns[i], 0);
+    bench_set_str(s, "status", "not-applicable");
+    bench_set_str(s, "config", "");
+    char note[600];
+    snprintf(note, sizeof note, "%s attention cannot be causal: %s", variant, reason);
+    bench_set_str(s, "note", note);
+    bench_row_end(s);
 }
 
-static lt_status finish_csv(lt_csv *csv, lt_status status)
-{
-    if (status != LT_OK) {
-        lt_csv_abort(csv);
-        return status;
-    }
-    return lt_csv_close(csv);
-}
-
-static lt_status write_curves(const copy_options *o, const variant_result *results, int count,
-                              const char *path)
-{
-    static const char *const metrics[] = {"step", "elapsed_s", "loss", "copy_accuracy", "lr",
-                                          "grad_norm"};
-    lt_csv csv;
-    LT_TRY(open_with_keys(&csv, path, metrics, 6));
-    lt_status status = LT_OK;
-    for (int v = 0; v < count && status == LT_OK; v++)
-        for (long i = 0; i < results[v].curve_count && status == LT_OK; i++) {
-            const curve_point *p = &results[v].curve[i];
-            write_keys(&csv, o, &results[v]);
-            lt_csv_int(&csv, p->step);
-            lt_csv_num(&csv, p->elapsed);
-            lt_csv_num(&csv, p->loss);
-            lt_csv_num(&csv, p->accuracy);
-            lt_csv_num(&csv, p->lr);
-            lt_csv_num(&csv, p->grad_norm);
-            status = lt_csv_end_row(&csv);
-        }
-    return finish_csv(&csv, status);
-}
-
-static lt_status write_summary(const copy_options *o, const variant_result *results, int count,
-                               const char *path)
-{
-    static const char *const metrics[] = {
-        "status", "first_step", "last_step", "step_median_s", "step_min_s", "step_max_s",
-        "tokens_per_s", "peak_bytes", "planned_bytes", "params", "loss_start", "loss_end",
-        "copy_accuracy_end", "eval_loss", "eval_copy_accuracy", "eval_sequences", "total_s",
-        "config", "note"};
-    const int metric_count = (int)(sizeof metrics / sizeof metrics[0]);
-    lt_csv csv;
-    LT_TRY(open_with_keys(&csv, path, metrics, metric_count));
-    lt_status status = LT_OK;
-    for (int v = 0; v < count && status == LT_OK; v++) {
-        const variant_result *r = &results[v];
-        write_keys(&csv, o, r);
-        lt_csv_str(&csv, r->status);
-        lt_csv_int(&csv, r->first_step);
-        lt_csv_int(&csv, r->last_step);
-        lt_csv_num(&csv, r->step_time.median);
-        lt_csv_num(&csv, r->step_time.min);
-        lt_csv_num(&csv, r->step_time.max);
-        lt_csv_num(&csv, (double)(o->batch * o->seq) / r->step_time.median);
-        lt_csv_int(&csv, (long long)r->peak_bytes);
-        lt_csv_int(&csv, (long long)r->planned_bytes);
-        lt_csv_int(&csv, (long long)r->param_count);
-        lt_csv_num(&csv, r->loss_start);
-        lt_csv_num(&csv, r->loss_end);
-        lt_csv_num(&csv, r->acc_end);
-        lt_csv_num(&csv, r->eval_loss);
-        lt_csv_num(&csv, r->eval_acc);
-        lt_csv_int(&csv, r->eval_sequences);
-        lt_csv_num(&csv, r->total_seconds);
-        /* Every setting of the run, as stored in its checkpoints. */
-        lt_train_config tc;
-        char description[2048] = "";
-        if (build_config(&tc, o, r->variant) == LT_OK)
-            lt_train_config_describe(&tc, description, sizeof description);
-        lt_csv_str(&csv, description);
-        lt_csv_str(&csv, r->note);
-        status = lt_csv_end_row(&csv);
-    }
-    return finish_csv(&csv, status);
-}
-
-static void print_summary(const copy_options *o, const variant_result *results, int count)
-{
-    printf("\n%-9s %6s %5s %8s  %10s %10s %10s %11s %10s  %8s %8s %8s %9s\n", "variant", "N",
-           "batch", "updates", "s/update", "min", "max", "tokens/s", "peak MiB", "loss0",
-           "loss", "copy acc", "eval acc");
-    for (int v = 0; v < count; v++) {
-        const variant_result *r = &results[v];
-        if (strcmp(r->status, "ok") != 0) {
-            printf("%-9s %6ld %5ld  %s: %s\n", r->variant, o->seq, o->batch, r->status, r->note);
-            continue;
-        }
-        printf("%-9s %6ld %5ld %8ld  %10.4f %10.4f %10.4f %11.0f %10.1f  %8.4f %8.4f %8.3f %9.3f\n",
-               r->variant, o->seq, o->batch, r->last_step, r->step_time.median, r->step_time.min,
-               r->step_time.max, (double)(o->batch * o->seq) / r->step_time.median,
-               (double)r->peak_bytes / 1048576.0, r->loss_start, r->loss_end, r->acc_end,
-               r->eval_acc);
-    }
-    printf("(s/update: median, min, max over the updates after the first; loss: first update and\n"
-           " mean of the last tenth; copy acc: argmax accuracy on the copied half, training\n"
-           " batches; eval acc: %ld held-out sequences, no dropout; chance is 0.1)\n",
-           o->eval_batches * o->batch);
-}
+static const bench_print_col summary_print[] = {
+    {"variant", "variant", NULL, 0, 9},        {"N", "N", NULL, 0, 6},
+    {"batch", "batch", NULL, 0, 5},            {"updates", "last_step", NULL, 0, 7},
+    {"s/update", "step_median_s", "%.4f", 0, 9}, {"min", "step_min_s", "%.4f", 0, 8},
+    {"max", "step_max_s", "%.4f", 0, 8},       {"tokens/s", "tokens_per_s", "%.0f", 0, 9},
+    {"peak MiB", "peak_bytes", "%.1f", 1.0 / 1048576.0, 9},
+    {"loss0", "loss_start", "%.4f", 0, 7},     {"loss", "loss_end", "%.4f", 0, 7},
+    {"copy acc", "copy_accuracy_end", "%.3f", 0, 8},
+    {"eval acc", "eval_copy_accuracy", "%.3f", 0, 8},
+};
 
 int main(int argc, char **argv)
 {
     copy_options o = {.preset = "small", .variants = "softmax,linear,linformer",
-                      .eps = 1e-6, .lr_drops = "none", .optimizer = "radam", .activation = "gelu",
-                      .feature_map = "elu",
-                      .eval_batches = 4, .checkpoint_every = 0, .out = "results/copy"};
+                      .kernel = "default", .eps = 1e-6, .optimizer = "radam",
+                      .activation = "gelu", .feature_map = "elu", .eval_batches = 4,
+                      .checkpoint_every = 0, .out = "results/copy"};
     bench_common_defaults(&o.common);
-    const preset *defaults = find_preset(o.preset);
-    o.seq = defaults->seq;
-    o.batch = defaults->batch;
-    o.steps = defaults->steps;
-    o.layers = defaults->layers;
-    o.heads = defaults->heads;
-    o.head_dim = defaults->head_dim;
-    o.ffn = defaults->ffn;
-    o.dropout = defaults->dropout;
-    o.lr = defaults->lr;
-    o.clip = defaults->clip;
-    o.lr_drops = defaults->lr_drops;
-    enum { OWN_FLAGS = 22 };
+    enum { OWN_FLAGS = 24 };
     lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
         {"--preset", LT_FLAG_CHOICE, &o.preset, NULL,
-         "size of the run; the defaults below are the small preset's", 0, 0,
+         "size of the run (see Presets below); the defaults shown are the small preset's", 0, 0,
          "quick|small|paper", 0},
         {"--variants", LT_FLAG_STRING, &o.variants, "LIST",
          "comma-separated attention variants; linformer is reported as not applicable "
          "(it cannot be causal)", 0, 0, NULL, 0},
+        {"--kernel", LT_FLAG_STRING, &o.kernel, "NAME",
+         "attention kernel for the variant that has it, e.g. linear-causal-prefix; the "
+         "others keep their defaults (causal kernels: softmax-gemm, softmax-reference, "
+         "linear-causal-chunked, linear-causal-prefix, linear-reference)", 0, 0, NULL, 0},
         {"--seq", LT_FLAG_INT, &o.seq, "N", "sequence length (prefix n in [N/4, (N-1)/2))",
          LT_COPY_MIN_SEQ, 1 << 20, NULL, 0},
         {"--batch", LT_FLAG_INT, &o.batch, "B", "sequences per update", 1, 1 << 20, NULL, 0},
@@ -469,125 +455,190 @@ int main(int argc, char **argv)
          0, 1e9, NULL, 0},
         {"--feature-map", LT_FLAG_CHOICE, &o.feature_map, NULL, "linear attention feature map",
          0, 0, "elu|relu", 0},
-        {"--eps", LT_FLAG_DOUBLE, &o.eps, "EPS", "linear attention normaliser epsilon", 0, 1,
-         NULL, 0},
+        {"--eps", LT_FLAG_DOUBLE, &o.eps, "EPS",
+         "linear attention normaliser epsilon (> 0 with the relu map)", 0, 1, NULL, 0},
         {"--eval-batches", LT_FLAG_INT, &o.eval_batches, "K",
          "held-out batches for the final evaluation", 0, 1 << 20, NULL, 0},
         {"--checkpoint-every", LT_FLAG_INT, &o.checkpoint_every, "K",
-         "also checkpoint every K updates (one is always written at the end); 0 = end only", 0,
-         1 << 30, NULL, 0},
+         "checkpoint (and flush the curve) every K updates and at the end; 0 = every tenth "
+         "of the run", 0, 1 << 30, NULL, 0},
         {"--resume", LT_FLAG_BOOL, &o.resume, NULL,
-         "continue each variant from OUT/checkpoints/copy-VARIANT.ckpt", 0, 0, NULL, 0},
+         "continue each variant from OUT/checkpoints/copy-VARIANT.ckpt where one exists (the "
+         "others start fresh), appending to the same curves", 0, 0, NULL, 0},
+        {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
+         "start over in an OUT that holds checkpoints of an earlier run, replacing them", 0, 0,
+         NULL, 0},
         {"--out", LT_FLAG_STRING, &o.out, "DIR",
          "folder for curves.csv, summary.csv and checkpoints/", 0, 0, NULL, 0},
     };
     bench_common_flags(&flags[OWN_FLAGS], &o.common);
+    char details[4096], preset_help[2048];
+    bench_presets_help(&presets, preset_help, sizeof preset_help);
+    snprintf(details, sizeof details,
+             "%s\n"
+             "With --seq above the preset's N, and unless --batch/--steps are given, the batch\n"
+             "shrinks so batch x N stays the preset's tokens per update, and the number of\n"
+             "updates shrinks by the same factor N grows (at least %d), so `ltbench copy --seq\n"
+             "8192` stays within minutes. The model is pre-norm (GELU by default), token\n"
+             "embeddings plus sinusoidal positions (added), causal attention; loss and accuracy\n"
+             "count only the copied half. A loss that is not finite, or above %g x the first\n"
+             "loss for %d updates in a row, stops that variant as diverged (exit status 1).\n"
+             "Ctrl-C or SIGTERM stops after the current update with a checkpoint and the rows\n"
+             "so far (exit status 130 or 143; --resume continues); a second Ctrl-C stops at\n"
+             "once. Writes OUT/curves.csv (every update; OUT/curves.csv.partial while running)\n"
+             "and OUT/summary.csv.",
+             preset_help, MIN_SCALED_STEPS, LT_DIVERGE_FACTOR, LT_DIVERGE_UPDATES);
     lt_cli cli = {
         "ltbench copy",
         "The synthetic copy task of the paper (sec. 4.1.1, Figure 2): train a causal "
         "transformer per\nattention variant to repeat a random sequence of symbols.",
-        "Presets (any flag overrides its value):\n"
-        "  quick  N=32,  batch 16, 1000 updates, 2 layers, 2 heads x 16, FFN 64, lr 3e-3\n"
-        "  small  N=128, batch 32, 3000 updates, 2 layers, 4 heads x 16, FFN 256, lr 1e-3,\n"
-        "         x0.1 after 2500 updates (the default)\n"
-        "  paper  N=128, batch 64, 10000 updates, 4 layers, 8 heads x 32, FFN 1024,\n"
-        "         dropout 0.1, RAdam lr 1e-3 -> 1e-4 after 3000 updates, no clipping\n"
-        "With --seq above the preset's N, and unless --batch/--steps are given, the batch\n"
-        "shrinks so batch x N stays the preset's tokens per update, and the number of updates\n"
-        "shrinks by the same factor N grows (at least 20), so `ltbench copy --seq 8192`\n"
-        "stays within minutes. The model is pre-norm (GELU by default), token embeddings plus\n"
-        "sinusoidal positions (added), causal attention; loss and accuracy count only the\n"
-        "copied half. Writes OUT/curves.csv (every update) and OUT/summary.csv.",
-        flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
+        details, flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
+    /* The default preset fills the flags first, so --help shows its values. */
+    lt_status status = bench_presets_apply(&cli, &presets, o.preset);
+    LT_ASSERT(status == LT_OK);
     int exit_now;
     int code = bench_parse(&cli, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
+    status = bench_presets_apply(&cli, &presets, o.preset);
     char scaling_note[512];
-    apply_preset(&o, &cli, find_preset(o.preset), scaling_note, sizeof scaling_note);
+    scale_to_length(&o, &cli, scaling_note, sizeof scaling_note);
 
     char variants_text[256];
     snprintf(variants_text, sizeof variants_text, "%s", o.variants);
-    const char *variants[MAX_VARIANTS];
-    int variant_count;
-    lt_status status =
-        bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count);
-    lt_train_config probe;
-    /* Validate every setting, and every variant's memory plan against the
-     * budget, before the first variant spends minutes. */
+    const char *variants[MAX_VARIANTS], *kernels[MAX_VARIANTS];
+    int variant_count = 0;
     if (status == LT_OK)
-        status = build_config(&probe, &o, "linear");
-    if (status == LT_OK)
-        status = lt_model_check_config(&probe.model);
+        status = bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count);
+    /* Validate every setting, kernel and memory plan before the first
+     * variant spends minutes. */
+    lt_attn_caps caps[MAX_VARIANTS];
     for (int i = 0; status == LT_OK && i < variant_count; i++) {
-        if (strcmp(variants[i], "linformer") == 0)
+        status = lt_attn_variant_caps(variants[i], &caps[i]);
+        if (status == LT_OK)
+            status = bench_kernel_for(o.kernel, variants, variant_count, 1, variants[i],
+                                      &kernels[i]);
+        if (status != LT_OK || !caps[i].causal)
             continue;
+        lt_train_config probe;
         size_t planned;
         char what[96];
         snprintf(what, sizeof what, "training %s at N=%ld, batch %ld", variants[i], o.seq,
                  o.batch);
-        status = build_config(&probe, &o, variants[i]);
+        status = build_config(&probe, &o, variants[i], kernels[i]);
         if (status == LT_OK)
-            status = lt_trainer_plan(&probe, lt_threads_get(), &planned);
+            status = plan_variant(&probe, &o, &planned);
         if (status == LT_OK)
             status = lt_mem_plan(planned, what);
     }
+    bench_run run;
+    const char *files[] = {"curves.csv", "summary.csv"};
+    char ckpt_names[MAX_VARIANTS][256];
+    const char *ckpts[MAX_VARIANTS];
+    for (int i = 0; i < variant_count; i++) {
+        checkpoint_name(ckpt_names[i], sizeof ckpt_names[i], variants[i]);
+        ckpts[i] = ckpt_names[i];
+    }
+    if (status == LT_OK)
+        status = bench_run_open(&run, o.out, o.resume, o.overwrite, files, 2, ckpts,
+                                variant_count);
     if (status != LT_OK)
-        return lt_cli_report(cli.program, status);
+        return bench_report(cli.program, status, field_flags);
+
+    char curves_path[4400], summary_path[4400], prev_path[4400] = "", prev_summary_path[4400];
+    bench_run_path(&run, "curves.csv", curves_path, sizeof curves_path);
+    bench_run_path(&run, "summary.csv", summary_path, sizeof summary_path);
+    /* A resumed run reads what the earlier one left: its rows continue. */
+    lt_csv_table prev, prev_summary;
+    int have_prev = 0, have_prev_summary = 0;
+    if (o.resume)
+        status = bench_table_read_previous(&prev, &have_prev, curves_path, prev_path,
+                                           sizeof prev_path);
+    if (status == LT_OK && o.resume)
+        status = bench_table_read_previous(&prev_summary, &have_prev_summary, summary_path,
+                                           prev_summary_path, sizeof prev_summary_path);
+    bench_table curves, summary;
+    bench_table_init(&curves, curve_columns, sizeof curve_columns / sizeof *curve_columns);
+    bench_table_init(&summary, summary_columns, sizeof summary_columns / sizeof *summary_columns);
+    if (status == LT_OK)
+        status = bench_table_journal(&curves, curves_path);
+    if (status != LT_OK)
+        return bench_report(cli.program, status, field_flags);
 
     printf("ltbench copy: preset %s, N=%ld, batch %ld, %ld updates, %ld layers, %ld heads x %ld, "
-           "FFN %ld, dropout %g, %s lr %g%s%s, clip %g, %d threads, seed %ld\n",
+           "FFN %ld, dropout %g, %s lr %g drops %s, clip %g, %d threads, seed %ld\n",
            o.preset, o.seq, o.batch, o.steps, o.layers, o.heads, o.head_dim, o.ffn, o.dropout,
-           o.optimizer, o.lr, " drops ", o.lr_drops, o.clip,
-           lt_threads_get(), o.common.seed);
+           o.optimizer, o.lr, o.lr_drops, o.clip, lt_threads_get(), o.common.seed);
     if (scaling_note[0])
         printf("(%s)\n", scaling_note);
     fflush(stdout);
 
-    variant_result results[MAX_VARIANTS];
-    memset(results, 0, sizeof results);
+    bench_signals_install();
     double *step_seconds = NULL;
-    curve_point *curves = NULL;
     status = lt_mem_alloc((void **)&step_seconds, (size_t)o.steps * sizeof *step_seconds,
                           "update timings");
-    if (status == LT_OK)
-        status = lt_mem_alloc((void **)&curves,
-                              (size_t)variant_count * (size_t)o.steps * sizeof *curves,
-                              "loss curves");
-    for (int v = 0; v < variant_count && status == LT_OK; v++) {
-        variant_result *r = &results[v];
-        r->variant = variants[v];
-        r->kernel = "none";
-        r->status = "ok";
-        r->curve = curves + (size_t)v * (size_t)o.steps;
-        r->step_time = (lt_summary){NAN, NAN, NAN, 0};
-        r->loss_start = r->loss_end = r->acc_end = r->eval_loss = r->eval_acc = NAN;
-        lt_attn_config config = lt_attn_default_config(variants[v]);
-        config.causal = 1;
-        lt_attn attn;
-        if (lt_attn_init(&attn, &config) != LT_OK) {
-            r->status = "not-applicable";
-            snprintf(r->note, sizeof r->note, "%s", lt_last_error());
+    int diverged = 0;
+    for (int i = 0; i < variant_count && status == LT_OK && !bench_interrupted(); i++) {
+        if (!caps[i].causal) {
+            add_not_applicable(&summary, &o, variants[i], caps[i].no_causal_reason);
             continue;
         }
-        status = train_variant(&o, variants[v], r, step_seconds);
-        if (scaling_note[0])
-            snprintf(r->note, sizeof r->note, "%s", scaling_note);
+        lt_attn attn;
+        lt_train_config tc;
+        status = build_config(&tc, &o, variants[i], kernels[i]);
+        if (status == LT_OK)
+            status = lt_attn_init(&attn, &tc.model.attn);
+        if (status != LT_OK)
+            break;
+        variant_run v = {.o = &o, .variant = variants[i], .kernel = attn.config.kernel,
+                         .curves = &curves};
+        variant_outcome outcome;
+        memset(&outcome, 0, sizeof outcome);
+        status = train_variant(&o, &run, &v, have_prev ? &prev : NULL, prev_path, step_seconds,
+                               &outcome);
+        if (status == LT_OK) {
+            add_summary(&summary, &o, &v, &outcome, scaling_note);
+            diverged |= strcmp(outcome.status, "diverged") == 0;
+        }
     }
-    if (status == LT_OK) {
-        print_summary(&o, results, variant_count);
-        char curves_path[4096], summary_path[4096];
-        snprintf(curves_path, sizeof curves_path, "%s/curves.csv", o.out);
-        snprintf(summary_path, sizeof summary_path, "%s/summary.csv", o.out);
-        status = write_curves(&o, results, variant_count, curves_path);
-        if (status == LT_OK)
-            status = write_summary(&o, results, variant_count, summary_path);
-        if (status == LT_OK)
-            printf("\nwrote %s and %s\n", curves_path, summary_path);
+    /* A resumed run keeps the summary rows of variants it did not run. */
+    for (long long r = 0; status == LT_OK && have_prev_summary && r < prev_summary.nrows; r++) {
+        int col = lt_csv_table_column(&prev_summary, "variant");
+        int listed = 0;
+        for (int i = 0; i < variant_count && col >= 0; i++)
+            listed |= strcmp(lt_csv_table_cell(&prev_summary, r, col), variants[i]) == 0;
+        if (col >= 0 && !listed)
+            status = bench_row_carry(&summary, &prev_summary, r, prev_summary_path);
     }
     lt_mem_free(step_seconds);
-    lt_mem_free(curves);
+    if (status != LT_OK) {
+        /* the journal stays for --resume; finished files are untouched */
+        bench_table_detach(&curves);
+        return bench_report(cli.program, status, field_flags);
+    }
+    printf("\n");
+    bench_table_print(&summary, summary_print, sizeof summary_print / sizeof *summary_print, 3,
+                      stdout);
+    printf("(s/update: median, min, max over the updates after the first; loss: first update "
+           "and\n mean of the last tenth; copy acc: argmax accuracy on the copied half, "
+           "training\n batches; eval acc: %ld held-out sequences, no dropout; chance is 0.1)\n",
+           o.eval_batches * o.batch);
+    /* Both files are committed together, after all the work. */
+    status = bench_table_commit(&curves, curves_path);
+    if (status == LT_OK)
+        status = bench_table_commit(&summary, summary_path);
     if (status != LT_OK)
-        return lt_cli_report(cli.program, status);
-    return 0;
+        return bench_report(cli.program, status, field_flags);
+    printf("\nwrote %s and %s\n", curves_path, summary_path);
+    if (have_prev)
+        lt_csv_table_free(&prev);
+    if (have_prev_summary)
+        lt_csv_table_free(&prev_summary);
+    bench_table_free(&curves);
+    bench_table_free(&summary);
+    if (bench_interrupted()) {
+        fprintf(stderr, "ltbench copy: interrupted; --resume continues from the checkpoints\n");
+        return bench_interrupt_exit_code();
+    }
+    return diverged ? 1 : 0;
 }

@@ -1,6 +1,8 @@
-/* Tests of the transformer stack and the training engine: whole-model
- * gradients for every attention variant, determinism, a golden run, resume,
- * and bad checkpoints. */
+/* Tests of the model and the training engine: whole-model gradients for
+ * every attention variant, input kind and loss; plans equal allocations for
+ * training, inference and weights; padded batches and prefixes; generation
+ * against the causal forward; determinism, a golden run, resume, and bad
+ * checkpoints. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
@@ -15,13 +17,17 @@
 #include "core/rng.h"
 #include "core/threads.h"
 #include "datasets/copy.h"
+#include "io/checkpoint.h"
+#include "model/generate.h"
 #include "model/train.h"
-#include "nn/xent.h"
+
+enum { B = 3, N = 11 };
 
 static lt_train_config small_config(const char *variant, int causal, float dropout)
 {
     lt_train_config c;
     memset(&c, 0, sizeof c);
+    c.model = lt_model_default_config(variant);
     c.model.vocab = LT_COPY_VOCAB;
     c.model.classes = LT_COPY_VOCAB;
     c.model.layers = 2;
@@ -29,13 +35,12 @@ static lt_train_config small_config(const char *variant, int causal, float dropo
     c.model.head_dim = 4;
     c.model.ffn = 12;
     c.model.dropout = dropout;
-    c.model.activation = LT_ACT_GELU;
-    c.model.attn = lt_attn_default_config(variant);
     c.model.attn.causal = causal;
     c.model.attn.proj_k = 5;
     c.model.attn.n_max = 16;
-    c.model.max_batch = 3;
-    c.model.seq_len = 11;
+    c.model.max_batch = B;
+    c.model.seq_len = N;
+    c.loss = (lt_loss){.kind = LT_LOSS_XENT, .classes = LT_COPY_VOCAB};
     c.optim = lt_optim_defaults(LT_OPTIM_RADAM);
     c.optim.lr = 3e-3;
     cr_assert_eq(lt_schedule_init(&c.schedule, 3e-3, 0), LT_OK);
@@ -44,78 +49,101 @@ static lt_train_config small_config(const char *variant, int causal, float dropo
     return c;
 }
 
+/* Frames of the feature-input model: F values, stacked 2 per position. */
+enum { FEATURES = 3, STACK = 2 };
+
 typedef struct batch {
-    int32_t inputs[3 * 11], targets[3 * 11];
-    float mask[3 * 11];
+    int32_t inputs[B * N], targets[B * N];
+    float mask[B * N];
+    float frames[B * N * STACK * FEATURES];
+    int32_t lengths[B];
+    int32_t labels[B * N], label_lengths[B];
+    lt_batch view;
 } batch;
 
 static void make_batch(batch *b, uint64_t step)
 {
     lt_copy_task task;
-    cr_assert_eq(lt_copy_task_init(&task, 11), LT_OK);
-    lt_copy_batch(&task, 5, step * 3, 3, b->inputs, b->targets, b->mask);
+    cr_assert_eq(lt_copy_task_init(&task, N), LT_OK);
+    lt_copy_batch(&task, 5, step * B, B, b->inputs, b->targets, b->mask);
+    lt_rng rng;
+    lt_rng_seed(&rng, 7, step);
+    lt_rng_fill_normal(&rng, b->frames, B * N * STACK * FEATURES, 1.0f);
+    for (int i = 0; i < B; i++) {
+        b->lengths[i] = N - 3 * i;
+        b->label_lengths[i] = 3 - i;
+        for (int j = 0; j < b->label_lengths[i]; j++)
+            b->labels[i * N + j] = 1 + (i + j) % (LT_COPY_VOCAB - 1);
+    }
+    /* labels packed one sequence after another */
+    int at = 0;
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < b->label_lengths[i]; j++)
+            b->labels[at++] = 1 + (i + j) % (LT_COPY_VOCAB - 1);
+    b->view = (lt_batch){.batch = B, .n = N, .tokens = b->inputs, .targets = b->targets,
+                         .mask = b->mask};
 }
 
-/* Loss of a training forward (dropout masks fixed by seed and step). */
-static double model_loss(lt_model *m, const batch *b)
+/* The batch view for a model and loss: feature inputs read frames, CTC
+ * reads lengths and labels. */
+static const lt_batch *view_for(batch *b, const lt_train_config *c)
 {
-    double loss;
-    cr_assert_eq(lt_model_forward(m, b->inputs, 3, 1, 99, 1), LT_OK, "%s", lt_last_error());
-    cr_assert_eq(lt_xent_forward(&loss, NULL, NULL, m->logits, b->targets, b->mask, 33,
-                                 LT_COPY_VOCAB),
-                 LT_OK);
-    return loss;
+    if (c->model.input == LT_INPUT_FEATURES)
+        b->view.features = b->frames;
+    if (c->loss.kind == LT_LOSS_CTC) {
+        b->view.lengths = b->lengths;
+        b->view.labels = b->labels;
+        b->view.label_lengths = b->label_lengths;
+    }
+    if (c->loss.kind == LT_LOSS_MOL)
+        for (int i = 0; i < B * N; i++)
+            b->targets[i] = (b->inputs[i] * 23) % 256; /* bytes */
+    return &b->view;
 }
 
-/* For random directions u confined to one parameter tensor at a time, the
- * central difference of the loss along u must match grad . u. The loss is
- * summed in double, so float32 forward noise stays far below the signal at
- * h = 1e-2. */
-static void check_model_gradient(const char *variant, int causal)
+/* Loss of a training forward (dropout masks fixed by seed and step), and
+ * its gradient into d_logits when asked. */
+static double model_loss(lt_model *m, const lt_train_config *c, const lt_batch *b, int grad)
 {
-    lt_train_config c = small_config(variant, causal, 0.2f);
+    cr_assert_eq(lt_model_forward(m, b, 1, 99, 1), LT_OK, "%s", lt_last_error());
+    size_t ws_bytes = lt_loss_workspace_bytes(&c->loss, B, N, lt_threads_get());
+    void *ws = NULL;
+    cr_assert_eq(lt_mem_alloc(&ws, ws_bytes, "loss workspace"), LT_OK);
+    if (grad)
+        memset(m->d_logits, 0, (size_t)B * N * c->model.classes * sizeof(float));
+    lt_loss_result r;
+    cr_assert_eq(lt_loss_eval(&c->loss, &r, grad ? m->d_logits : NULL, ws, m->logits, b), LT_OK,
+                 "%s", lt_last_error());
+    lt_mem_free(ws);
+    return r.loss;
+}
+
+/* For random directions u confined to one slice of the parameters at a
+ * time (40 slices, so every tensor meets several), the central difference
+ * of the loss along u must match grad . u. The loss is summed in double,
+ * so float32 forward noise stays far below the signal at h = 1e-2. */
+static void check_gradient(lt_train_config c)
+{
     lt_model m;
-    cr_assert_eq(lt_model_alloc(&m, &c.model, lt_threads_get(), c.seed), LT_OK, "%s",
-                 lt_last_error());
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_TRAIN, lt_threads_get(), c.seed), LT_OK,
+                 "%s", lt_last_error());
     batch b;
     make_batch(&b, 0);
-    model_loss(&m, &b);
-    memset(m.d_logits, 0, 33 * LT_COPY_VOCAB * sizeof(float));
-    cr_assert_eq(lt_xent_backward(m.d_logits, m.logits, b.targets, b.mask, 33, LT_COPY_VOCAB),
-                 LT_OK);
+    const lt_batch *view = view_for(&b, &c);
+    model_loss(&m, &c, view, 1);
     lt_model_zero_grads(&m);
     cr_assert_eq(lt_model_backward(&m), LT_OK, "%s", lt_last_error());
 
-    /* Tensor boundaries: every offset of the layout, in order. */
-    size_t bounds[64];
-    int nb = 0;
-    bounds[nb++] = m.tok_emb;
-    for (int l = 0; l < c.model.layers; l++) {
-        const lt_layer_offsets *o = &m.layer[l];
-        size_t offs[] = {o->ln1_gamma, o->ln1_beta, o->w_qkv, o->b_qkv, o->w_o, o->b_o,
-                         o->attn_params, o->ln2_gamma, o->ln2_beta, o->w_ff1, o->b_ff1,
-                         o->w_ff2, o->b_ff2};
-        for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
-            bounds[nb++] = offs[i];
-    }
-    bounds[nb++] = m.lnf_gamma;
-    bounds[nb++] = m.lnf_beta;
-    bounds[nb++] = m.w_out;
-    bounds[nb++] = m.b_out;
-    bounds[nb++] = m.param_count;
-
-    float *u;
+    float *u, *saved;
     cr_assert_eq(lt_mem_alloc((void **)&u, m.param_count * sizeof(float), "direction"), LT_OK);
-    float *saved;
     cr_assert_eq(lt_mem_alloc((void **)&saved, m.param_count * sizeof(float), "saved"), LT_OK);
     memcpy(saved, m.params, m.param_count * sizeof(float));
     lt_rng rng;
     lt_rng_seed(&rng, 3, 0);
+    const int slices = 40;
     int checked = 0;
-    for (int t = 0; t + 1 < nb; t++) {
-        size_t lo = bounds[t], hi = bounds[t + 1];
-        if (hi == lo)
-            continue; /* e.g. no attention parameters */
+    for (int t = 0; t < slices; t++) {
+        size_t lo = m.param_count * t / slices, hi = m.param_count * (t + 1) / slices;
         memset(u, 0, m.param_count * sizeof(float));
         lt_rng_fill_normal(&rng, u + lo, (long)(hi - lo), 1.0f);
         double analytic = 0, norm_g = 0;
@@ -126,24 +154,29 @@ static void check_model_gradient(const char *variant, int causal)
         const double h = 1e-2;
         for (size_t i = lo; i < hi; i++)
             m.params[i] = (float)(saved[i] + h * u[i]);
-        double plus = model_loss(&m, &b);
+        double plus = model_loss(&m, &c, view, 0);
         for (size_t i = lo; i < hi; i++)
             m.params[i] = (float)(saved[i] - h * u[i]);
-        double minus = model_loss(&m, &b);
+        double minus = model_loss(&m, &c, view, 0);
         memcpy(m.params, saved, m.param_count * sizeof(float));
         double numeric = (plus - minus) / (2 * h);
-        /* Error relative to the tensor's gradient norm times sqrt(size):
-         * the typical size of grad . u for a random u. */
+        /* Error relative to the slice's gradient norm: the typical size of
+         * grad . u for a random u. */
         double scale = sqrt(norm_g) + 1e-3;
         cr_assert_lt(fabs(numeric - analytic) / scale, 2e-2,
-                     "%s causal=%d tensor %d: numeric %g analytic %g", variant, causal, t,
-                     numeric, analytic);
+                     "%s causal=%d slice %d: numeric %g analytic %g", c.model.attn.variant,
+                     c.model.attn.causal, t, numeric, analytic);
         checked++;
     }
-    cr_assert_gt(checked, 20);
+    cr_assert_eq(checked, slices);
     lt_mem_free(u);
     lt_mem_free(saved);
     lt_model_free(&m);
+}
+
+static void check_model_gradient(const char *variant, int causal)
+{
+    check_gradient(small_config(variant, causal, 0.2f));
 }
 
 Test(model, gradient_softmax_causal) { check_model_gradient("softmax", 1); }
@@ -151,6 +184,284 @@ Test(model, gradient_softmax_noncausal) { check_model_gradient("softmax", 0); }
 Test(model, gradient_linear_causal) { check_model_gradient("linear", 1); }
 Test(model, gradient_linear_noncausal) { check_model_gradient("linear", 0); }
 Test(model, gradient_linformer) { check_model_gradient("linformer", 0); }
+
+/* Concatenated positions, the mixture-of-logistics head (images). */
+Test(model, gradient_concat_positions_and_mol_loss)
+{
+    lt_train_config c = small_config("linear", 1, 0.0f);
+    c.model.pos = LT_POS_CONCAT;
+    c.model.pos_dim = 3;
+    c.model.vocab = 256;
+    c.loss = (lt_loss){.kind = LT_LOSS_MOL, .mixtures = 2};
+    c.model.classes = lt_loss_outputs(&c.loss);
+    check_gradient(c);
+}
+
+/* Stacked continuous frames through a projection, per-sequence lengths
+ * and CTC (speech), non-causal. */
+Test(model, gradient_stacked_features_and_ctc_loss)
+{
+    const char *variants[] = {"softmax", "linear", "linformer"};
+    for (int v = 0; v < 3; v++) {
+        lt_train_config c = small_config(variants[v], 0, 0.0f);
+        c.model.input = LT_INPUT_FEATURES;
+        c.model.features = FEATURES;
+        c.model.stack = STACK;
+        c.loss = (lt_loss){.kind = LT_LOSS_CTC, .classes = LT_COPY_VOCAB, .max_labels = 4};
+        check_gradient(c);
+    }
+}
+
+/* Forward outputs and parameter gradients of a model on a view, with the
+ * loss summed over the batch (so sequences add their own gradients). */
+static void forward_backward(lt_model *m, const lt_batch *b, float *logits, float *grads)
+{
+    cr_assert_eq(lt_model_forward(m, b, 1, 99, 1), LT_OK, "%s", lt_last_error());
+    size_t rows = (size_t)b->batch * b->n, classes = (size_t)m->config.classes;
+    memcpy(logits, m->logits, rows * classes * sizeof(float));
+    /* d logits = 1 on valid rows: a fixed linear loss of the outputs */
+    memset(m->d_logits, 0, rows * classes * sizeof(float));
+    for (int s = 0; s < b->batch; s++) {
+        int len = b->lengths ? b->lengths[s] : b->n;
+        for (int t = 0; t < len; t++)
+            for (size_t k = 0; k < classes; k++)
+                m->d_logits[((size_t)s * b->n + t) * classes + k] = (float)(k + 1) * 0.1f;
+    }
+    lt_model_zero_grads(m);
+    cr_assert_eq(lt_model_backward(m), LT_OK, "%s", lt_last_error());
+    memcpy(grads, m->grads, m->param_count * sizeof(float));
+}
+
+static double rel_diff(const float *a, const float *b, size_t n)
+{
+    double diff = 0, ref = 1e-6;
+    for (size_t i = 0; i < n; i++) {
+        diff = fmax(diff, fabs((double)a[i] - b[i]));
+        ref = fmax(ref, fabs((double)b[i]));
+    }
+    return diff / ref;
+}
+
+/* A padded batch gives each sequence the outputs and gradients it has
+ * alone, for every variant (non-causal: padded keys are never attended). */
+Test(model, padded_batch_equals_each_sequence_alone)
+{
+    const char *variants[] = {"softmax", "linear", "linformer"};
+    for (int v = 0; v < 3; v++) {
+        lt_train_config c = small_config(variants[v], 0, 0.0f);
+        c.model.input = LT_INPUT_FEATURES;
+        c.model.features = FEATURES;
+        c.model.stack = STACK;
+        lt_model m;
+        cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_TRAIN, lt_threads_get(), 5), LT_OK,
+                     "%s", lt_last_error());
+        batch b;
+        make_batch(&b, 1);
+        lt_batch padded = {.batch = B, .n = N, .features = b.frames, .lengths = b.lengths};
+        size_t classes = (size_t)c.model.classes;
+        float *logits, *grads, *alone_logits, *alone_grads, *sum;
+        size_t pc = m.param_count;
+        lt_mem_alloc((void **)&logits, B * N * classes * 4, "t");
+        lt_mem_alloc((void **)&alone_logits, N * classes * 4, "t");
+        lt_mem_alloc((void **)&grads, pc * 4, "t");
+        lt_mem_alloc((void **)&alone_grads, pc * 4, "t");
+        lt_mem_calloc((void **)&sum, pc * 4, "t");
+        forward_backward(&m, &padded, logits, grads);
+        for (int s = 0; s < B; s++) {
+            int len = b.lengths[s];
+            lt_batch alone = {.batch = 1, .n = len,
+                              .features = b.frames + (size_t)s * N * STACK * FEATURES};
+            forward_backward(&m, &alone, alone_logits, alone_grads);
+            cr_expect_lt(rel_diff(logits + (size_t)s * N * classes, alone_logits,
+                                  (size_t)len * classes), 1e-5,
+                         "%s sequence %d outputs", variants[v], s);
+            for (size_t i = 0; i < pc; i++)
+                sum[i] += alone_grads[i];
+        }
+        cr_expect_lt(rel_diff(grads, sum, pc), 1e-4, "%s gradients", variants[v]);
+        lt_mem_free(logits);
+        lt_mem_free(alone_logits);
+        lt_mem_free(grads);
+        lt_mem_free(alone_grads);
+        lt_mem_free(sum);
+        lt_model_free(&m);
+    }
+}
+
+/* The causal forward of a length-n prefix equals the first n outputs of the
+ * full forward, for every causal kernel. */
+Test(model, causal_prefix_equals_full_forward)
+{
+    const char *variants[] = {"softmax", "linear"};
+    for (int v = 0; v < 2; v++) {
+        const char *kernel;
+        for (int k = 0; (kernel = lt_attn_kernel_at(variants[v], 1, k)) != NULL; k++) {
+            lt_train_config c = small_config(variants[v], 1, 0.0f);
+            c.model.attn.kernel = kernel;
+            lt_model m;
+            cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_INFER, lt_threads_get(), 5),
+                         LT_OK);
+            batch b;
+            make_batch(&b, 2);
+            lt_batch full = {.batch = 1, .n = N, .tokens = b.inputs};
+            cr_assert_eq(lt_model_forward(&m, &full, 0, 0, 0), LT_OK);
+            float saved[N * LT_COPY_VOCAB];
+            memcpy(saved, m.logits, sizeof saved);
+            for (int n = 1; n < N; n += 3) {
+                lt_batch prefix = {.batch = 1, .n = n, .tokens = b.inputs};
+                cr_assert_eq(lt_model_forward(&m, &prefix, 0, 0, 0), LT_OK);
+                cr_expect_lt(rel_diff(m.logits, saved, (size_t)n * LT_COPY_VOCAB), 1e-5,
+                             "%s n=%d", kernel, n);
+            }
+            lt_model_free(&m);
+        }
+    }
+}
+
+/* Every use plans exactly what it allocates; inference holds less than
+ * training, and weights less than inference. */
+Test(model, plans_equal_allocations_for_every_use)
+{
+    const char *variants[] = {"softmax", "linear", "linformer"};
+    for (int v = 0; v < 3; v++) {
+        lt_train_config c = small_config(variants[v], v < 2, 0.1f);
+        c.model.pos = v == 1 ? LT_POS_CONCAT : LT_POS_ADD;
+        c.model.pos_dim = 3;
+        size_t planned[3];
+        lt_model_use uses[3] = {LT_MODEL_TRAIN, LT_MODEL_INFER, LT_MODEL_WEIGHTS};
+        for (int u = 0; u < 3; u++) {
+            cr_assert_eq(lt_model_plan(&c.model, uses[u], 2, &planned[u], NULL), LT_OK, "%s",
+                         lt_last_error());
+            size_t before = lt_mem_current();
+            lt_model m;
+            cr_assert_eq(lt_model_alloc(&m, &c.model, uses[u], 2, 1), LT_OK, "%s",
+                         lt_last_error());
+            cr_expect_eq(lt_mem_current() - before, planned[u], "%s use %d", variants[v], u);
+            lt_model_free(&m);
+            cr_expect_eq(lt_mem_current(), before);
+        }
+        cr_expect_lt(planned[1], planned[0], "%s: inference below training", variants[v]);
+        cr_expect_lt(planned[2], planned[1], "%s: weights below inference", variants[v]);
+    }
+}
+
+/* Inference runs the same forward as training without dropout: the same
+ * outputs, and deep models do not grow its memory per layer. */
+Test(model, inference_forward_equals_training_forward)
+{
+    lt_train_config c = small_config("softmax", 1, 0.0f);
+    c.model.layers = 3;
+    lt_model train, infer;
+    cr_assert_eq(lt_model_alloc(&train, &c.model, LT_MODEL_TRAIN, 2, 4), LT_OK);
+    cr_assert_eq(lt_model_alloc(&infer, &c.model, LT_MODEL_INFER, 2, 4), LT_OK);
+    batch b;
+    make_batch(&b, 3);
+    cr_assert_eq(lt_model_forward(&train, &b.view, 0, 0, 0), LT_OK);
+    cr_assert_eq(lt_model_forward(&infer, &b.view, 0, 0, 0), LT_OK);
+    cr_expect_eq(memcmp(train.logits, infer.logits, (size_t)B * N * LT_COPY_VOCAB * 4), 0);
+    cr_expect_eq(lt_model_forward(&infer, &b.view, 1, 0, 0), LT_E_USAGE, "inference cannot train");
+    cr_expect_eq(lt_model_backward(&infer), LT_E_USAGE);
+    size_t two, eight;
+    c.model.layers = 2;
+    lt_model_plan(&c.model, LT_MODEL_INFER, 2, &two, NULL);
+    c.model.layers = 8;
+    lt_model_plan(&c.model, LT_MODEL_INFER, 2, &eight, NULL);
+    size_t two_params, eight_params;
+    lt_model_plan(&c.model, LT_MODEL_WEIGHTS, 2, &eight_params, NULL);
+    c.model.layers = 2;
+    lt_model_plan(&c.model, LT_MODEL_WEIGHTS, 2, &two_params, NULL);
+    cr_expect_eq(eight - eight_params, two - two_params,
+                 "inference activations do not depend on depth");
+    lt_model_free(&train);
+    lt_model_free(&infer);
+}
+
+/* Stepping through a sequence gives the full causal forward's logits at
+ * every position: recurrent (linear (S, z); softmax key/value cache) and
+ * recompute. Tolerance 1e-5 relative: the same sums, but BLAS may order a
+ * one-row product differently from a many-row one. */
+static void check_generation(const char *variant, const char *kernel, lt_gen_mode mode,
+                             lt_pos_mode pos)
+{
+    lt_train_config c = small_config(variant, 1, 0.0f);
+    c.model.attn.kernel = kernel;
+    c.model.pos = pos;
+    c.model.pos_dim = 3;
+    lt_model m;
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_INFER, 2, 8), LT_OK, "%s",
+                 lt_last_error());
+    batch b;
+    make_batch(&b, 4);
+    lt_batch full = {.batch = B, .n = N, .tokens = b.inputs};
+    cr_assert_eq(lt_model_forward(&m, &full, 0, 0, 0), LT_OK);
+    float expected[B * N * LT_COPY_VOCAB];
+    memcpy(expected, m.logits, sizeof expected);
+    size_t planned;
+    cr_assert_eq(lt_generator_plan(&m, mode, B, N, &planned), LT_OK, "%s", lt_last_error());
+    size_t before = lt_mem_current();
+    lt_generator g;
+    cr_assert_eq(lt_generator_init(&g, &m, mode, B, N), LT_OK, "%s", lt_last_error());
+    cr_expect_eq(lt_mem_current() - before, planned, "generator plan is exact");
+    for (int round = 0; round < 2; round++) { /* and again after a reset */
+        for (int t = 0; t < N; t++) {
+            int32_t column[B];
+            for (int s = 0; s < B; s++)
+                column[s] = b.inputs[s * N + t];
+            const float *logits;
+            cr_assert_eq(lt_generator_step(&g, column, &logits), LT_OK, "%s", lt_last_error());
+            for (int s = 0; s < B; s++)
+                cr_expect_lt(rel_diff(logits + (size_t)s * LT_COPY_VOCAB,
+                                      expected + ((size_t)s * N + t) * LT_COPY_VOCAB,
+                                      LT_COPY_VOCAB),
+                             1e-5, "%s %s position %d sequence %d", kernel ? kernel : variant,
+                             lt_gen_mode_name(mode), t, s);
+        }
+        int32_t more[B] = {0};
+        const float *logits;
+        cr_expect_eq(lt_generator_step(&g, more, &logits), LT_E_USAGE, "past max_steps");
+        cr_assert_eq(lt_generator_reset(&g), LT_OK);
+    }
+    lt_generator_free(&g);
+    lt_model_free(&m);
+}
+
+Test(generate, recurrent_linear_equals_causal_forward)
+{
+    check_generation("linear", "linear-causal-chunked", LT_GEN_RECURRENT, LT_POS_ADD);
+    check_generation("linear", "linear-causal-prefix", LT_GEN_RECURRENT, LT_POS_CONCAT);
+}
+
+Test(generate, cached_softmax_equals_causal_forward)
+{
+    check_generation("softmax", NULL, LT_GEN_RECURRENT, LT_POS_ADD);
+}
+
+Test(generate, recompute_equals_causal_forward)
+{
+    check_generation("softmax", NULL, LT_GEN_RECOMPUTE, LT_POS_CONCAT);
+    check_generation("linear", NULL, LT_GEN_RECOMPUTE, LT_POS_ADD);
+}
+
+Test(generate, refusals_name_the_reason)
+{
+    lt_train_config c = small_config("linformer", 0, 0.0f);
+    lt_model m;
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, 1, 1), LT_OK);
+    size_t bytes;
+    cr_expect_eq(lt_generator_plan(&m, LT_GEN_RECURRENT, 1, 4, &bytes), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "not causal"), NULL, "%s", lt_last_error());
+    lt_model_free(&m);
+    c = small_config("linear", 1, 0.0f);
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, 1, 1), LT_OK);
+    cr_expect_eq(lt_generator_plan(&m, LT_GEN_RECOMPUTE, 1, 4, &bytes), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "weights only"), NULL, "%s", lt_last_error());
+    cr_expect_eq(lt_generator_plan(&m, LT_GEN_RECURRENT, 1, 1000, &bytes), LT_OK,
+                 "the recurrent state does not need a forward's plan");
+    batch b;
+    make_batch(&b, 0);
+    cr_expect_eq(lt_model_forward(&m, &b.view, 0, 0, 0), LT_E_USAGE, "weights only");
+    lt_model_free(&m);
+}
 
 Test(model, plan_matches_allocation_and_budget_refuses)
 {
@@ -160,7 +471,16 @@ Test(model, plan_matches_allocation_and_budget_refuses)
     size_t before = lt_mem_current();
     lt_trainer t;
     cr_assert_eq(lt_trainer_init(&t, &c, lt_threads_get()), LT_OK, "%s", lt_last_error());
-    cr_assert_eq(lt_mem_current() - before, planned, "the plan is exact");
+    /* the plan is exact: what init holds, plus what a checkpoint write adds */
+    cr_assert_eq(lt_mem_current() - before + lt_ckpt_writer_bytes(), planned);
+    char dir[64] = "/tmp/lt_plan_XXXXXX", path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/plan.ckpt", dir);
+    lt_mem_reset_peak();
+    cr_assert_eq(lt_trainer_save(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(lt_mem_peak() - before, planned, "a checkpoint write stays within the plan");
+    unlink(path);
+    rmdir(dir);
     lt_trainer_free(&t);
     cr_assert_eq(lt_mem_current(), before);
     lt_mem_set_budget(before + planned - 1);
@@ -179,7 +499,11 @@ Test(model, bad_configurations)
     c = small_config("linear", 1, 0.0f);
     c.model.heads = 0;
     cr_assert_eq(lt_trainer_init(&t, &c, 1), LT_E_USAGE);
-    cr_assert(strstr(lt_last_error(), "--heads") != NULL, "%s", lt_last_error());
+    cr_assert(strstr(lt_last_error(), "heads") != NULL, "%s", lt_last_error());
+    c = small_config("linear", 1, 0.0f);
+    c.loss.classes = 7;
+    cr_assert_eq(lt_trainer_init(&t, &c, 1), LT_E_USAGE, "loss and head disagree");
+    cr_assert(strstr(lt_last_error(), "classes") != NULL, "%s", lt_last_error());
 }
 
 /* Losses of `steps` updates starting from the trainer's current step. */
@@ -189,8 +513,7 @@ static void run_updates(lt_trainer *t, int steps, double *losses)
         batch b;
         make_batch(&b, (uint64_t)t->step);
         lt_batch_result r;
-        cr_assert_eq(lt_trainer_step(t, b.inputs, b.targets, b.mask, 3, &r), LT_OK, "%s",
-                     lt_last_error());
+        cr_assert_eq(lt_trainer_step(t, &b.view, &r), LT_OK, "%s", lt_last_error());
         losses[i] = r.loss;
     }
 }

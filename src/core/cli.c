@@ -38,7 +38,7 @@ static int choice_matches(const char *choices, const char *text)
     return 0;
 }
 
-static lt_status set_value(lt_flag *flag, const char *text)
+lt_status lt_cli_set(lt_flag *flag, const char *text)
 {
     char *end = NULL;
     errno = 0;
@@ -115,7 +115,7 @@ lt_status lt_cli_parse(lt_cli *cli, int argc, char **argv, int *help_requested)
             return lt_fail(LT_E_USAGE, "%s: expected a value (%s)", name,
                            flag->value_name ? flag->value_name : "VALUE");
         }
-        LT_TRY(set_value(flag, value));
+        LT_TRY(lt_cli_set(flag, value));
         flag->seen = 1;
     }
     return LT_OK;

@@ -44,6 +44,11 @@ typedef struct lt_cli {
  * LT_E_USAGE and a message that names the flag and what it expected. */
 lt_status lt_cli_parse(lt_cli *cli, int argc, char **argv, int *help_requested);
 
+/* Sets a flag's target from text exactly as the command line would (type,
+ * range and choice checks; LT_E_USAGE naming the flag). Does not mark it
+ * seen: presets fill unset flags through this. */
+lt_status lt_cli_set(lt_flag *flag, const char *text);
+
 /* Writes usage, summary, every flag with its default, and details. */
 void lt_cli_help(const lt_cli *cli, FILE *out);
 

@@ -33,10 +33,17 @@ void lt_progress_start(lt_progress *p, FILE *out, const char *label, long total,
     p->last_print = -1e30;
 }
 
+void lt_progress_resume(lt_progress *p, FILE *out, const char *label, long total, long done,
+                        const char *unit, int quiet)
+{
+    lt_progress_start(p, out, label, total, unit, quiet);
+    p->done = p->first = done;
+}
+
 static void print_state(lt_progress *p, const char *note, int final)
 {
     double elapsed = lt_time_now() - p->start;
-    double rate = elapsed > 0 ? (double)p->done / elapsed : 0;
+    double rate = elapsed > 0 ? (double)(p->done - p->first) / elapsed : 0;
     char eta[32] = "", spent[32];
     lt_progress_duration(spent, sizeof spent, elapsed);
     if (p->total > 0 && rate > 0 && !final)

@@ -13,6 +13,7 @@ typedef struct lt_progress {
     char unit[16];
     long total;
     long done;
+    long first;     /* done at start: rates count only what this run did */
     double start;
     double last_print;
     double interval;
@@ -23,6 +24,11 @@ typedef struct lt_progress {
 /* total <= 0 means unknown. `unit` names what is counted ("steps"). */
 void lt_progress_start(lt_progress *p, FILE *out, const char *label, long total,
                        const char *unit, int quiet);
+
+/* As lt_progress_start for a run that resumes with `done` items already
+ * finished: the bar starts there, and rate and ETA count only new items. */
+void lt_progress_resume(lt_progress *p, FILE *out, const char *label, long total, long done,
+                        const char *unit, int quiet);
 
 /* Records `done` items finished; `note` (may be NULL) is appended, e.g.
  * "loss 2.31". Prints if due. */

@@ -1,5 +1,6 @@
 #include "io/atomic.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,19 +43,27 @@ lt_status lt_make_parent_dirs(const char *path)
     return lt_make_dirs(buf);
 }
 
-lt_status lt_atomic_open(lt_atomic_file *af, const char *path)
+/* Both names checked and stored; parent folders created. */
+static lt_status prepare(lt_atomic_file *af, const char *path, const char *tmp_path)
 {
     memset(af, 0, sizeof *af);
     if (path == NULL || *path == '\0')
         return lt_fail(LT_E_IO, "empty output path");
     int n = snprintf(af->path, sizeof af->path, "%s", path);
-    int m = snprintf(af->tmp_path, sizeof af->tmp_path, "%s.tmp.XXXXXX", path);
+    int m = snprintf(af->tmp_path, sizeof af->tmp_path, "%s", tmp_path);
     if (n < 0 || (size_t)n >= sizeof af->path || m < 0 || (size_t)m >= sizeof af->tmp_path)
         return lt_fail(LT_E_IO, "%s: path too long", path);
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return lt_fail(LT_E_IO, "cannot write %s: it is a folder", path);
-    LT_TRY(lt_make_parent_dirs(path));
+    return lt_make_parent_dirs(path);
+}
+
+lt_status lt_atomic_open(lt_atomic_file *af, const char *path)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path != NULL ? path : "");
+    LT_TRY(prepare(af, path, tmp));
     int fd = mkstemp(af->tmp_path);
     if (fd < 0)
         return lt_fail(LT_E_IO, "cannot write %s: %s", path, strerror(errno));
@@ -96,4 +105,59 @@ void lt_atomic_abort(lt_atomic_file *af)
         af->f = NULL;
         unlink(af->tmp_path);
     }
+}
+
+lt_status lt_atomic_open_named(lt_atomic_file *af, const char *path, const char *tmp_path)
+{
+    LT_TRY(prepare(af, path, tmp_path));
+    af->f = fopen(af->tmp_path, "wb");
+    if (af->f == NULL)
+        return lt_fail(LT_E_IO, "cannot write %s: %s", af->tmp_path, strerror(errno));
+    return LT_OK;
+}
+
+lt_status lt_atomic_sync(lt_atomic_file *af)
+{
+    if (af->f == NULL || ferror(af->f) || fflush(af->f) != 0 || fsync(fileno(af->f)) != 0)
+        return lt_fail(LT_E_IO, "cannot write %s: %s", af->tmp_path, strerror(errno));
+    return LT_OK;
+}
+
+void lt_atomic_detach(lt_atomic_file *af)
+{
+    if (af->f != NULL) {
+        fclose(af->f);
+        af->f = NULL;
+    }
+}
+
+int lt_atomic_remove_stale(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = path;
+    if (slash != NULL) {
+        *slash = '\0';
+        base = path + (slash - dir) + 1;
+    } else {
+        snprintf(dir, sizeof dir, ".");
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    size_t len = strlen(base);
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        if (strncmp(name, base, len) == 0 && strncmp(name + len, ".tmp.", 5) == 0 &&
+            strlen(name + len + 5) == 6) {
+            char stale[8300];
+            snprintf(stale, sizeof stale, "%s/%s", dir, name);
+            removed += unlink(stale) == 0;
+        }
+    }
+    closedir(d);
+    return removed;
 }

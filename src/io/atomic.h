@@ -19,6 +19,23 @@ typedef struct lt_atomic_file {
  * beside it. LT_E_IO naming the path on failure. */
 lt_status lt_atomic_open(lt_atomic_file *af, const char *path);
 
+/* As lt_atomic_open, with a temporary of a fixed name (a journal that a
+ * later run can find and resume) instead of a random one; an existing file
+ * of that name is replaced. */
+lt_status lt_atomic_open_named(lt_atomic_file *af, const char *path, const char *tmp_path);
+
+/* Flushes the data written so far to disk (fflush and fsync), so a crash
+ * after it keeps them in the temporary file. */
+lt_status lt_atomic_sync(lt_atomic_file *af);
+
+/* Closes the temporary file and leaves it where it is (a journal kept for a
+ * later resume); the target is untouched. */
+void lt_atomic_detach(lt_atomic_file *af);
+
+/* Removes leftovers of killed writers of `path`: files named
+ * "<path>.tmp.XXXXXX" (six characters) beside it. Returns how many. */
+int lt_atomic_remove_stale(const char *path);
+
 /* Flushes, syncs, closes and renames the temporary file over the target.
  * On any failure the temporary file is removed and LT_E_IO returned. */
 lt_status lt_atomic_commit(lt_atomic_file *af);

@@ -46,6 +46,11 @@ typedef struct lt_ckpt lt_ckpt;
  * LT_E_IO naming the path if it cannot be created. */
 lt_status lt_ckpt_writer_open(lt_ckpt_writer **out, const char *path);
 
+/* Tracked bytes a writer holds at most while writing up to 16 sections
+ * (its buffers and zlib's work areas), so a run can plan its checkpoints
+ * with everything else. */
+size_t lt_ckpt_writer_bytes(void);
+
 /* Compresses and appends one section. The name must be 1..LT_CKPT_MAX_NAME
  * printable ASCII characters without spaces and not used before in this
  * file (LT_E_USAGE otherwise). On failure the writer stays open: call

@@ -67,12 +67,8 @@ static lt_status check_header(const char *path, const char *const *columns, int 
     return LT_OK;
 }
 
-lt_status lt_csv_open(lt_csv *csv, const char *path, const char *const *columns, int ncols)
+static void write_header(lt_csv *csv, const char *const *columns, int ncols)
 {
-    memset(csv, 0, sizeof *csv);
-    LT_TRY(check_header(path, columns, ncols));
-    lt_provenance_get(&csv->prov);
-    LT_TRY(lt_atomic_open(&csv->file, path));
     csv->ncols = ncols;
     FILE *f = csv->file.f;
     for (int i = 0; i < ncols; i++) {
@@ -85,8 +81,37 @@ lt_status lt_csv_open(lt_csv *csv, const char *path, const char *const *columns,
         put_field(f, lt_csv_provenance_columns[i]);
     }
     fputc('\n', f);
+}
+
+lt_status lt_csv_open(lt_csv *csv, const char *path, const char *const *columns, int ncols)
+{
+    memset(csv, 0, sizeof *csv);
+    LT_TRY(check_header(path, columns, ncols));
+    lt_provenance_get(&csv->prov);
+    LT_TRY(lt_atomic_open(&csv->file, path));
+    write_header(csv, columns, ncols);
     return LT_OK;
 }
+
+lt_status lt_csv_open_journal(lt_csv *csv, const char *path, const char *journal,
+                              const char *const *columns, int ncols)
+{
+    memset(csv, 0, sizeof *csv);
+    LT_TRY(check_header(path, columns, ncols));
+    lt_provenance_get(&csv->prov);
+    LT_TRY(lt_atomic_open_named(&csv->file, path, journal));
+    write_header(csv, columns, ncols);
+    return lt_atomic_sync(&csv->file);
+}
+
+lt_status lt_csv_sync(lt_csv *csv)
+{
+    if (csv->failure != LT_OK)
+        return csv->failure;
+    return record(csv, lt_atomic_sync(&csv->file));
+}
+
+void lt_csv_detach(lt_csv *csv) { lt_atomic_detach(&csv->file); }
 
 static lt_status put_cell(lt_csv *csv, const char *text)
 {

@@ -2,17 +2,60 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/mem.h"
 #include "io/checkpoint.h"
-#include "nn/xent.h"
+
+void lt_divergence_start(lt_divergence *d, double first_loss)
+{
+    d->start = first_loss;
+    d->above = 0;
+}
+
+int lt_divergence_check(lt_divergence *d, double loss)
+{
+    if (!isfinite(loss))
+        return 1;
+    if (isnan(d->start))
+        lt_divergence_start(d, loss);
+    d->above = loss > LT_DIVERGE_FACTOR * d->start ? d->above + 1 : 0;
+    return d->above >= LT_DIVERGE_UPDATES;
+}
+
+lt_status lt_train_check_config(const lt_train_config *config)
+{
+    LT_TRY(lt_model_check_config(&config->model));
+    LT_TRY(lt_loss_check(&config->loss));
+    if (lt_loss_outputs(&config->loss) != config->model.classes)
+        return lt_fail(LT_E_USAGE, "classes: the %s loss reads %d outputs per position, the "
+                                   "model has %d",
+                       lt_loss_name(config->loss.kind), lt_loss_outputs(&config->loss),
+                       config->model.classes);
+    LT_TRY(lt_optim_validate(&config->optim));
+    if (!(config->clip_norm >= 0) || !isfinite(config->clip_norm))
+        return lt_fail(LT_E_USAGE, "clip_norm: expected a finite norm >= 0, got %g",
+                       config->clip_norm);
+    return LT_OK;
+}
+
+static size_t loss_workspace_bytes(const lt_train_config *config, int threads)
+{
+    return lt_loss_workspace_bytes(&config->loss, config->model.max_batch, config->model.seq_len,
+                                   threads);
+}
 
 lt_status lt_trainer_plan(const lt_train_config *config, int threads, size_t *bytes)
 {
     size_t param_count;
-    LT_TRY(lt_model_plan(&config->model, threads, bytes, &param_count));
+    LT_TRY(lt_train_check_config(config));
+    LT_TRY(lt_model_plan(&config->model, LT_MODEL_TRAIN, threads, bytes, &param_count));
     *bytes += lt_mem_rounded(lt_optim_state_floats(config->optim.kind, param_count) *
                              sizeof(float));
+    size_t loss_bytes = loss_workspace_bytes(config, threads);
+    if (loss_bytes > 0)
+        *bytes += lt_mem_rounded(loss_bytes);
+    *bytes += lt_ckpt_writer_bytes();
     return LT_OK;
 }
 
@@ -24,18 +67,18 @@ static size_t state_bytes(const lt_trainer *t)
 lt_status lt_trainer_init(lt_trainer *t, const lt_train_config *config, int threads)
 {
     memset(t, 0, sizeof *t);
-    LT_TRY(lt_optim_validate(&config->optim));
-    if (!(config->clip_norm >= 0) || !isfinite(config->clip_norm))
-        return lt_fail(LT_E_USAGE, "--clip: expected a finite norm >= 0, got %g",
-                       config->clip_norm);
-    t->config = *config;
     size_t planned;
     LT_TRY(lt_trainer_plan(config, threads, &planned));
-    LT_TRY(lt_mem_plan(planned, "training (model, gradients, activations, optimizer state)"));
-    LT_TRY(lt_model_alloc(&t->model, &config->model, threads, config->seed));
+    LT_TRY(lt_mem_plan(planned, "training (model, gradients, activations, optimizer state, "
+                                "checkpoint buffers)"));
+    t->config = *config;
+    LT_TRY(lt_model_alloc(&t->model, &config->model, LT_MODEL_TRAIN, threads, config->seed));
     lt_status status = lt_mem_calloc((void **)&t->optim_state, state_bytes(t), "optimizer state");
+    size_t loss_bytes = loss_workspace_bytes(config, threads);
+    if (status == LT_OK && loss_bytes > 0)
+        status = lt_mem_alloc(&t->loss_workspace, loss_bytes, "loss workspace");
     if (status != LT_OK)
-        lt_model_free(&t->model);
+        lt_trainer_free(t);
     return status;
 }
 
@@ -43,39 +86,41 @@ void lt_trainer_free(lt_trainer *t)
 {
     lt_model_free(&t->model);
     lt_mem_free(t->optim_state);
+    lt_mem_free(t->loss_workspace);
     memset(t, 0, sizeof *t);
 }
 
 /* Forward and loss; fills d_logits when `training`. */
-static lt_status forward_loss(lt_trainer *t, const int32_t *inputs, const int32_t *targets,
-                              const float *mask, int batch, int training,
+static lt_status forward_loss(lt_trainer *t, const lt_batch *batch, int training,
                               lt_batch_result *result)
 {
     lt_model *m = &t->model;
-    const int R = batch * m->config.seq_len, V = m->config.classes;
     memset(result, 0, sizeof *result);
-    LT_TRY(lt_model_forward(m, inputs, batch, training, t->config.seed, (uint64_t)t->step + 1));
-    LT_TRY(lt_xent_forward(&result->loss, &result->correct, &result->counted, m->logits,
-                           targets, mask, R, V));
-    if (training) {
-        memset(m->d_logits, 0, (size_t)R * V * sizeof(float));
-        LT_TRY(lt_xent_backward(m->d_logits, m->logits, targets, mask, R, V));
-    }
+    LT_TRY(lt_model_forward(m, batch, training, t->config.seed, (uint64_t)t->step + 1));
+    if (training)
+        memset(m->d_logits, 0,
+               (size_t)batch->batch * batch->n * m->config.classes * sizeof(float));
+    lt_loss_result r;
+    LT_TRY(lt_loss_eval(&t->config.loss, &r, training ? m->d_logits : NULL, t->loss_workspace,
+                        m->logits, batch));
+    result->loss = r.loss;
+    result->sum = r.sum;
+    result->counted = r.counted;
+    result->correct = r.correct;
     return LT_OK;
 }
 
-lt_status lt_trainer_step(lt_trainer *t, const int32_t *inputs, const int32_t *targets,
-                          const float *mask, int batch, lt_batch_result *result)
+lt_status lt_trainer_step(lt_trainer *t, const lt_batch *batch, lt_batch_result *result)
 {
     lt_model *m = &t->model;
-    LT_TRY(forward_loss(t, inputs, targets, mask, batch, 1, result));
+    LT_TRY(forward_loss(t, batch, 1, result));
     lt_model_zero_grads(m);
     LT_TRY(lt_model_backward(m));
     result->grad_norm = lt_clip_grad_norm(m->grads, m->param_count, t->config.clip_norm);
     if (!isfinite(result->grad_norm))
         return lt_fail(LT_E_NUMERIC,
                        "the gradient norm became %g at update %ld (loss %g): the run diverged; "
-                       "try a lower --lr",
+                       "try a lower learning rate",
                        result->grad_norm, t->step + 1, result->loss);
     long next = t->step + 1;
     result->lr = lt_schedule_lr(&t->config.schedule, next);
@@ -85,28 +130,36 @@ lt_status lt_trainer_step(lt_trainer *t, const int32_t *inputs, const int32_t *t
     return LT_OK;
 }
 
-lt_status lt_trainer_evaluate(lt_trainer *t, const int32_t *inputs, const int32_t *targets,
-                              const float *mask, int batch, lt_batch_result *result)
+lt_status lt_trainer_evaluate(lt_trainer *t, const lt_batch *batch, lt_batch_result *result)
 {
-    return forward_loss(t, inputs, targets, mask, batch, 0, result);
+    return forward_loss(t, batch, 0, result);
 }
 
 void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
 {
     const lt_model_config *m = &c->model;
     const lt_attn_config *a = &m->attn;
+    static const char *const inputs[] = {"tokens", "features"};
+    static const char *const positions[] = {"add", "concat", "none"};
+    static const char *const bodies[] = {"transformer", "bilstm"};
     int n = snprintf(buf, size,
-                     "vocab=%d classes=%d layers=%d heads=%d head_dim=%d ffn=%d dropout=%.9g "
-                     "activation=%s variant=%s causal=%d feature_map=%s eps=%.9g proj_k=%d "
-                     "n_max=%d batch=%d seq=%d optimizer=%s lr=%.17g beta1=%.17g beta2=%.17g "
-                     "adam_eps=%.17g weight_decay=%.17g warmup=%ld clip=%.17g seed=%llu",
-                     m->vocab, m->classes, m->layers, m->heads, m->head_dim, m->ffn,
+                     "input=%s vocab=%d features=%d stack=%d pos=%s pos_dim=%d body=%s "
+                     "classes=%d layers=%d heads=%d head_dim=%d ffn=%d hidden=%d dropout=%.9g "
+                     "activation=%s variant=%s kernel=%s causal=%d feature_map=%s eps=%.9g "
+                     "proj_k=%d n_max=%d batch=%d seq=%d loss=%s mixtures=%d max_labels=%d "
+                     "optimizer=%s lr=%.17g beta1=%.17g beta2=%.17g adam_eps=%.17g "
+                     "weight_decay=%.17g warmup=%ld clip=%.17g seed=%llu threads=%d",
+                     inputs[m->input == LT_INPUT_FEATURES], m->vocab, m->features, m->stack,
+                     positions[m->pos % 3], m->pos_dim, bodies[m->body == LT_BODY_BILSTM],
+                     m->classes, m->layers, m->heads, m->head_dim, m->ffn, m->hidden,
                      (double)m->dropout, m->activation == LT_ACT_GELU ? "gelu" : "relu",
-                     a->variant, a->causal, lt_attn_feature_map_name(a->feature_map),
-                     (double)a->eps, a->proj_k, a->n_max, m->max_batch, m->seq_len,
-                     lt_optim_kind_name(c->optim.kind), c->schedule.base_lr, c->optim.beta1,
-                     c->optim.beta2, c->optim.eps, c->optim.weight_decay,
-                     c->schedule.warmup_steps, c->clip_norm, (unsigned long long)c->seed);
+                     a->variant, a->kernel != NULL ? a->kernel : "default", a->causal,
+                     lt_attn_feature_map_name(a->feature_map), (double)a->eps, a->proj_k,
+                     a->n_max, m->max_batch, m->seq_len, lt_loss_name(c->loss.kind),
+                     c->loss.mixtures, c->loss.max_labels, lt_optim_kind_name(c->optim.kind),
+                     c->schedule.base_lr, c->optim.beta1, c->optim.beta2, c->optim.eps,
+                     c->optim.weight_decay, c->schedule.warmup_steps, c->clip_norm,
+                     (unsigned long long)c->seed, c->threads);
     for (int i = 0; i < c->schedule.drop_count && n > 0 && (size_t)n < size; i++)
         n += snprintf(buf + n, size - (size_t)n, " drop%d=%ld:%.17g", i,
                       c->schedule.drops[i].after_step, c->schedule.drops[i].factor);
@@ -155,6 +208,17 @@ static lt_status describe_mismatch(const char *path, const char *stored, const c
 
 lt_status lt_trainer_load(lt_trainer *t, const char *path)
 {
+    /* Reading holds the file and its unpacked sections at once: refuse that
+     * against the budget before reading rather than midway. */
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        char what[4200];
+        snprintf(what, sizeof what, "reading the checkpoint %s", path);
+        LT_TRY(lt_mem_plan(lt_mem_rounded((size_t)st.st_size) +
+                               lt_mem_rounded(t->model.param_count * sizeof(float)) +
+                               lt_mem_rounded(state_bytes(t)),
+                           what));
+    }
     lt_ckpt *ckpt;
     LT_TRY(lt_ckpt_read(&ckpt, path));
     char description[DESCRIPTION_BYTES];

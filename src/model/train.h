@@ -1,7 +1,9 @@
-/* The training engine around a transformer: one call per update (forward,
- * masked cross-entropy, backward, global-norm clipping, optimizer step with
- * the scheduled learning rate), evaluation without dropout, and checkpoints
- * that let a resumed run continue the identical loss curve.
+/* The training engine around a model: one call per update (forward, the
+ * configured loss, backward, global-norm clipping, optimizer step with the
+ * scheduled learning rate), evaluation without dropout, and checkpoints
+ * that let a resumed run continue the identical loss curve. The trainer
+ * knows nothing about the task: inputs, targets and labels come in an
+ * lt_batch, and the loss is an lt_loss.
  *
  * The batch for an update is the caller's (data generators are fixed by
  * seed and step), dropout masks are drawn from (seed, step), and every
@@ -12,33 +14,59 @@
 
 #include <stdint.h>
 
+#include "model/loss.h"
+#include "model/model.h"
 #include "model/optim.h"
-#include "model/transformer.h"
 
 typedef struct lt_train_config {
     lt_model_config model;
+    lt_loss loss;     /* its outputs must equal model.classes */
     lt_optim_config optim;
     lt_schedule schedule;
     double clip_norm; /* global gradient-norm limit; 0 = off */
     uint64_t seed;
+    int threads;      /* recorded: the same seed and threads give the same numbers */
 } lt_train_config;
 
 typedef struct lt_trainer {
     lt_train_config config;
     lt_model model;
     float *optim_state;
+    void *loss_workspace;
     long step; /* updates done so far */
 } lt_trainer;
 
-/* Loss and accuracy of one batch on the positions its mask counts. */
+/* One batch's loss (see lt_loss_result) and, for an update, the gradient
+ * norm and learning rate. */
 typedef struct lt_batch_result {
-    double loss;
+    double loss;      /* the minimised value */
+    double sum;       /* summed over what the loss counts */
     long correct, counted;
     double grad_norm; /* before clipping; 0 for evaluation */
     double lr;        /* learning rate used; 0 for evaluation */
 } lt_batch_result;
 
-/* Bytes lt_trainer_init allocates (model plus optimizer state). */
+/* Divergence: a loss that is not finite, or above LT_DIVERGE_FACTOR times
+ * the run's first loss for LT_DIVERGE_UPDATES updates in a row, stops the
+ * run (status "diverged"). */
+#define LT_DIVERGE_FACTOR 4.0
+#define LT_DIVERGE_UPDATES 20
+
+typedef struct lt_divergence {
+    double start; /* loss of the first update (NAN until seen) */
+    long above;   /* consecutive updates above the factor */
+} lt_divergence;
+
+void lt_divergence_start(lt_divergence *d, double first_loss);
+/* 1 when the run has diverged with this update's loss. */
+int lt_divergence_check(lt_divergence *d, double loss);
+
+/* Checks model, loss and optimizer settings together (LT_E_USAGE naming the
+ * field). */
+lt_status lt_train_check_config(const lt_train_config *config);
+
+/* Bytes lt_trainer_init allocates (model, optimizer state, loss
+ * workspace) plus the most a checkpoint write holds at once. */
 lt_status lt_trainer_plan(const lt_train_config *config, int threads, size_t *bytes);
 
 /* Checks the configuration, refuses a plan over the memory budget before
@@ -46,14 +74,13 @@ lt_status lt_trainer_plan(const lt_train_config *config, int threads, size_t *by
 lt_status lt_trainer_init(lt_trainer *t, const lt_train_config *config, int threads);
 void lt_trainer_free(lt_trainer *t);
 
-/* One update on (batch, N) inputs, targets and loss mask. A loss or gradient
- * that is not finite fails with LT_E_NUMERIC before the parameters change. */
-lt_status lt_trainer_step(lt_trainer *t, const int32_t *inputs, const int32_t *targets,
-                          const float *mask, int batch, lt_batch_result *result);
+/* One update on a batch. A loss or gradient that is not finite fails with
+ * LT_E_NUMERIC before the parameters change. */
+lt_status lt_trainer_step(lt_trainer *t, const lt_batch *batch, lt_batch_result *result);
 
-/* Loss and accuracy without dropout and without changing anything. */
-lt_status lt_trainer_evaluate(lt_trainer *t, const int32_t *inputs, const int32_t *targets,
-                              const float *mask, int batch, lt_batch_result *result);
+/* The loss without dropout and without changing anything; model->logits
+ * hold the outputs afterwards. */
+lt_status lt_trainer_evaluate(lt_trainer *t, const lt_batch *batch, lt_batch_result *result);
 
 /* Writes parameters, optimizer state, step, seed and the configuration. */
 lt_status lt_trainer_save(const lt_trainer *t, const char *path);

@@ -1,24 +1,41 @@
-#include "model/transformer.h"
-
+/* The pre-norm transformer body:
+ *
+ *   per layer:  x = x + dropout(W_o attention(split(W_qkv layernorm(x))))
+ *               x = x + dropout(W_2 act(W_1 layernorm(x)))
+ *   out = layernorm(x)
+ *
+ * Pre-norm (layernorm inside each residual branch) instead of the original
+ * post-norm trains without learning-rate warm-up, which keeps the copy
+ * task's short schedules stable.
+ *
+ * TRAIN keeps every layer's activations for backward; INFER points every
+ * layer at one shared set (two residual buffers ping-pong), so its memory
+ * does not grow with depth and nothing is saved for backward. The recurrent
+ * step runs the same layers on one position per sequence over each layer's
+ * attention state (linear (S, z), softmax key/value cache). */
 #include <math.h>
 #include <string.h>
 
 #include "core/mem.h"
-#include "core/rng.h"
+#include "model/body.h"
 #include "nn/dropout.h"
 #include "nn/elementwise.h"
-#include "nn/embedding.h"
 #include "nn/layernorm.h"
 #include "nn/linear.h"
-#include "nn/posenc.h"
 
-/* What forward keeps per layer for backward. Transient values (the fused
- * qkv rows, the attention output before merging heads, branch outputs) live
- * in shared scratch instead. */
-struct lt_layer_acts {
+/* Where each parameter tensor of a layer lives in the flat parameter array;
+ * the same offsets index the gradient array. */
+typedef struct layer_offsets {
+    size_t ln1_gamma, ln1_beta, w_qkv, b_qkv, w_o, b_o, attn_params;
+    size_t ln2_gamma, ln2_beta, w_ff1, b_ff1, w_ff2, b_ff2;
+} layer_offsets;
+
+/* A layer's activations. TRAIN: its own, kept for backward. INFER: shared
+ * by every layer (statistics and masks NULL). */
+typedef struct layer_acts {
     float *ln1, *ln1_mean, *ln1_rstd; /* (R, C), (R), (R) */
     float *heads;                     /* (3, B, H, N, Dh): q, k, v */
-    void *attn_saved;                 /* variant-specific */
+    void *attn_saved;                 /* variant-specific; NULL for INFER */
     float *attn_cat;                  /* (R, C) attention output, heads merged */
     uint8_t *drop1;                   /* (R, C) */
     float *x_mid;                     /* (R, C) after the attention branch */
@@ -27,52 +44,80 @@ struct lt_layer_acts {
     float *hidden_act;                /* (R, F) after it */
     uint8_t *drop2;                   /* (R, C) */
     float *x_out;                     /* (R, C) after the feed-forward branch */
-};
+} layer_acts;
 
-/* Scratch shared by all layers (forward only). */
-typedef struct forward_scratch {
-    float *qkv;      /* (R, 3C) */
-    float *attn_out; /* (B, H, N, Dh) */
-    float *branch;   /* (R, C) */
-} forward_scratch;
+/* The body's table: offsets, activations and shared scratch. */
+typedef struct body_table {
+    size_t lnf_gamma, lnf_beta;
+    float *final_mean, *final_rstd; /* (R) */
+    float *qkv;                     /* (R, 3C) forward scratch */
+    float *attn_out;                /* (B, H, N, Dh) forward scratch */
+    float *branch;                  /* (R, C) forward scratch */
+    float *d_x, *d_x2, *d_tmp;      /* (R, C) TRAIN only */
+    float *d_qkv, *d_heads;         /* (R, 3C) */
+    float *d_attn_out;              /* (R, C) */
+    float *d_hidden, *d_hidden2;    /* (R, F) */
+    layer_offsets *layer;           /* (layers), in this table's block */
+    layer_acts *acts;               /* (layers) */
+} body_table;
 
-/* Hands out 64-byte aligned slices of one block. With base == NULL it only
- * counts, so the same walk both plans and places the buffers. */
-typedef struct carver {
-    unsigned char *base;
-    size_t used;
-} carver;
+static body_table *table_of(const lt_model *m) { return m->body_data; }
 
-static void *carve(carver *c, size_t bytes)
+static int transformer_width(const lt_model_config *cfg) { return cfg->heads * cfg->head_dim; }
+
+static lt_status transformer_check(const lt_model_config *cfg)
 {
-    void *p = c->base ? c->base + c->used : NULL;
-    c->used += lt_mem_rounded(bytes);
-    return p;
+    struct { const char *name; int value; } sizes[] = {
+        {"heads", cfg->heads}, {"head_dim", cfg->head_dim}, {"ffn", cfg->ffn}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value < 1)
+            return lt_fail(LT_E_USAGE, "%s: expected a positive size, got %d", sizes[i].name,
+                           sizes[i].value);
+    if (!(cfg->dropout >= 0 && cfg->dropout < 1))
+        return lt_fail(LT_E_USAGE, "dropout: expected a probability in [0, 1), got %g",
+                       (double)cfg->dropout);
+    if (cfg->activation != LT_ACT_GELU && cfg->activation != LT_ACT_RELU)
+        return lt_fail(LT_E_USAGE, "activation: expected gelu or relu, got %d",
+                       (int)cfg->activation);
+    lt_attn attn;
+    LT_TRY(lt_attn_init(&attn, &cfg->attn));
+    lt_attn_shape shape = {cfg->max_batch, cfg->heads, cfg->seq_len, cfg->head_dim,
+                           cfg->head_dim, NULL};
+    return lt_attn_check_shape(&attn, shape);
 }
 
-static lt_attn_shape attn_shape(const lt_model_config *cfg, int batch)
+static size_t transformer_table_bytes(const lt_model_config *cfg)
 {
-    lt_attn_shape s = {batch, cfg->heads, cfg->seq_len, cfg->head_dim, cfg->head_dim, NULL};
-    return s;
+    return lt_mem_rounded(sizeof(body_table)) +
+           lt_mem_rounded((size_t)cfg->layers * sizeof(layer_offsets)) +
+           lt_mem_rounded((size_t)cfg->layers * sizeof(layer_acts));
 }
 
-/* Parameter offsets (in floats); returns the total count. */
-static size_t layout_params(lt_model *m, const lt_attn *attn)
+/* Points the table's arrays into its own block (m->body_data). */
+static body_table *place_table(lt_model *m)
+{
+    body_table *t = m->body_data;
+    unsigned char *p = (unsigned char *)t + lt_mem_rounded(sizeof *t);
+    t->layer = (layer_offsets *)p;
+    t->acts = (layer_acts *)(p + lt_mem_rounded((size_t)m->config.layers * sizeof(layer_offsets)));
+    return t;
+}
+
+static size_t transformer_layout_params(lt_model *m, size_t at)
 {
     const lt_model_config *cfg = &m->config;
-    size_t C = (size_t)cfg->heads * cfg->head_dim, F = (size_t)cfg->ffn;
-    size_t at = 0;
+    body_table *t = place_table(m);
+    size_t C = (size_t)transformer_width(cfg), F = (size_t)cfg->ffn;
 #define TAKE(field, count) ((field) = at, at += (count))
-    TAKE(m->tok_emb, (size_t)cfg->vocab * C);
     for (int l = 0; l < cfg->layers; l++) {
-        lt_layer_offsets *o = &m->layer[l];
+        layer_offsets *o = &t->layer[l];
         TAKE(o->ln1_gamma, C);
         TAKE(o->ln1_beta, C);
         TAKE(o->w_qkv, 3 * C * C);
         TAKE(o->b_qkv, 3 * C);
         TAKE(o->w_o, C * C);
         TAKE(o->b_o, C);
-        TAKE(o->attn_params, lt_attn_param_count(attn));
+        TAKE(o->attn_params, lt_attn_param_count(&m->attn));
         TAKE(o->ln2_gamma, C);
         TAKE(o->ln2_beta, C);
         TAKE(o->w_ff1, F * C);
@@ -80,223 +125,112 @@ static size_t layout_params(lt_model *m, const lt_attn *attn)
         TAKE(o->w_ff2, C * F);
         TAKE(o->b_ff2, C);
     }
-    TAKE(m->lnf_gamma, C);
-    TAKE(m->lnf_beta, C);
-    TAKE(m->w_out, (size_t)cfg->classes * C);
-    TAKE(m->b_out, (size_t)cfg->classes);
+    TAKE(t->lnf_gamma, C);
+    TAKE(t->lnf_beta, C);
 #undef TAKE
     return at;
 }
 
-/* Places (or, with c->base == NULL, counts) every activation and gradient
- * scratch buffer. */
-static void layout_activations(lt_model *m, lt_layer_acts *acts, forward_scratch *scratch,
-                               carver *c)
+static lt_attn_shape attn_shape(const lt_model_config *cfg, int batch, int n,
+                                const int32_t *lengths)
+{
+    lt_attn_shape s = {batch, cfg->heads, n, cfg->head_dim, cfg->head_dim, lengths};
+    return s;
+}
+
+/* TRAIN: every layer keeps its own activations. INFER: one shared set;
+ * x_mid and x_out alternate between two buffers, and x0 (the model's) is
+ * the first of them, since nothing needs it after layer 0 reads it. */
+static void transformer_layout_acts(lt_model *m, lt_carver *c)
 {
     const lt_model_config *cfg = &m->config;
+    body_table *t = place_table(m);
+    const int train = m->use == LT_MODEL_TRAIN;
     size_t R = (size_t)cfg->max_batch * cfg->seq_len;
-    size_t C = (size_t)cfg->heads * cfg->head_dim, F = (size_t)cfg->ffn, f = sizeof(float);
-    size_t saved = lt_attn_saved_bytes(&m->attn, attn_shape(cfg, cfg->max_batch));
-
-    m->pos_enc = carve(c, (size_t)cfg->seq_len * C * f);
-    m->x0 = carve(c, R * C * f);
+    size_t C = (size_t)transformer_width(cfg), F = (size_t)cfg->ffn, f = sizeof(float);
+    size_t saved = train ? lt_attn_saved_bytes(&m->attn, attn_shape(cfg, cfg->max_batch,
+                                                                     cfg->seq_len, NULL))
+                         : 0;
+    if (m->use == LT_MODEL_WEIGHTS)
+        return;
+    layer_acts shared;
+    memset(&shared, 0, sizeof shared);
     for (int l = 0; l < cfg->layers; l++) {
-        lt_layer_acts *a = &acts[l];
-        a->ln1 = carve(c, R * C * f);
-        a->ln1_mean = carve(c, R * f);
-        a->ln1_rstd = carve(c, R * f);
-        a->heads = carve(c, 3 * R * C * f);
-        a->attn_saved = carve(c, saved);
-        a->attn_cat = carve(c, R * C * f);
-        a->drop1 = carve(c, R * C);
-        a->x_mid = carve(c, R * C * f);
-        a->ln2 = carve(c, R * C * f);
-        a->ln2_mean = carve(c, R * f);
-        a->ln2_rstd = carve(c, R * f);
-        a->hidden = carve(c, R * F * f);
-        a->hidden_act = carve(c, R * F * f);
-        a->drop2 = carve(c, R * C);
-        a->x_out = carve(c, R * C * f);
+        layer_acts *a = &t->acts[l];
+        if (!train && l > 0) {
+            *a = shared;
+            continue;
+        }
+        memset(a, 0, sizeof *a);
+        a->ln1 = lt_carve(c, R * C * f);
+        a->heads = lt_carve(c, 3 * R * C * f);
+        a->attn_cat = lt_carve(c, R * C * f);
+        a->x_mid = lt_carve(c, R * C * f);
+        a->hidden = lt_carve(c, R * F * f);
+        a->hidden_act = lt_carve(c, R * F * f);
+        if (train) {
+            a->ln1_mean = lt_carve(c, R * f);
+            a->ln1_rstd = lt_carve(c, R * f);
+            a->attn_saved = lt_carve(c, saved);
+            a->drop1 = lt_carve(c, R * C);
+            a->ln2 = lt_carve(c, R * C * f);
+            a->ln2_mean = lt_carve(c, R * f);
+            a->ln2_rstd = lt_carve(c, R * f);
+            a->drop2 = lt_carve(c, R * C);
+            a->x_out = lt_carve(c, R * C * f);
+        } else {
+            a->ln2 = a->ln1;
+            a->x_out = m->x0; /* ping-pong with x_mid */
+        }
+        shared = *a;
     }
-    m->final_norm = carve(c, R * C * f);
-    m->final_mean = carve(c, R * f);
-    m->final_rstd = carve(c, R * f);
-    m->logits = carve(c, R * (size_t)cfg->classes * f);
-    m->d_logits = carve(c, R * (size_t)cfg->classes * f);
-    scratch->qkv = carve(c, 3 * R * C * f);
-    scratch->attn_out = carve(c, R * C * f);
-    scratch->branch = carve(c, R * C * f);
-    m->d_x = carve(c, R * C * f);
-    m->d_x2 = carve(c, R * C * f);
-    m->d_tmp = carve(c, R * C * f);
-    m->d_qkv = carve(c, 3 * R * C * f);
-    m->d_heads = carve(c, 3 * R * C * f);
-    m->d_attn_out = carve(c, R * C * f);
-    m->d_hidden = carve(c, R * F * f);
-    m->d_hidden2 = carve(c, R * F * f);
+    m->body_out = lt_carve(c, R * C * f);
+    t->qkv = lt_carve(c, 3 * R * C * f);
+    t->attn_out = lt_carve(c, R * C * f);
+    t->branch = lt_carve(c, R * C * f);
+    if (train) {
+        t->final_mean = lt_carve(c, R * f);
+        t->final_rstd = lt_carve(c, R * f);
+        t->d_x = lt_carve(c, R * C * f);
+        t->d_x2 = lt_carve(c, R * C * f);
+        t->d_tmp = lt_carve(c, R * C * f);
+        t->d_qkv = lt_carve(c, 3 * R * C * f);
+        t->d_heads = lt_carve(c, 3 * R * C * f);
+        t->d_attn_out = lt_carve(c, R * C * f);
+        t->d_hidden = lt_carve(c, R * F * f);
+        t->d_hidden2 = lt_carve(c, R * F * f);
+        m->d_body_out = t->d_tmp;
+        m->d_x0 = t->d_x;
+    }
 }
 
-lt_status lt_model_check_config(const lt_model_config *cfg)
+static size_t transformer_workspace_bytes(const lt_model *m, int threads)
 {
-    struct { const char *name; int value; } sizes[] = {
-        {"vocabulary", cfg->vocab}, {"classes", cfg->classes}, {"--layers", cfg->layers},
-        {"--heads", cfg->heads}, {"--head-dim", cfg->head_dim}, {"--ffn", cfg->ffn},
-        {"--batch", cfg->max_batch}, {"--seq", cfg->seq_len}};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if (sizes[i].value < 1)
-            return lt_fail(LT_E_USAGE, "%s: expected a positive size, got %d", sizes[i].name,
-                           sizes[i].value);
-    if (!(cfg->dropout >= 0 && cfg->dropout < 1))
-        return lt_fail(LT_E_USAGE, "--dropout: expected a probability in [0, 1), got %g",
-                       (double)cfg->dropout);
-    lt_attn attn;
-    LT_TRY(lt_attn_init(&attn, &cfg->attn));
-    return lt_attn_check_shape(&attn, attn_shape(cfg, cfg->max_batch));
+    if (m->use == LT_MODEL_WEIGHTS)
+        return 0;
+    const lt_model_config *cfg = &m->config;
+    return lt_attn_workspace_bytes(&m->attn, attn_shape(cfg, cfg->max_batch, cfg->seq_len, NULL),
+                                   threads);
 }
 
-/* The four blocks: parameters, gradients, activations, attention workspace. */
-static lt_status block_sizes(const lt_model_config *cfg, int threads, size_t sizes[4],
-                             lt_model *m, lt_layer_offsets *offsets, lt_layer_acts *acts,
-                             forward_scratch *scratch)
-{
-    LT_TRY(lt_model_check_config(cfg));
-    memset(m, 0, sizeof *m);
-    m->config = *cfg;
-    m->layer = offsets;
-    LT_TRY(lt_attn_init(&m->attn, &cfg->attn));
-    m->width = cfg->heads * cfg->head_dim;
-    m->param_count = layout_params(m, &m->attn);
-    carver counter = {NULL, 0};
-    layout_activations(m, acts, scratch, &counter);
-    sizes[0] = m->param_count * sizeof(float);
-    sizes[1] = sizes[0];
-    sizes[2] = counter.used;
-    sizes[3] = lt_attn_workspace_bytes(&m->attn, attn_shape(cfg, cfg->max_batch), threads);
-    return LT_OK;
-}
-
-lt_status lt_model_plan(const lt_model_config *config, int threads, size_t *bytes,
-                        size_t *param_count)
-{
-    if (config->layers < 1 || config->layers > 4096)
-        return lt_fail(LT_E_USAGE, "--layers: expected 1 to 4096, got %d", config->layers);
-    lt_model probe;
-    lt_layer_offsets offsets[config->layers];
-    lt_layer_acts acts[config->layers];
-    forward_scratch scratch;
-    size_t sizes[4];
-    LT_TRY(block_sizes(config, threads, sizes, &probe, offsets, acts, &scratch));
-    /* The per-layer tables are allocated too; count them. */
-    *bytes = lt_mem_rounded(sizes[0]) + lt_mem_rounded(sizes[1]) + lt_mem_rounded(sizes[2]) +
-             lt_mem_rounded(sizes[3]) +
-             lt_mem_rounded((size_t)config->layers * sizeof(lt_layer_offsets)) +
-             lt_mem_rounded((size_t)config->layers * sizeof(lt_layer_acts)) +
-             lt_mem_rounded(sizeof(forward_scratch));
-    if (param_count)
-        *param_count = probe.param_count;
-    return LT_OK;
-}
-
-/* Uniform in +-1/sqrt(fan_in) for weights (PyTorch's default for linear
- * layers), zero biases, unit layernorm gains, unit-variance embeddings so
- * tokens are as loud as the positional encoding they are added to. */
-static void init_params(lt_model *m, uint64_t seed)
+static void transformer_init_params(lt_model *m, uint64_t seed, uint64_t *stream)
 {
     const lt_model_config *cfg = &m->config;
-    int C = m->width, F = cfg->ffn;
+    body_table *t = table_of(m);
+    size_t C = (size_t)transformer_width(cfg), F = (size_t)cfg->ffn;
     float *p = m->params;
-    memset(p, 0, m->param_count * sizeof(float));
-    lt_rng rng;
-    uint64_t stream = 0;
-#define UNIFORM(offset, count, fan_in)                                                  \
-    do {                                                                                \
-        float bound = 1.0f / sqrtf((float)(fan_in));                                    \
-        lt_rng_seed(&rng, seed, stream++);                                              \
-        lt_rng_fill_uniform(&rng, p + (offset), (long)(count), -bound, bound);          \
-    } while (0)
-    lt_rng_seed(&rng, seed, stream++);
-    lt_rng_fill_normal(&rng, p + m->tok_emb, (long)cfg->vocab * C, 1.0f);
     for (int l = 0; l < cfg->layers; l++) {
-        const lt_layer_offsets *o = &m->layer[l];
-        for (int i = 0; i < C; i++)
+        const layer_offsets *o = &t->layer[l];
+        for (size_t i = 0; i < C; i++)
             p[o->ln1_gamma + i] = p[o->ln2_gamma + i] = 1.0f;
-        UNIFORM(o->w_qkv, 3 * C * C, C);
-        UNIFORM(o->w_o, C * C, C);
-        UNIFORM(o->w_ff1, F * C, C);
-        UNIFORM(o->w_ff2, C * F, F);
+        lt_model_init_uniform(p + o->w_qkv, 3 * C * C, C, seed, stream);
+        lt_model_init_uniform(p + o->w_o, C * C, C, seed, stream);
+        lt_model_init_uniform(p + o->w_ff1, F * C, C, seed, stream);
+        lt_model_init_uniform(p + o->w_ff2, C * F, F, seed, stream);
         lt_attn_init_params(&m->attn, p + o->attn_params, seed + 1000003ull * (uint64_t)(l + 1));
     }
-    for (int i = 0; i < C; i++)
-        p[m->lnf_gamma + i] = 1.0f;
-    UNIFORM(m->w_out, cfg->classes * C, C);
-#undef UNIFORM
-}
-
-lt_status lt_model_alloc(lt_model *m, const lt_model_config *config, int threads, uint64_t seed)
-{
-    size_t planned;
-    LT_TRY(lt_model_plan(config, threads, &planned, NULL));
-    LT_TRY(lt_mem_plan(planned, "the model (parameters, gradients, activations)"));
-
-    lt_layer_offsets *offsets = NULL;
-    lt_layer_acts *acts = NULL;
-    forward_scratch *scratch = NULL;
-    LT_TRY(lt_mem_alloc((void **)&offsets, (size_t)config->layers * sizeof *offsets,
-                        "layer offsets"));
-    lt_status status = lt_mem_alloc((void **)&acts, (size_t)config->layers * sizeof *acts,
-                                    "layer activation table");
-    if (status == LT_OK)
-        status = lt_mem_alloc((void **)&scratch, sizeof *scratch, "forward scratch table");
-    size_t sizes[4];
-    if (status == LT_OK)
-        status = block_sizes(config, threads, sizes, m, offsets, acts, scratch);
-    if (status != LT_OK) {
-        lt_mem_free(offsets);
-        lt_mem_free(acts);
-        lt_mem_free(scratch);
-        return status;
-    }
-    m->acts = acts;
-    static const char *names[4] = {"model parameters", "model gradients", "model activations",
-                                   "attention workspace"};
-    for (int i = 0; i < 4 && status == LT_OK; i++)
-        status = lt_mem_alloc(&m->blocks[i], sizes[i], names[i]);
-    if (status != LT_OK) {
-        for (int i = 0; i < 4; i++)
-            lt_mem_free(m->blocks[i]);
-        lt_mem_free(offsets);
-        lt_mem_free(acts);
-        lt_mem_free(scratch);
-        memset(m, 0, sizeof *m);
-        return status;
-    }
-    m->params = m->blocks[0];
-    m->grads = m->blocks[1];
-    m->attn_workspace = m->blocks[3];
-    carver placer = {m->blocks[2], 0};
-    layout_activations(m, acts, scratch, &placer);
-    m->last_tokens = NULL;
-    m->last_batch = 0;
-    m->scratch_table = scratch;
-    lt_posenc_fill(m->pos_enc, 0, config->seq_len, m->width, m->width, 0);
-    init_params(m, seed);
-    lt_model_zero_grads(m);
-    return LT_OK;
-}
-
-void lt_model_free(lt_model *m)
-{
-    for (int i = 0; i < 4; i++)
-        lt_mem_free(m->blocks[i]);
-    lt_mem_free(m->layer);
-    lt_mem_free(m->acts);
-    lt_mem_free(m->scratch_table);
-    memset(m, 0, sizeof *m);
-}
-
-void lt_model_zero_grads(lt_model *m)
-{
-    memset(m->grads, 0, m->param_count * sizeof(float));
+    for (size_t i = 0; i < C; i++)
+        p[t->lnf_gamma + i] = 1.0f;
 }
 
 /* (B*N, T*C) rows -> T tensors (B, H, N, Dh): row (b, n), column
@@ -335,66 +269,59 @@ static void merge_heads(float *dst, const float *src, int T, int B, int H, int N
 
 static int uses_dropout(const lt_model *m) { return m->config.dropout > 0 && m->last_training; }
 
-lt_status lt_model_forward(lt_model *m, const int32_t *tokens, int batch, int training,
-                           uint64_t seed, uint64_t step)
+static void activation_forward(const lt_model_config *cfg, float *out, const float *in, long n)
+{
+    if (cfg->activation == LT_ACT_GELU)
+        lt_gelu_forward(out, in, n);
+    else
+        lt_relu_forward(out, in, n);
+}
+
+static lt_status transformer_forward(lt_model *m)
 {
     const lt_model_config *cfg = &m->config;
-    if (batch < 1 || batch > cfg->max_batch)
-        return lt_fail(LT_E_INPUT, "model forward: batch %d outside the planned 1..%d", batch,
-                       cfg->max_batch);
-    const int N = cfg->seq_len, C = m->width, F = cfg->ffn, H = cfg->heads,
-              Dh = cfg->head_dim, R = batch * N;
-    const size_t head_tensor = (size_t)R * C;
+    body_table *t = table_of(m);
+    const int batch = m->last.batch, N = m->last.n, C = m->width, F = cfg->ffn,
+              H = cfg->heads, Dh = cfg->head_dim, R = batch * N;
+    const size_t rc = (size_t)R * C;
     const float *p = m->params;
-    forward_scratch *s = m->scratch_table;
-    lt_attn_shape shape = attn_shape(cfg, batch);
-    m->last_tokens = tokens;
-    m->last_batch = batch;
-    m->last_training = training;
-
-    LT_TRY(lt_embedding_forward(m->x0, tokens, p + m->tok_emb, R, cfg->vocab, C));
-    lt_posenc_add(m->x0, m->pos_enc, batch, N, C);
+    lt_attn_shape shape = attn_shape(cfg, batch, N, m->last.lengths);
     const float *x = m->x0;
     for (int l = 0; l < cfg->layers; l++) {
-        const lt_layer_offsets *o = &m->layer[l];
-        lt_layer_acts *a = &m->acts[l];
+        const layer_offsets *o = &t->layer[l];
+        layer_acts *a = &t->acts[l];
         lt_layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, p + o->ln1_gamma,
                              p + o->ln1_beta, R, C);
-        lt_linear_forward(s->qkv, a->ln1, p + o->w_qkv, p + o->b_qkv, R, C, 3 * C);
-        split_heads(a->heads, s->qkv, 3, batch, H, N, Dh);
-        LT_TRY(lt_attn_forward(&m->attn, shape, s->attn_out, a->attn_saved, m->attn_workspace,
-                               a->heads, a->heads + head_tensor, a->heads + 2 * head_tensor,
-                               p + o->attn_params));
-        merge_heads(a->attn_cat, s->attn_out, 1, batch, H, N, Dh);
-        lt_linear_forward(s->branch, a->attn_cat, p + o->w_o, p + o->b_o, R, C, C);
-        lt_dropout_key key = {seed, step, 2 * (uint64_t)l};
+        lt_linear_forward(t->qkv, a->ln1, p + o->w_qkv, p + o->b_qkv, R, C, 3 * C);
+        split_heads(a->heads, t->qkv, 3, batch, H, N, Dh);
+        LT_TRY(lt_attn_forward(&m->attn, shape, t->attn_out, a->attn_saved, m->attn_workspace,
+                               a->heads, a->heads + rc, a->heads + 2 * rc, p + o->attn_params));
+        merge_heads(a->attn_cat, t->attn_out, 1, batch, H, N, Dh);
+        lt_linear_forward(t->branch, a->attn_cat, p + o->w_o, p + o->b_o, R, C, C);
+        lt_dropout_key key = {m->last_seed, m->last_step, 2 * (uint64_t)l};
         if (uses_dropout(m))
-            LT_TRY(lt_dropout_forward(s->branch, a->drop1, s->branch, cfg->dropout, key, R, C));
-        lt_add(a->x_mid, x, s->branch, head_tensor);
+            LT_TRY(lt_dropout_forward(t->branch, a->drop1, t->branch, cfg->dropout, key, R, C));
+        lt_add(a->x_mid, x, t->branch, (long)rc);
 
         lt_layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->x_mid, p + o->ln2_gamma,
                              p + o->ln2_beta, R, C);
         lt_linear_forward(a->hidden, a->ln2, p + o->w_ff1, p + o->b_ff1, R, C, F);
-        if (cfg->activation == LT_ACT_GELU)
-            lt_gelu_forward(a->hidden_act, a->hidden, (long)R * F);
-        else
-            lt_relu_forward(a->hidden_act, a->hidden, (long)R * F);
-        lt_linear_forward(s->branch, a->hidden_act, p + o->w_ff2, p + o->b_ff2, R, F, C);
+        activation_forward(cfg, a->hidden_act, a->hidden, (long)R * F);
+        lt_linear_forward(t->branch, a->hidden_act, p + o->w_ff2, p + o->b_ff2, R, F, C);
         key.layer++;
         if (uses_dropout(m))
-            LT_TRY(lt_dropout_forward(s->branch, a->drop2, s->branch, cfg->dropout, key, R, C));
-        lt_add(a->x_out, a->x_mid, s->branch, head_tensor);
+            LT_TRY(lt_dropout_forward(t->branch, a->drop2, t->branch, cfg->dropout, key, R, C));
+        lt_add(a->x_out, a->x_mid, t->branch, (long)rc);
         x = a->x_out;
     }
-    lt_layernorm_forward(m->final_norm, m->final_mean, m->final_rstd, x, p + m->lnf_gamma,
-                         p + m->lnf_beta, R, C);
-    lt_linear_forward(m->logits, m->final_norm, p + m->w_out, p + m->b_out, R, C, cfg->classes);
+    lt_layernorm_forward(m->body_out, t->final_mean, t->final_rstd, x, p + t->lnf_gamma,
+                         p + t->lnf_beta, R, C);
     return LT_OK;
 }
 
 /* The gradient entering a dropout site's input: d_out through the mask, or
  * d_out itself when dropout is off. */
-static const float *through_dropout(lt_model *m, float *scratch, const float *d_out,
+static const float *through_dropout(const lt_model *m, float *scratch, const float *d_out,
                                     const uint8_t *mask, int R, int C)
 {
     if (!uses_dropout(m))
@@ -404,64 +331,184 @@ static const float *through_dropout(lt_model *m, float *scratch, const float *d_
     return scratch;
 }
 
-lt_status lt_model_backward(lt_model *m)
+static lt_status transformer_backward(lt_model *m)
 {
     const lt_model_config *cfg = &m->config;
-    const int batch = m->last_batch, N = cfg->seq_len, C = m->width, F = cfg->ffn,
+    body_table *t = table_of(m);
+    const int batch = m->last.batch, N = m->last.n, C = m->width, F = cfg->ffn,
               H = cfg->heads, Dh = cfg->head_dim, R = batch * N;
-    if (m->last_tokens == NULL)
-        return lt_fail(LT_E_INTERNAL, "model backward called before forward");
     const size_t rc = (size_t)R * C, f = sizeof(float);
     const float *p = m->params;
     float *g = m->grads;
-    lt_attn_shape shape = attn_shape(cfg, batch);
-    const float *x_last = cfg->layers ? m->acts[cfg->layers - 1].x_out : m->x0;
+    lt_attn_shape shape = attn_shape(cfg, batch, N, m->last.lengths);
+    const float *x_last = cfg->layers ? t->acts[cfg->layers - 1].x_out : m->x0;
 
-    memset(m->d_tmp, 0, rc * f);
-    lt_linear_backward(m->d_tmp, g + m->w_out, g + m->b_out, m->d_logits, m->final_norm,
-                       p + m->w_out, R, C, cfg->classes);
-    memset(m->d_x, 0, rc * f);
-    lt_layernorm_backward(m->d_x, g + m->lnf_gamma, g + m->lnf_beta, m->d_tmp, x_last,
-                          m->final_mean, m->final_rstd, p + m->lnf_gamma, R, C);
+    /* m->d_body_out is t->d_tmp: read it before d_tmp is reused. */
+    memset(t->d_x, 0, rc * f);
+    lt_layernorm_backward(t->d_x, g + t->lnf_gamma, g + t->lnf_beta, m->d_body_out, x_last,
+                          t->final_mean, t->final_rstd, p + t->lnf_gamma, R, C);
 
     for (int l = cfg->layers - 1; l >= 0; l--) {
-        const lt_layer_offsets *o = &m->layer[l];
-        lt_layer_acts *a = &m->acts[l];
-        const float *x_in = l > 0 ? m->acts[l - 1].x_out : m->x0;
+        const layer_offsets *o = &t->layer[l];
+        layer_acts *a = &t->acts[l];
+        const float *x_in = l > 0 ? t->acts[l - 1].x_out : m->x0;
 
-        /* Feed-forward branch; m->d_x holds d x_out and becomes d x_mid. */
-        const float *d_branch = through_dropout(m, m->d_tmp, m->d_x, a->drop2, R, C);
-        memset(m->d_hidden2, 0, (size_t)R * F * f);
-        lt_linear_backward(m->d_hidden2, g + o->w_ff2, g + o->b_ff2, d_branch, a->hidden_act,
+        /* Feed-forward branch; t->d_x holds d x_out and becomes d x_mid. */
+        const float *d_branch = through_dropout(m, t->d_tmp, t->d_x, a->drop2, R, C);
+        memset(t->d_hidden2, 0, (size_t)R * F * f);
+        lt_linear_backward(t->d_hidden2, g + o->w_ff2, g + o->b_ff2, d_branch, a->hidden_act,
                            p + o->w_ff2, R, F, C);
-        memset(m->d_hidden, 0, (size_t)R * F * f);
+        memset(t->d_hidden, 0, (size_t)R * F * f);
         if (cfg->activation == LT_ACT_GELU)
-            lt_gelu_backward(m->d_hidden, m->d_hidden2, a->hidden, (long)R * F);
+            lt_gelu_backward(t->d_hidden, t->d_hidden2, a->hidden, (long)R * F);
         else
-            lt_relu_backward(m->d_hidden, m->d_hidden2, a->hidden, (long)R * F);
-        memset(m->d_tmp, 0, rc * f);
-        lt_linear_backward(m->d_tmp, g + o->w_ff1, g + o->b_ff1, m->d_hidden, a->ln2,
+            lt_relu_backward(t->d_hidden, t->d_hidden2, a->hidden, (long)R * F);
+        memset(t->d_tmp, 0, rc * f);
+        lt_linear_backward(t->d_tmp, g + o->w_ff1, g + o->b_ff1, t->d_hidden, a->ln2,
                            p + o->w_ff1, R, C, F);
-        lt_layernorm_backward(m->d_x, g + o->ln2_gamma, g + o->ln2_beta, m->d_tmp, a->x_mid,
+        lt_layernorm_backward(t->d_x, g + o->ln2_gamma, g + o->ln2_beta, t->d_tmp, a->x_mid,
                               a->ln2_mean, a->ln2_rstd, p + o->ln2_gamma, R, C);
 
-        /* Attention branch; m->d_x becomes d x_in. */
-        d_branch = through_dropout(m, m->d_tmp, m->d_x, a->drop1, R, C);
-        memset(m->d_x2, 0, rc * f);
-        lt_linear_backward(m->d_x2, g + o->w_o, g + o->b_o, d_branch, a->attn_cat, p + o->w_o,
+        /* Attention branch; t->d_x becomes d x_in. */
+        d_branch = through_dropout(m, t->d_tmp, t->d_x, a->drop1, R, C);
+        memset(t->d_x2, 0, rc * f);
+        lt_linear_backward(t->d_x2, g + o->w_o, g + o->b_o, d_branch, a->attn_cat, p + o->w_o,
                            R, C, C);
-        split_heads(m->d_attn_out, m->d_x2, 1, batch, H, N, Dh);
-        memset(m->d_heads, 0, 3 * rc * f);
-        LT_TRY(lt_attn_backward(&m->attn, shape, m->d_heads, m->d_heads + rc,
-                                m->d_heads + 2 * rc, g + o->attn_params, m->attn_workspace,
-                                m->d_attn_out, a->attn_saved, a->heads, a->heads + rc,
+        split_heads(t->d_attn_out, t->d_x2, 1, batch, H, N, Dh);
+        memset(t->d_heads, 0, 3 * rc * f);
+        LT_TRY(lt_attn_backward(&m->attn, shape, t->d_heads, t->d_heads + rc,
+                                t->d_heads + 2 * rc, g + o->attn_params, m->attn_workspace,
+                                t->d_attn_out, a->attn_saved, a->heads, a->heads + rc,
                                 a->heads + 2 * rc, p + o->attn_params));
-        merge_heads(m->d_qkv, m->d_heads, 3, batch, H, N, Dh);
-        memset(m->d_tmp, 0, rc * f);
-        lt_linear_backward(m->d_tmp, g + o->w_qkv, g + o->b_qkv, m->d_qkv, a->ln1,
+        merge_heads(t->d_qkv, t->d_heads, 3, batch, H, N, Dh);
+        memset(t->d_tmp, 0, rc * f);
+        lt_linear_backward(t->d_tmp, g + o->w_qkv, g + o->b_qkv, t->d_qkv, a->ln1,
                            p + o->w_qkv, R, C, 3 * C);
-        lt_layernorm_backward(m->d_x, g + o->ln1_gamma, g + o->ln1_beta, m->d_tmp, x_in,
+        lt_layernorm_backward(t->d_x, g + o->ln1_gamma, g + o->ln1_beta, t->d_tmp, x_in,
                               a->ln1_mean, a->ln1_rstd, p + o->ln1_gamma, R, C);
     }
-    return lt_embedding_backward(g + m->tok_emb, m->d_x, m->last_tokens, R, cfg->vocab, C);
+    return LT_OK;
 }
+
+/* ---- recurrent step: one position per sequence ---- */
+
+/* The step block: a header, per-layer attention states, then row buffers
+ * for `batch` rows. */
+typedef struct step_block {
+    int batch, max_steps;
+    size_t state_bytes;      /* one layer's attention state */
+    unsigned char *states;   /* (layers) states */
+    float *x, *ln;           /* (batch, C) */
+    float *qkv;              /* (batch, 3C) */
+    float *q, *k, *v;        /* (batch, C) each: (batch, H, Dh) for the attention */
+    float *att, *branch;     /* (batch, C) */
+    float *hidden, *hidden_act; /* (batch, F) */
+    float *out;              /* (batch, C) */
+} step_block;
+
+static void step_layout(const lt_model *m, lt_carver *c, step_block *s, int batch,
+                        size_t state_bytes)
+{
+    size_t C = (size_t)m->width, F = (size_t)m->config.ffn, B = (size_t)batch, f = sizeof(float);
+    lt_carve(c, sizeof(step_block));
+    s->states = lt_carve(c, state_bytes * (size_t)m->config.layers);
+    s->x = lt_carve(c, B * C * f);
+    s->ln = lt_carve(c, B * C * f);
+    s->qkv = lt_carve(c, 3 * B * C * f);
+    s->q = lt_carve(c, B * C * f);
+    s->k = lt_carve(c, B * C * f);
+    s->v = lt_carve(c, B * C * f);
+    s->att = lt_carve(c, B * C * f);
+    s->branch = lt_carve(c, B * C * f);
+    s->hidden = lt_carve(c, B * F * f);
+    s->hidden_act = lt_carve(c, B * F * f);
+    s->out = lt_carve(c, B * C * f);
+}
+
+static lt_status one_state_bytes(const lt_model *m, int batch, int max_steps, size_t *bytes)
+{
+    LT_TRY(lt_attn_state_bytes(&m->attn, batch, m->config.heads, m->config.head_dim,
+                               m->config.head_dim, max_steps, bytes));
+    *bytes = lt_mem_rounded(*bytes);
+    return LT_OK;
+}
+
+static lt_status transformer_step_bytes(const lt_model *m, int batch, int max_steps,
+                                        size_t *bytes)
+{
+    size_t state;
+    LT_TRY(one_state_bytes(m, batch, max_steps, &state));
+    step_block s;
+    lt_carver counter = {NULL, 0};
+    step_layout(m, &counter, &s, batch, state);
+    *bytes = counter.used;
+    return LT_OK;
+}
+
+static lt_status transformer_step_init(const lt_model *m, void *block, int batch, int max_steps)
+{
+    size_t state;
+    LT_TRY(one_state_bytes(m, batch, max_steps, &state));
+    step_block s = {batch, max_steps, state, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                    NULL, NULL, NULL, NULL, NULL};
+    lt_carver placer = {block, 0};
+    step_layout(m, &placer, &s, batch, state);
+    for (int l = 0; l < m->config.layers; l++)
+        LT_TRY(lt_attn_state_init(&m->attn, s.states + (size_t)l * state, batch, m->config.heads,
+                                  m->config.head_dim, m->config.head_dim, max_steps));
+    memcpy(block, &s, sizeof s);
+    return LT_OK;
+}
+
+/* The forward's layers on one row per sequence; the attention reads and
+ * extends each layer's state instead of the whole sequence. */
+static lt_status transformer_step(const lt_model *m, void *block, const float *x_in,
+                                  const float **out)
+{
+    const lt_model_config *cfg = &m->config;
+    const body_table *t = table_of(m);
+    step_block *s = block;
+    const int B = s->batch, C = m->width, F = cfg->ffn;
+    const long rc = (long)B * C;
+    const float *p = m->params;
+    memcpy(s->x, x_in, (size_t)rc * sizeof(float));
+    for (int l = 0; l < cfg->layers; l++) {
+        const layer_offsets *o = &t->layer[l];
+        lt_layernorm_forward(s->ln, NULL, NULL, s->x, p + o->ln1_gamma, p + o->ln1_beta, B, C);
+        lt_linear_forward(s->qkv, s->ln, p + o->w_qkv, p + o->b_qkv, B, C, 3 * C);
+        /* one position: (B, 3C) rows split into q, k, v of (B, H, Dh) */
+        for (int b = 0; b < B; b++) {
+            const float *row = s->qkv + (size_t)b * 3 * C;
+            memcpy(s->q + (size_t)b * C, row, (size_t)C * sizeof(float));
+            memcpy(s->k + (size_t)b * C, row + C, (size_t)C * sizeof(float));
+            memcpy(s->v + (size_t)b * C, row + 2 * C, (size_t)C * sizeof(float));
+        }
+        LT_TRY(lt_attn_step(&m->attn, s->states + (size_t)l * s->state_bytes, s->att, s->q,
+                            s->k, s->v));
+        lt_linear_forward(s->branch, s->att, p + o->w_o, p + o->b_o, B, C, C);
+        lt_add(s->x, s->x, s->branch, rc);
+        lt_layernorm_forward(s->ln, NULL, NULL, s->x, p + o->ln2_gamma, p + o->ln2_beta, B, C);
+        lt_linear_forward(s->hidden, s->ln, p + o->w_ff1, p + o->b_ff1, B, C, F);
+        activation_forward(cfg, s->hidden_act, s->hidden, (long)B * F);
+        lt_linear_forward(s->branch, s->hidden_act, p + o->w_ff2, p + o->b_ff2, B, F, C);
+        lt_add(s->x, s->x, s->branch, rc);
+    }
+    lt_layernorm_forward(s->out, NULL, NULL, s->x, p + t->lnf_gamma, p + t->lnf_beta, B, C);
+    *out = s->out;
+    return LT_OK;
+}
+
+const lt_body_ops lt_transformer_body = {
+    .out_width = transformer_width,
+    .check_config = transformer_check,
+    .table_bytes = transformer_table_bytes,
+    .layout_params = transformer_layout_params,
+    .layout_acts = transformer_layout_acts,
+    .workspace_bytes = transformer_workspace_bytes,
+    .init_params = transformer_init_params,
+    .forward = transformer_forward,
+    .backward = transformer_backward,
+    .step_bytes = transformer_step_bytes,
+    .step_init = transformer_step_init,
+    .step = transformer_step,
+};

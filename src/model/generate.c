@@ -1,0 +1,180 @@
+#include "model/generate.h"
+
+#include <string.h>
+
+#include "core/mem.h"
+#include "model/body.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/posenc.h"
+
+const char *lt_gen_mode_name(lt_gen_mode mode)
+{
+    return mode == LT_GEN_RECURRENT ? "recurrent" : "recompute";
+}
+
+/* The generator's block, laid out (or counted) in one walk. */
+static lt_status layout(lt_generator *g, const lt_model *m, lt_carver *c)
+{
+    const lt_model_config *cfg = &m->config;
+    size_t B = (size_t)g->batch, f = sizeof(float);
+    if (g->mode == LT_GEN_RECURRENT) {
+        size_t body_bytes;
+        LT_TRY(m->body->step_bytes(m, g->batch, g->max_steps, &body_bytes));
+        g->body_state = lt_carve(c, body_bytes);
+        g->x = lt_carve(c, B * (size_t)m->width * f);
+        g->pos = lt_carve(c, (size_t)m->width * f);
+    } else {
+        g->prefix = lt_carve(c, B * (size_t)g->max_steps * sizeof(int32_t));
+        g->packed = lt_carve(c, B * (size_t)g->max_steps * sizeof(int32_t));
+    }
+    g->logits = lt_carve(c, B * (size_t)cfg->classes * f);
+    return LT_OK;
+}
+
+static lt_status check(const lt_model *m, lt_gen_mode mode, int batch, int max_steps)
+{
+    const lt_model_config *cfg = &m->config;
+    if (cfg->input != LT_INPUT_TOKENS)
+        return lt_fail(LT_E_USAGE, "generation: the model reads features, not tokens");
+    if (!cfg->attn.causal)
+        return lt_fail(LT_E_USAGE, "generation: the model's attention is not causal");
+    if (batch < 1 || max_steps < 1)
+        return lt_fail(LT_E_USAGE, "generation: batch %d and max_steps %d must be >= 1", batch,
+                       max_steps);
+    if (mode == LT_GEN_RECURRENT) {
+        lt_attn_caps caps;
+        LT_TRY(lt_attn_variant_caps(cfg->attn.variant, &caps));
+        if (!caps.recurrent || m->body->step == NULL)
+            return lt_fail(LT_E_USAGE, "generation: %s attention has no recurrent form (%s)",
+                           cfg->attn.variant, caps.no_recurrent_reason);
+    } else if (mode == LT_GEN_RECOMPUTE) {
+        if (m->use == LT_MODEL_WEIGHTS || batch > cfg->max_batch || max_steps > cfg->seq_len)
+            return lt_fail(LT_E_USAGE,
+                           "generation: recomputing needs a model planned for a forward of "
+                           "%d x %d positions (it has %s %d x %d)",
+                           batch, max_steps,
+                           m->use == LT_MODEL_WEIGHTS ? "weights only," : "", cfg->max_batch,
+                           cfg->seq_len);
+    } else {
+        return lt_fail(LT_E_USAGE, "generation: unknown mode %d", (int)mode);
+    }
+    return LT_OK;
+}
+
+lt_status lt_generator_plan(const lt_model *m, lt_gen_mode mode, int batch, int max_steps,
+                            size_t *bytes)
+{
+    LT_TRY(check(m, mode, batch, max_steps));
+    lt_generator g = {.mode = mode, .batch = batch, .max_steps = max_steps};
+    lt_carver counter = {NULL, 0};
+    LT_TRY(layout(&g, m, &counter));
+    *bytes = counter.used;
+    return LT_OK;
+}
+
+lt_status lt_generator_init(lt_generator *g, lt_model *m, lt_gen_mode mode, int batch,
+                            int max_steps)
+{
+    size_t bytes;
+    memset(g, 0, sizeof *g);
+    LT_TRY(lt_generator_plan(m, mode, batch, max_steps, &bytes));
+    LT_TRY(lt_mem_plan(bytes, "the generator's state"));
+    LT_TRY(lt_mem_alloc(&g->block, bytes, "generator state"));
+    g->model = m;
+    g->mode = mode;
+    g->batch = batch;
+    g->max_steps = max_steps;
+    lt_carver placer = {g->block, 0};
+    lt_status status = layout(g, m, &placer);
+    if (status == LT_OK)
+        status = lt_generator_reset(g);
+    if (status != LT_OK)
+        lt_generator_free(g);
+    return status;
+}
+
+lt_status lt_generator_reset(lt_generator *g)
+{
+    g->steps = 0;
+    if (g->mode == LT_GEN_RECURRENT)
+        return g->model->body->step_init(g->model, g->body_state, g->batch, g->max_steps);
+    return LT_OK;
+}
+
+void lt_generator_free(lt_generator *g)
+{
+    lt_mem_free(g->block);
+    memset(g, 0, sizeof *g);
+}
+
+/* The input row of one position: as the model's input adapter builds x0. */
+static lt_status input_row(lt_generator *g, const int32_t *tokens)
+{
+    const lt_model *m = g->model;
+    const lt_model_config *cfg = &m->config;
+    const int C = m->width, B = g->batch;
+    const int P = cfg->pos == LT_POS_ADD ? C : cfg->pos == LT_POS_CONCAT ? cfg->pos_dim : 0;
+    const int E = cfg->pos == LT_POS_CONCAT ? C - P : C;
+    LT_TRY(lt_embedding_check_ids(tokens, B, cfg->vocab, "generated tokens"));
+    if (P > 0)
+        lt_posenc_fill(g->pos, g->steps, 1, P, P, 0);
+    for (int b = 0; b < B; b++) {
+        float *row = g->x + (size_t)b * C;
+        memcpy(row, m->params + m->in_table + (size_t)tokens[b] * E, (size_t)E * sizeof(float));
+        if (cfg->pos == LT_POS_ADD)
+            for (int c = 0; c < C; c++)
+                row[c] += g->pos[c];
+        else if (cfg->pos == LT_POS_CONCAT)
+            memcpy(row + E, g->pos, (size_t)P * sizeof(float));
+    }
+    return LT_OK;
+}
+
+static lt_status recurrent_step(lt_generator *g, const int32_t *tokens)
+{
+    const lt_model *m = g->model;
+    LT_TRY(input_row(g, tokens));
+    const float *out;
+    LT_TRY(m->body->step(m, g->body_state, g->x, &out));
+    lt_linear_forward(g->logits, out, m->params + m->w_out, m->params + m->b_out, g->batch,
+                      m->body_width, m->config.classes);
+    return LT_OK;
+}
+
+static lt_status recompute_step(lt_generator *g, const int32_t *tokens)
+{
+    lt_model *m = g->model;
+    const int B = g->batch, n = g->steps + 1, classes = m->config.classes;
+    for (int b = 0; b < B; b++)
+        g->prefix[(size_t)b * g->max_steps + g->steps] = tokens[b];
+    for (int b = 0; b < B; b++)
+        memcpy(g->packed + (size_t)b * n, g->prefix + (size_t)b * g->max_steps,
+               (size_t)n * sizeof(int32_t));
+    lt_batch batch = {.batch = B, .n = n, .tokens = g->packed};
+    LT_TRY(lt_model_forward(m, &batch, 0, 0, 0));
+    for (int b = 0; b < B; b++)
+        memcpy(g->logits + (size_t)b * classes, m->logits + ((size_t)b * n + n - 1) * classes,
+               (size_t)classes * sizeof(float));
+    return LT_OK;
+}
+
+lt_status lt_generator_step(lt_generator *g, const int32_t *tokens, const float **logits)
+{
+    if (g->steps >= g->max_steps)
+        return lt_fail(LT_E_USAGE, "generation: all %d planned positions are used",
+                       g->max_steps);
+    LT_TRY(g->mode == LT_GEN_RECURRENT ? recurrent_step(g, tokens) : recompute_step(g, tokens));
+    g->steps++;
+    *logits = g->logits;
+    return LT_OK;
+}
+
+lt_status lt_model_copy_params(lt_model *dst, const lt_model *src)
+{
+    if (dst->param_count != src->param_count)
+        return lt_fail(LT_E_INTERNAL, "copying parameters: %zu into %zu", src->param_count,
+                       dst->param_count);
+    memcpy(dst->params, src->params, src->param_count * sizeof(float));
+    return LT_OK;
+}

@@ -1,0 +1,66 @@
+/* Autoregressive generation: feed one token per sequence, get the logits
+ * that predict the next one.
+ *
+ *   LT_GEN_RECURRENT  the model's layers run on the new position only, over
+ *                     each layer's attention state (linear: the constant
+ *                     (S, z); softmax: a key/value cache, the paper's
+ *                     "stateful softmax"). Any model use works: only the
+ *                     weights are read.
+ *   LT_GEN_RECOMPUTE  the whole causal forward re-runs on the prefix for
+ *                     every new position (the paper's softmax baseline); the
+ *                     model must be allocated for inference (or training)
+ *                     with max_batch >= batch and seq_len >= max_steps, and
+ *                     uses no more than that one forward's memory.
+ *
+ * The generator plans its own state (lt_generator_plan equals what
+ * lt_generator_init allocates) and never allocates while stepping. Token
+ * inputs only. */
+#ifndef LT_MODEL_GENERATE_H
+#define LT_MODEL_GENERATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+
+typedef enum lt_gen_mode { LT_GEN_RECURRENT, LT_GEN_RECOMPUTE } lt_gen_mode;
+
+typedef struct lt_generator {
+    lt_model *model;
+    lt_gen_mode mode;
+    int batch, max_steps, steps;
+    void *block;       /* everything below, one allocation */
+    void *body_state;  /* RECURRENT: the body's per-layer states and rows */
+    float *x;          /* RECURRENT: (batch, C) the new position's input row */
+    float *pos;        /* RECURRENT: (pos columns) its position encoding */
+    int32_t *prefix;   /* RECOMPUTE: (batch, max_steps) tokens so far */
+    int32_t *packed;   /* RECOMPUTE: (batch, steps) the prefix as the forward reads it */
+    float *logits;     /* (batch, classes) */
+} lt_generator;
+
+/* "recurrent" or "recompute". */
+const char *lt_gen_mode_name(lt_gen_mode mode);
+
+/* Bytes lt_generator_init allocates. LT_E_USAGE for a model that cannot
+ * generate this way (feature inputs, non-causal attention, no recurrent
+ * form, a model not planned for the recompute forward), naming why. */
+lt_status lt_generator_plan(const lt_model *model, lt_gen_mode mode, int batch, int max_steps,
+                            size_t *bytes);
+
+lt_status lt_generator_init(lt_generator *g, lt_model *model, lt_gen_mode mode, int batch,
+                            int max_steps);
+
+/* Feeds tokens (batch) at position g->steps; *logits (batch, classes)
+ * then predict position g->steps + 1. LT_E_USAGE past max_steps. */
+lt_status lt_generator_step(lt_generator *g, const int32_t *tokens, const float **logits);
+
+/* Starts again at position 0 with fresh state, keeping the memory. */
+lt_status lt_generator_reset(lt_generator *g);
+
+void lt_generator_free(lt_generator *g);
+
+/* Copies the parameters of `src` into `dst` (same configuration apart from
+ * batch and length), e.g. a trained model into one planned for generation. */
+lt_status lt_model_copy_params(lt_model *dst, const lt_model *src);
+
+#endif

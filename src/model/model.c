@@ -1,0 +1,388 @@
+/* The model around a body: input adapter (token embedding or projected
+ * frames, plus positions), the output head, planning and allocation for
+ * training, inference or weights only. */
+#include "model/model.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "core/mem.h"
+#include "core/rng.h"
+#include "model/body.h"
+#include "nn/colsum.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/posenc.h"
+
+enum { BLOCK_PARAMS, BLOCK_GRADS, BLOCK_ACTS, BLOCK_WORKSPACE, BLOCK_TABLE, BLOCKS };
+
+void *lt_carve(lt_carver *c, size_t bytes)
+{
+    void *p = c->base ? c->base + c->used : NULL;
+    c->used += lt_mem_rounded(bytes);
+    return p;
+}
+
+void lt_model_init_uniform(float *p, size_t count, size_t fan_in, uint64_t seed,
+                           uint64_t *stream)
+{
+    float bound = 1.0f / sqrtf((float)fan_in);
+    lt_rng rng;
+    lt_rng_seed(&rng, seed, (*stream)++);
+    lt_rng_fill_uniform(&rng, p, (long)count, -bound, bound);
+}
+
+lt_model_config lt_model_default_config(const char *variant)
+{
+    lt_model_config c;
+    memset(&c, 0, sizeof c);
+    c.input = LT_INPUT_TOKENS;
+    c.stack = 1;
+    c.pos = LT_POS_ADD;
+    c.body = LT_BODY_TRANSFORMER;
+    c.activation = LT_ACT_GELU;
+    c.attn = lt_attn_default_config(variant);
+    return c;
+}
+
+static const lt_body_ops *body_of(const lt_model_config *cfg)
+{
+    return cfg->body == LT_BODY_TRANSFORMER ? &lt_transformer_body : NULL;
+}
+
+int lt_model_input_width(const lt_model_config *cfg)
+{
+    return cfg->input == LT_INPUT_TOKENS ? 1 : cfg->features * cfg->stack;
+}
+
+/* Width of the position encoding inside x0's rows, and where it starts. */
+static int pos_columns(const lt_model_config *cfg, int width)
+{
+    switch (cfg->pos) {
+    case LT_POS_ADD: return width;
+    case LT_POS_CONCAT: return cfg->pos_dim;
+    case LT_POS_NONE: return 0;
+    }
+    return 0;
+}
+
+/* Columns the input itself fills (the rest, with CONCAT, are positions). */
+static int input_columns(const lt_model_config *cfg, int width)
+{
+    return cfg->pos == LT_POS_CONCAT ? width - cfg->pos_dim : width;
+}
+
+static int model_width(const lt_model_config *cfg) { return cfg->heads * cfg->head_dim; }
+
+lt_status lt_model_check_config(const lt_model_config *cfg)
+{
+    const lt_body_ops *body = body_of(cfg);
+    if (body == NULL)
+        return lt_fail(LT_E_USAGE, "body: %d is not a body this build has (transformer)",
+                       (int)cfg->body);
+    struct { const char *name; int value; } sizes[] = {
+        {"classes", cfg->classes}, {"layers", cfg->layers}, {"max_batch", cfg->max_batch},
+        {"seq_len", cfg->seq_len}, {"stack", cfg->stack}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value < 1)
+            return lt_fail(LT_E_USAGE, "%s: expected a positive size, got %d", sizes[i].name,
+                           sizes[i].value);
+    if (cfg->layers > 4096)
+        return lt_fail(LT_E_USAGE, "layers: expected 1 to 4096, got %d", cfg->layers);
+    if (cfg->input == LT_INPUT_TOKENS && cfg->vocab < 1)
+        return lt_fail(LT_E_USAGE, "vocab: expected a positive size, got %d", cfg->vocab);
+    if (cfg->input == LT_INPUT_FEATURES && cfg->features < 1)
+        return lt_fail(LT_E_USAGE, "features: expected a positive size, got %d", cfg->features);
+    if (cfg->input != LT_INPUT_TOKENS && cfg->input != LT_INPUT_FEATURES)
+        return lt_fail(LT_E_USAGE, "input: expected tokens or features, got %d", (int)cfg->input);
+    if (cfg->input == LT_INPUT_TOKENS && cfg->stack != 1)
+        return lt_fail(LT_E_USAGE, "stack: token inputs cannot be stacked, got %d", cfg->stack);
+    LT_TRY(body->check_config(cfg));
+    int width = model_width(cfg);
+    if (cfg->pos == LT_POS_CONCAT && !(cfg->pos_dim >= 1 && cfg->pos_dim < width))
+        return lt_fail(LT_E_USAGE,
+                       "pos_dim: the concatenated position encoding needs 1 to %d of the "
+                       "width %d, got %d",
+                       width - 1, width, cfg->pos_dim);
+    if (cfg->pos != LT_POS_ADD && cfg->pos != LT_POS_CONCAT && cfg->pos != LT_POS_NONE)
+        return lt_fail(LT_E_USAGE, "pos: expected add, concat or none, got %d", (int)cfg->pos);
+    return LT_OK;
+}
+
+/* Parameter offsets: input, body, head (the init order too). */
+static size_t layout_params(lt_model *m)
+{
+    const lt_model_config *cfg = &m->config;
+    size_t E = (size_t)input_columns(cfg, m->width), at = 0;
+    m->in_table = at;
+    if (cfg->input == LT_INPUT_TOKENS) {
+        at += (size_t)cfg->vocab * E;
+    } else {
+        at += E * (size_t)lt_model_input_width(cfg);
+        m->in_bias = at;
+        at += E;
+    }
+    at = m->body->layout_params(m, at);
+    m->w_out = at;
+    at += (size_t)cfg->classes * m->body_width;
+    m->b_out = at;
+    return at + (size_t)cfg->classes;
+}
+
+/* Scratch for the input part of x0 when positions are concatenated: the
+ * embedding and projection write whole rows of their own width there. */
+static int needs_input_scratch(const lt_model_config *cfg) { return cfg->pos == LT_POS_CONCAT; }
+
+static void layout_acts(lt_model *m, lt_carver *c)
+{
+    const lt_model_config *cfg = &m->config;
+    size_t R = (size_t)cfg->max_batch * cfg->seq_len, f = sizeof(float);
+    size_t C = (size_t)m->width, P = (size_t)pos_columns(cfg, m->width);
+    if (m->use == LT_MODEL_WEIGHTS)
+        return;
+    m->pos_enc = P ? lt_carve(c, (size_t)cfg->seq_len * P * f) : NULL;
+    m->x0 = lt_carve(c, R * C * f);
+    if (needs_input_scratch(cfg))
+        m->x_in = lt_carve(c, R * (size_t)input_columns(cfg, m->width) * f);
+    m->body->layout_acts(m, c);
+    m->logits = lt_carve(c, R * (size_t)cfg->classes * f);
+    if (m->use == LT_MODEL_TRAIN)
+        m->d_logits = lt_carve(c, R * (size_t)cfg->classes * f);
+}
+
+/* Sizes of the blocks; m is filled enough to lay everything out. */
+static lt_status block_sizes(lt_model *m, const lt_model_config *cfg, lt_model_use use,
+                             int threads, size_t sizes[BLOCKS])
+{
+    LT_TRY(lt_model_check_config(cfg));
+    if (use != LT_MODEL_TRAIN && use != LT_MODEL_INFER && use != LT_MODEL_WEIGHTS)
+        return lt_fail(LT_E_USAGE, "use: expected train, infer or weights, got %d", (int)use);
+    void *table = m->body_data;
+    memset(m, 0, sizeof *m);
+    m->config = *cfg;
+    m->use = use;
+    m->body = body_of(cfg);
+    m->body_data = table;
+    LT_TRY(lt_attn_init(&m->attn, &cfg->attn));
+    m->width = model_width(cfg);
+    m->body_width = m->body->out_width(cfg);
+    sizes[BLOCK_TABLE] = m->body->table_bytes(cfg);
+    m->param_count = layout_params(m);
+    sizes[BLOCK_PARAMS] = m->param_count * sizeof(float);
+    sizes[BLOCK_GRADS] = use == LT_MODEL_TRAIN ? sizes[BLOCK_PARAMS] : 0;
+    lt_carver counter = {NULL, 0};
+    layout_acts(m, &counter);
+    sizes[BLOCK_ACTS] = counter.used;
+    sizes[BLOCK_WORKSPACE] = m->body->workspace_bytes(m, threads);
+    return LT_OK;
+}
+
+/* The body lays out parameters into its table, so planning needs a table
+ * of the right size too: a stack buffer for small models, else counted
+ * without one (layout only writes offsets, never reads them). */
+lt_status lt_model_plan(const lt_model_config *config, lt_model_use use, int threads,
+                        size_t *bytes, size_t *param_count)
+{
+    LT_TRY(lt_model_check_config(config));
+    const lt_body_ops *body = body_of(config);
+    size_t table_bytes = body->table_bytes(config);
+    void *table = NULL;
+    LT_TRY(lt_mem_calloc(&table, table_bytes, "model plan table"));
+    lt_model probe;
+    memset(&probe, 0, sizeof probe);
+    probe.body_data = table;
+    size_t sizes[BLOCKS];
+    lt_status status = block_sizes(&probe, config, use, threads, sizes);
+    lt_mem_free(table);
+    LT_TRY(status);
+    *bytes = 0;
+    for (int i = 0; i < BLOCKS; i++)
+        *bytes += lt_mem_rounded(sizes[i]);
+    if (param_count)
+        *param_count = probe.param_count;
+    return LT_OK;
+}
+
+/* Normal(0, 1) token embeddings (as loud as the position encoding they are
+ * added to), uniform +-1/sqrt(fan_in) weights (PyTorch's default for linear
+ * layers), zero biases, unit layernorm gains. */
+static void init_params(lt_model *m, uint64_t seed)
+{
+    const lt_model_config *cfg = &m->config;
+    float *p = m->params;
+    size_t E = (size_t)input_columns(cfg, m->width);
+    uint64_t stream = 0;
+    memset(p, 0, m->param_count * sizeof(float));
+    if (cfg->input == LT_INPUT_TOKENS) {
+        lt_rng rng;
+        lt_rng_seed(&rng, seed, stream++);
+        lt_rng_fill_normal(&rng, p + m->in_table, (long)((size_t)cfg->vocab * E), 1.0f);
+    } else {
+        size_t in = (size_t)lt_model_input_width(cfg);
+        lt_model_init_uniform(p + m->in_table, E * in, in, seed, &stream);
+    }
+    m->body->init_params(m, seed, &stream);
+    lt_model_init_uniform(p + m->w_out, (size_t)cfg->classes * m->body_width,
+                          (size_t)m->body_width, seed, &stream);
+}
+
+static const char *const block_names[BLOCKS] = {"model parameters", "model gradients",
+                                                "model activations", "attention workspace",
+                                                "model layer tables"};
+
+lt_status lt_model_alloc(lt_model *m, const lt_model_config *config, lt_model_use use,
+                         int threads, uint64_t seed)
+{
+    size_t planned;
+    memset(m, 0, sizeof *m);
+    LT_TRY(lt_model_plan(config, use, threads, &planned, NULL));
+    LT_TRY(lt_mem_plan(planned, use == LT_MODEL_TRAIN ? "the model (parameters, gradients, "
+                                                        "activations)"
+                                                      : "the model (parameters, activations)"));
+    void *table = NULL;
+    LT_TRY(lt_mem_calloc(&table, body_of(config)->table_bytes(config), block_names[BLOCK_TABLE]));
+    m->body_data = table;
+    size_t sizes[BLOCKS];
+    lt_status status = block_sizes(m, config, use, threads, sizes);
+    void *blocks[BLOCKS] = {NULL};
+    blocks[BLOCK_TABLE] = table;
+    for (int i = 0; i < BLOCKS && status == LT_OK; i++)
+        if (i != BLOCK_TABLE && sizes[i] > 0)
+            status = lt_mem_alloc(&blocks[i], sizes[i], block_names[i]);
+    if (status != LT_OK) {
+        for (int i = 0; i < BLOCKS; i++)
+            lt_mem_free(blocks[i]);
+        memset(m, 0, sizeof *m);
+        return status;
+    }
+    memcpy(m->blocks, blocks, sizeof blocks);
+    m->params = blocks[BLOCK_PARAMS];
+    m->grads = blocks[BLOCK_GRADS];
+    m->attn_workspace = blocks[BLOCK_WORKSPACE];
+    lt_carver placer = {blocks[BLOCK_ACTS], 0};
+    layout_acts(m, &placer);
+    int P = pos_columns(config, m->width);
+    if (m->pos_enc != NULL)
+        lt_posenc_fill(m->pos_enc, 0, config->seq_len, P, P, 0);
+    init_params(m, seed);
+    lt_model_zero_grads(m);
+    return LT_OK;
+}
+
+void lt_model_free(lt_model *m)
+{
+    for (int i = 0; i < BLOCKS; i++)
+        lt_mem_free(m->blocks[i]);
+    memset(m, 0, sizeof *m);
+}
+
+void lt_model_zero_grads(lt_model *m)
+{
+    if (m->grads != NULL)
+        memset(m->grads, 0, m->param_count * sizeof(float));
+}
+
+static lt_status check_batch(const lt_model *m, const lt_batch *b)
+{
+    const lt_model_config *cfg = &m->config;
+    if (b->batch < 1 || b->batch > cfg->max_batch)
+        return lt_fail(LT_E_INPUT, "model forward: batch %d outside the planned 1..%d", b->batch,
+                       cfg->max_batch);
+    if (b->n < 1 || b->n > cfg->seq_len)
+        return lt_fail(LT_E_INPUT, "model forward: %d positions outside the planned 1..%d", b->n,
+                       cfg->seq_len);
+    if (cfg->input == LT_INPUT_TOKENS ? b->tokens == NULL : b->features == NULL)
+        return lt_fail(LT_E_INPUT, "model forward: the batch has no %s",
+                       cfg->input == LT_INPUT_TOKENS ? "tokens" : "features");
+    for (int i = 0; b->lengths != NULL && i < b->batch; i++)
+        if (b->lengths[i] < 0 || b->lengths[i] > b->n)
+            return lt_fail(LT_E_INPUT, "model forward: sequence %d has length %d, expected 0..%d",
+                           i, (int)b->lengths[i], b->n);
+    return LT_OK;
+}
+
+/* x0 rows: the input part (embedding or projected frames) in columns
+ * [0, E), positions added over them or written into [E, C). */
+static lt_status input_forward(lt_model *m, const lt_batch *b)
+{
+    const lt_model_config *cfg = &m->config;
+    const int R = b->batch * b->n, C = m->width, E = input_columns(cfg, C);
+    const int P = pos_columns(cfg, C);
+    const float *p = m->params;
+    float *scratch = m->x_in;
+    float *dst = scratch != NULL ? scratch : m->x0;
+    if (cfg->input == LT_INPUT_TOKENS) {
+        LT_TRY(lt_embedding_forward(dst, b->tokens, p + m->in_table, R, cfg->vocab, E));
+    } else {
+        lt_linear_forward(dst, b->features, p + m->in_table, p + m->in_bias, R,
+                          lt_model_input_width(cfg), E);
+    }
+    if (cfg->pos == LT_POS_ADD) {
+        lt_posenc_add(m->x0, m->pos_enc, b->batch, b->n, C);
+    } else if (cfg->pos == LT_POS_CONCAT) {
+#pragma omp parallel for schedule(static) if ((long)R * C > 16384)
+        for (int r = 0; r < R; r++) {
+            memcpy(m->x0 + (size_t)r * C, scratch + (size_t)r * E, (size_t)E * sizeof(float));
+            memcpy(m->x0 + (size_t)r * C + E, m->pos_enc + (size_t)(r % b->n) * P,
+                   (size_t)P * sizeof(float));
+        }
+    }
+    return LT_OK;
+}
+
+lt_status lt_model_forward(lt_model *m, const lt_batch *b, int training, uint64_t seed,
+                           uint64_t step)
+{
+    if (m->use == LT_MODEL_WEIGHTS)
+        return lt_fail(LT_E_USAGE, "model forward: the model holds weights only (allocate it "
+                                   "for inference or training)");
+    if (training && m->use != LT_MODEL_TRAIN)
+        return lt_fail(LT_E_USAGE, "model forward: an inference model cannot train");
+    LT_TRY(check_batch(m, b));
+    m->last = *b;
+    m->last_training = training;
+    m->last_seed = seed;
+    m->last_step = step;
+    LT_TRY(input_forward(m, b));
+    LT_TRY(m->body->forward(m));
+    lt_linear_forward(m->logits, m->body_out, m->params + m->w_out, m->params + m->b_out,
+                      b->batch * b->n, m->body_width, m->config.classes);
+    return LT_OK;
+}
+
+static lt_status input_backward(lt_model *m)
+{
+    const lt_model_config *cfg = &m->config;
+    const lt_batch *b = &m->last;
+    const int R = b->batch * b->n, C = m->width, E = input_columns(cfg, C);
+    float *g = m->grads;
+    const float *d_in = m->d_x0;
+    float *scratch = m->x_in;
+    if (scratch != NULL) {
+        /* the input's own columns of d x0, as whole rows */
+        for (int r = 0; r < R; r++)
+            memcpy(scratch + (size_t)r * E, m->d_x0 + (size_t)r * C, (size_t)E * sizeof(float));
+        d_in = scratch;
+    }
+    if (cfg->input == LT_INPUT_TOKENS)
+        return lt_embedding_backward(g + m->in_table, d_in, b->tokens, R, cfg->vocab, E);
+    lt_linear_backward(NULL, g + m->in_table, g + m->in_bias, d_in, b->features,
+                       m->params + m->in_table, R, lt_model_input_width(cfg), E);
+    return LT_OK;
+}
+
+lt_status lt_model_backward(lt_model *m)
+{
+    if (m->use != LT_MODEL_TRAIN)
+        return lt_fail(LT_E_USAGE, "model backward: the model was not allocated for training");
+    if (m->last.batch == 0 || !m->last_training)
+        return lt_fail(LT_E_INTERNAL, "model backward called without a training forward");
+    const int R = m->last.batch * m->last.n;
+    memset(m->d_body_out, 0, (size_t)R * m->body_width * sizeof(float));
+    lt_linear_backward(m->d_body_out, m->grads + m->w_out, m->grads + m->b_out, m->d_logits,
+                       m->body_out, m->params + m->w_out, R, m->body_width, m->config.classes);
+    LT_TRY(m->body->backward(m));
+    return input_backward(m);
+}
