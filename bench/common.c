@@ -4,6 +4,7 @@
 
 #include "attn/attn.h"
 #include "core/mem.h"
+#include "core/provenance.h"
 #include "core/threads.h"
 
 void bench_common_defaults(bench_common *common)
@@ -39,6 +40,7 @@ int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, 
 {
     int help = 0;
     *exit_now = 1;
+    lt_provenance_mark_start(); /* the load before this program adds its own */
     lt_status status = lt_cli_parse(cli, argc, argv, &help);
     if (status != LT_OK)
         return lt_cli_report(cli->program, status);
