@@ -204,7 +204,8 @@ static void note_not_drawn(plan *p, int s)
         long long earlier = 0, others = 0;
         for (long long q = 0; q < p->file.table.nrows; q++)
             if (p->series_of[q] == s) {
-                int same = !is_ok(p, q) && !strcmp(results_cell(&p->file, q, p->status_col), status);
+                int same = !is_ok(p, q) &&
+                           !strcmp(results_cell(&p->file, q, p->status_col), status);
                 earlier += same && q < r;
                 others += !same;
             }
@@ -251,10 +252,11 @@ static lt_status build_plan(plan *p)
             continue;
         p->series[s].drawn++;
         for (int i = 0; i < 2; i++) {
+            const panel_spec *panel = &spec->panels[i];
             double v;
-            if (spec->panels[i].x)
-                LT_TRY(results_number(&v, &p->file, r, results_column(&p->file, spec->panels[i].x)));
-            LT_TRY(results_number(&v, &p->file, r, results_column(&p->file, spec->panels[i].y)));
+            if (panel->x)
+                LT_TRY(results_number(&v, &p->file, r, results_column(&p->file, panel->x)));
+            LT_TRY(results_number(&v, &p->file, r, results_column(&p->file, panel->y)));
         }
         if (cluster_col < 0)
             continue;
