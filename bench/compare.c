@@ -512,38 +512,41 @@ static void print_table(const report *r, const side *base, const side *next, con
         printf("| (every metric unchanged) | | | | | |\n");
 }
 
-/* Says when a run was taken on a busy machine: its load average, at the
- * start or at any row, above --busy-load or half the cores it recorded. */
-static lt_status busy_note(const side *s, const compare_options *o)
+/* Says (into `note`, empty if not) when a run was taken on a busy machine:
+ * its load average, at the start or at any row, above --busy-load or half
+ * the cores it recorded. */
+static lt_status busy_note(char *note, size_t size, const side *s, const compare_options *o)
 {
+    note[0] = '\0';
     int cols[2] = {results_column(&s->file, "load_start"), results_column(&s->file, "load_end")};
     int cores_col = results_column(&s->file, "cores");
     double peak = NAN;
     for (long long r = 0; r < s->file.table.nrows; r++)
         for (int i = 0; i < 2; i++) {
+            double load;
             if (cols[i] < 0)
                 continue;
-            double load;
             LT_TRY(results_number(&load, &s->file, r, cols[i]));
-            if (!(load <= peak))
-                peak = isnan(load) ? peak : load;
+            if (!isnan(load) && !(load <= peak))
+                peak = load;
         }
     if (isnan(peak))
-        return LT_OK;
+        return LT_OK; /* no load recorded */
     double cores = lt_threads_available();
     if (cores_col >= 0)
         LT_TRY(results_number(&cores, &s->file, 0, cores_col));
     double limit = o->busy_load > 0 ? o->busy_load : 0.5 * cores;
-    if (peak > limit) {
-        char why[64];
-        if (o->busy_load > 0)
-            snprintf(why, sizeof why, "--busy-load");
-        else
-            snprintf(why, sizeof why, "half of %g cores", cores);
-        printf("\n> **%s run taken on a busy machine**: %s has a load average of %.2f, above "
-               "%.2f (%s); its timings may be slow.\n",
-               s->role, s->file.path, peak, limit, why);
-    }
+    if (peak <= limit)
+        return LT_OK;
+    char why[64];
+    if (o->busy_load > 0)
+        snprintf(why, sizeof why, "--busy-load");
+    else
+        snprintf(why, sizeof why, "half of %g cores", cores);
+    snprintf(note, size,
+             "\n> **%s run taken on a busy machine**: %s has a load average of %.2f, above %.2f "
+             "(%s); its timings may be slow.\n",
+             s->role, s->file.path, peak, limit, why);
     return LT_OK;
 }
 
@@ -739,13 +742,15 @@ static int run(side *base, side *next, const compare_options *o, const char *pro
         status = lt_fail(LT_E_INPUT, "%s and %s have no case in common (matched on %s)",
                          base->file.path, next->file.path, keys);
     }
-    if (status == LT_OK)
-        print_table(&r, base, next, shown, o->all);
+    char busy[2][1024];
     for (int i = 0; i < 2 && status == LT_OK; i++)
-        status = busy_note(sides[i], o);
+        status = busy_note(busy[i], sizeof busy[i], sides[i], o);
     int failed = 0;
-    if (status == LT_OK)
+    if (status == LT_OK) {
+        print_table(&r, base, next, shown, o->all);
+        printf("%s%s", busy[0], busy[1]);
         failed = summarise(&r, base, o);
+    }
     if (status == LT_OK && o->json != NULL)
         status = write_json_files(o->json, &r, next, shown);
     lt_mem_free(r.lines);
