@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-step set-up for ltbench on Debian 12: installs the Debian packages the
-# build needs (only those missing), then configures and compiles into build/.
+# build and `ltbench plot` need (only those missing), then configures and
+# compiles into build/.
 # Safe to run again: every step skips what is already done.
 #
 #   ./setup.sh           set up and build
@@ -12,12 +13,13 @@ run_tests=0
 case "${1:-}" in
   "") ;;
   --test) run_tests=1 ;;
-  -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "setup.sh: unknown argument '$1' (expected nothing or --test)" >&2; exit 2 ;;
 esac
 
+# gnuplot-nox draws `ltbench plot`'s figures (pngcairo, no X11).
 packages=(build-essential meson ninja-build pkg-config
-          libpng-dev zlib1g-dev libcriterion-dev libopenblas-openmp-dev)
+          libpng-dev zlib1g-dev libcriterion-dev libopenblas-openmp-dev gnuplot-nox)
 
 missing=()
 for p in "${packages[@]}"; do

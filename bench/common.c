@@ -5,6 +5,7 @@
 
 #include "attn/attn.h"
 #include "core/mem.h"
+#include "core/provenance.h"
 #include "core/threads.h"
 
 void bench_common_defaults(bench_common *common)
@@ -36,18 +37,30 @@ lt_status bench_common_apply(const bench_common *common)
     return LT_OK;
 }
 
-int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, int *exit_now)
+int bench_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **argv,
+                     int *exit_now)
 {
     int help = 0;
     *exit_now = 1;
-    lt_status status = lt_cli_parse(cli, argc, argv, &help);
+    lt_provenance_mark_start(); /* the load before this program adds its own */
+    lt_status status = lt_cli_parse_operands(cli, operands, argc, argv, &help);
     if (status != LT_OK)
         return lt_cli_report(cli->program, status);
     if (help) {
-        lt_cli_help(cli, stdout);
+        lt_cli_help_operands(cli, operands, stdout);
         return 0;
     }
-    status = bench_common_apply(common);
+    *exit_now = 0;
+    return 0;
+}
+
+int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, int *exit_now)
+{
+    int code = bench_parse_tool(cli, NULL, argc, argv, exit_now);
+    if (*exit_now)
+        return code;
+    *exit_now = 1;
+    lt_status status = bench_common_apply(common);
     if (status != LT_OK)
         return lt_cli_report(cli->program, status);
     *exit_now = 0;

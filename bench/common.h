@@ -31,6 +31,11 @@ lt_status bench_common_apply(const bench_common *common);
  * *exit_now = 1. Otherwise applies the common flags. */
 int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, int *exit_now);
 
+/* bench_parse for the tools that read result files (compare, plot): they
+ * take operands and have none of the common flags. */
+int bench_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **argv,
+                     int *exit_now);
+
 /* Splits a --variants list (in place in `text`) into at most `capacity`
  * names and checks each is a known attention variant (LT_E_USAGE naming the
  * bad one otherwise). */

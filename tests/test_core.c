@@ -306,6 +306,40 @@ Test(cli, help_lists_every_flag_with_default)
         cr_assert(strstr(buf, expected[i]) != NULL, "missing '%s' in:\n%s", expected[i], buf);
 }
 
+Test(cli, operands_and_one_dash_flags)
+{
+    cli_fixture f;
+    cli_fixture_init(&f);
+    f.flags[4].name = "-o";
+    const char *files[2];
+    lt_cli_operands ops = {"BASE.csv NEW.csv", files, 2, 2, 0};
+    char *argv[] = {"prog", "a.csv", "-o", "x.csv", "b.csv"};
+    int help;
+    cr_assert_eq(lt_cli_parse_operands(&f.cli, &ops, 5, argv, &help), LT_OK, "%s",
+                 lt_last_error());
+    cr_assert_eq(ops.count, 2);
+    cr_assert_str_eq(files[0], "a.csv");
+    cr_assert_str_eq(files[1], "b.csv");
+    cr_assert_str_eq(f.out, "x.csv");
+    struct { int argc; char *argv[4]; const char *mention; } bad[] = {
+        {2, {"prog", "a.csv"}, "expected BASE.csv NEW.csv, got 1 file"},
+        {4, {"prog", "a.csv", "b.csv", "c.csv"}, "'c.csv'"},
+        {2, {"prog", "-x"}, "unknown flag '-x'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(lt_cli_parse_operands(&f.cli, &ops, bad[i].argc, bad[i].argv, &help),
+                     LT_E_USAGE, "case %zu", i);
+        cr_assert(strstr(lt_last_error(), bad[i].mention) != NULL, "case %zu: %s", i,
+                  lt_last_error());
+    }
+    char buf[4096] = {0};
+    FILE *mem = fmemopen(buf, sizeof buf - 1, "w");
+    lt_cli_help_operands(&f.cli, &ops, mem);
+    fclose(mem);
+    cr_assert(strstr(buf, "[flags] BASE.csv NEW.csv") != NULL, "%s", buf);
+    cr_assert(strstr(buf, "-o PATH") != NULL, "%s", buf);
+}
+
 Test(cli, split_list)
 {
     char text[] = "softmax,linear,linformer";

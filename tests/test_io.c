@@ -137,7 +137,8 @@ Test(io, csv_round_trip)
     cr_assert_eq(t.ncols, 4 + LT_CSV_PROVENANCE_COLUMNS);
     cr_assert_eq(t.nrows, N_TRICKY);
     const char *header[] = {"experiment", "note", "N", "time_s", "ltbench_version",
-                            "git_revision", "cpu_model", "blas", "date"};
+                            "git_revision", "cpu_model", "blas", "date", "cores",
+                            "load_start", "load_end"};
     for (int c = 0; c < t.ncols; c++)
         cr_assert_str_eq(t.names[c], header[c]);
     lt_provenance prov;
@@ -155,6 +156,18 @@ Test(io, csv_round_trip)
                          prov.version);
         cr_assert_str_eq(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "blas")), prov.blas);
         cr_assert_eq(strlen(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "date"))), 20);
+        cr_assert_eq(atoi(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "cores"))),
+                     prov.cores);
+        /* Loads: the start is the same on every row; both are numbers >= 0. */
+        for (int i = 0; i < 2; i++) {
+            const char *name = i ? "load_end" : "load_start";
+            const char *cell = lt_csv_table_cell(&t, r, lt_csv_table_column(&t, name));
+            char *end;
+            double load = strtod(cell, &end);
+            cr_assert(*end == '\0' && load >= 0, "%s '%s'", name, cell);
+        }
+        cr_assert_str_eq(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "load_start")),
+                         lt_csv_table_cell(&t, 0, lt_csv_table_column(&t, "load_start")));
     }
     cr_assert_eq(lt_csv_table_column(&t, "time_s"), 3);
     cr_assert_eq(lt_csv_table_column(&t, "threads"), -1);
@@ -169,7 +182,8 @@ Test(io, csv_quotes_only_where_needed)
     write_tricky_table(path);
     char *text = read_bytes(path, NULL);
     const char *header =
-        "experiment,note,N,time_s,ltbench_version,git_revision,cpu_model,blas,date\n";
+        "experiment,note,N,time_s,ltbench_version,git_revision,cpu_model,blas,date,cores,"
+        "load_start,load_end\n";
     cr_assert(strncmp(text, header, strlen(header)) == 0, "header: %.120s", text);
     const char *expected[] = {
         "\ncopy,plain,-9000000000000,0.10000000000000001,",

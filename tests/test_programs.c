@@ -1,5 +1,5 @@
 /* End-to-end tests: the programs run as a user runs them, through the
- * ltbench dispatcher in the build folder (LTBENCH_BUILD). They check exit
+ * ltbench dispatcher in the build folder (program.h). They check exit
  * statuses, messages, what is written and what is not. */
 #include <criterion/criterion.h>
 
@@ -15,33 +15,7 @@
 #include "core/rng.h"
 #include "io/csv.h"
 #include "io/npy.h"
-
-static char output[1 << 16];
-
-/* Runs `ltbench <args>` with stdout and stderr captured into `output`;
- * returns the exit status. */
-static int ltbench(const char *args)
-{
-    const char *build = getenv("LTBENCH_BUILD");
-    cr_assert_not_null(build, "LTBENCH_BUILD must name the build folder");
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s/ltbench' %s 2>&1", build, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(output, 1, sizeof output - 1, p);
-    output[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
-static void make_temp_dir(char *dir)
-{
-    strcpy(dir, "/tmp/lt_programs_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-#define ASSERT_MENTIONS(text) \
-    cr_assert(strstr(output, (text)) != NULL, "expected '%s' in:\n%s", (text), output)
+#include "program.h"
 
 Test(dispatcher, lists_versions_and_refuses_unknown)
 {

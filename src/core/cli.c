@@ -82,17 +82,41 @@ lt_status lt_cli_set(lt_flag *flag, const char *text)
     return lt_fail(LT_E_INTERNAL, "%s: unknown flag type", flag->name);
 }
 
+static lt_status take_operand(lt_cli_operands *operands, const char *arg)
+{
+    if (operands == NULL)
+        return lt_fail(LT_E_USAGE, "unexpected argument '%s' (flags start with --)", arg);
+    if (operands->count >= operands->max)
+        return lt_fail(LT_E_USAGE, "unexpected argument '%s': expected %s", arg,
+                       operands->usage);
+    operands->items[operands->count++] = arg;
+    return LT_OK;
+}
+
 lt_status lt_cli_parse(lt_cli *cli, int argc, char **argv, int *help_requested)
 {
+    return lt_cli_parse_operands(cli, NULL, argc, argv, help_requested);
+}
+
+lt_status lt_cli_parse_operands(lt_cli *cli, lt_cli_operands *operands, int argc, char **argv,
+                                int *help_requested)
+{
     *help_requested = 0;
+    if (operands)
+        operands->count = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             *help_requested = 1;
             return LT_OK;
         }
-        if (strncmp(arg, "--", 2) != 0)
-            return lt_fail(LT_E_USAGE, "unexpected argument '%s' (flags start with --)", arg);
+        /* Without operands every argument must be a --flag. */
+        int is_operand =
+            operands ? arg[0] != '-' || arg[1] == '\0' : strncmp(arg, "--", 2) != 0;
+        if (is_operand) {
+            LT_TRY(take_operand(operands, arg));
+            continue;
+        }
         char name[64];
         const char *inline_value = strchr(arg, '=');
         size_t name_len = inline_value ? (size_t)(inline_value - arg) : strlen(arg);
@@ -118,6 +142,9 @@ lt_status lt_cli_parse(lt_cli *cli, int argc, char **argv, int *help_requested)
         LT_TRY(lt_cli_set(flag, value));
         flag->seen = 1;
     }
+    if (operands && operands->count < operands->min)
+        return lt_fail(LT_E_USAGE, "expected %s, got %d file%s", operands->usage,
+                       operands->count, operands->count == 1 ? "" : "s");
     return LT_OK;
 }
 
@@ -150,9 +177,12 @@ static void format_default(const lt_flag *flag, char *buf, size_t size)
     }
 }
 
-void lt_cli_help(const lt_cli *cli, FILE *out)
+void lt_cli_help(const lt_cli *cli, FILE *out) { lt_cli_help_operands(cli, NULL, out); }
+
+void lt_cli_help_operands(const lt_cli *cli, const lt_cli_operands *operands, FILE *out)
 {
-    fprintf(out, "usage: %s [flags]\n\n%s\n\nflags:\n", cli->program, cli->summary);
+    fprintf(out, "usage: %s [flags]%s%s\n\n%s\n\nflags:\n", cli->program, operands ? " " : "",
+            operands ? operands->usage : "", cli->summary);
     for (int i = 0; i < cli->flag_count; i++) {
         const lt_flag *flag = &cli->flags[i];
         char left[96], def[64];

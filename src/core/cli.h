@@ -49,8 +49,26 @@ lt_status lt_cli_parse(lt_cli *cli, int argc, char **argv, int *help_requested);
  * seen: presets fill unset flags through this. */
 lt_status lt_cli_set(lt_flag *flag, const char *text);
 
+/* Operands: the arguments that are not flags, for tools that take files. */
+typedef struct lt_cli_operands {
+    const char *usage;  /* "BASE.csv NEW.csv": shown in usage and errors */
+    const char **items; /* receives up to `max` of them, in order */
+    int min, max;
+    int count;          /* set by lt_cli_parse_operands */
+} lt_cli_operands;
+
+/* lt_cli_parse that also takes operands: an argument not starting with '-'
+ * (or a lone "-") is an operand. Fewer than operands->min or more than
+ * operands->max is LT_E_USAGE naming operands->usage. Flags may then also be
+ * spelled with one dash ("-o"), as the table names them. */
+lt_status lt_cli_parse_operands(lt_cli *cli, lt_cli_operands *operands, int argc, char **argv,
+                                int *help_requested);
+
 /* Writes usage, summary, every flag with its default, and details. */
 void lt_cli_help(const lt_cli *cli, FILE *out);
+
+/* lt_cli_help with the operands in the usage line (operands may be NULL). */
+void lt_cli_help_operands(const lt_cli *cli, const lt_cli_operands *operands, FILE *out);
 
 /* The flag entry by name, or NULL. */
 lt_flag *lt_cli_flag(lt_cli *cli, const char *name);

@@ -1,6 +1,8 @@
 #include "core/provenance.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -35,8 +37,28 @@ static void read_cpu_model(char *out, size_t size)
     fclose(f);
 }
 
+double lt_provenance_load_now(void)
+{
+    double load;
+    return getloadavg(&load, 1) == 1 ? load : NAN;
+}
+
+/* Once per process: a timing is only as good as the machine's quiet when it
+ * began, and later calls would date it to the end of the run instead. */
+static int start_marked;
+static double start_load;
+
+void lt_provenance_mark_start(void)
+{
+    if (start_marked)
+        return;
+    start_load = lt_provenance_load_now();
+    start_marked = 1;
+}
+
 void lt_provenance_get(lt_provenance *out)
 {
+    lt_provenance_mark_start();
     memset(out, 0, sizeof *out);
     snprintf(out->version, sizeof out->version, "%s", LT_VERSION);
     snprintf(out->git_revision, sizeof out->git_revision, "%s", LT_GIT_REVISION);
@@ -49,6 +71,8 @@ void lt_provenance_get(lt_provenance *out)
     int p = openblas_get_parallel();
     snprintf(out->blas, sizeof out->blas, "OpenBLAS-%s", (p >= 0 && p <= 2) ? parallel[p] : "unknown");
     out->threads = lt_threads_get();
+    out->cores = lt_threads_available();
+    out->load_start = start_load;
 }
 
 const char *lt_version_string(void)

@@ -9,9 +9,20 @@ typedef struct lt_provenance {
     char date[32];         /* UTC, ISO 8601, when lt_provenance_get ran */
     char blas[64];         /* BLAS library and its threading model */
     int threads;           /* thread count in force */
+    int cores;             /* cores available to this process */
+    double load_start;     /* 1-minute load average when the run started */
 } lt_provenance;
 
+/* Fills `out`; load_start is the one lt_provenance_mark_start recorded. */
 void lt_provenance_get(lt_provenance *out);
+
+/* Records the 1-minute load average as the run's start load. Only the first
+ * call in a process counts; lt_provenance_get makes it if nobody did, so a
+ * program calls it first thing to date the load to its start. */
+void lt_provenance_mark_start(void);
+
+/* The 1-minute load average now, or NaN where the system does not say. */
+double lt_provenance_load_now(void);
 
 /* "0.1.0 (git abc123)" */
 const char *lt_version_string(void);

@@ -9,7 +9,8 @@
 #include "io/read.h"
 
 const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS] = {
-    "ltbench_version", "git_revision", "cpu_model", "blas", "date",
+    "ltbench_version", "git_revision", "cpu_model", "blas", "date", "cores", "load_start",
+    "load_end",
 };
 
 /* ---- writer ---------------------------------------------------------- */
@@ -153,6 +154,15 @@ lt_status lt_csv_num(lt_csv *csv, double value)
     return put_cell(csv, buf);
 }
 
+/* The kernel reports loads to two decimals; more digits would be noise. */
+static void format_load(char *buf, size_t size, double load)
+{
+    if (isnan(load))
+        snprintf(buf, size, "nan");
+    else
+        snprintf(buf, size, "%.2f", load);
+}
+
 lt_status lt_csv_end_row(lt_csv *csv)
 {
     if (csv->failure != LT_OK)
@@ -163,8 +173,12 @@ lt_status lt_csv_end_row(lt_csv *csv)
         return record(csv, lt_fail(LT_E_INTERNAL, "%s: row %lld has %d cells, expected %d",
                                    csv->file.path, csv->rows + 1, csv->cells, csv->ncols));
     const lt_provenance *p = &csv->prov;
+    char cores[16], load_start[32], load_end[32];
+    snprintf(cores, sizeof cores, "%d", p->cores);
+    format_load(load_start, sizeof load_start, p->load_start);
+    format_load(load_end, sizeof load_end, lt_provenance_load_now());
     const char *prov[LT_CSV_PROVENANCE_COLUMNS] = {
-        p->version, p->git_revision, p->cpu_model, p->blas, p->date,
+        p->version, p->git_revision, p->cpu_model, p->blas, p->date, cores, load_start, load_end,
     };
     FILE *f = csv->file.f;
     for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {

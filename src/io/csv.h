@@ -12,8 +12,11 @@
 #include "core/status.h"
 #include "io/atomic.h"
 
-/* The provenance columns lt_csv_open appends after the caller's columns. */
-#define LT_CSV_PROVENANCE_COLUMNS 5
+/* The provenance columns lt_csv_open appends after the caller's columns:
+ * ltbench_version, git_revision, cpu_model, blas, date, cores, load_start,
+ * load_end. The loads are 1-minute load averages at the start of the run and
+ * when the row was written (so `ltbench compare` can tell a busy machine). */
+#define LT_CSV_PROVENANCE_COLUMNS 8
 extern const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS];
 
 typedef struct lt_csv {
@@ -26,7 +29,7 @@ typedef struct lt_csv {
 } lt_csv;
 
 /* Opens a temporary file beside `path` and writes the header: `columns`
- * (ncols names) then ltbench_version, git_revision, cpu_model, blas, date.
+ * (ncols names) then the provenance columns.
  * LT_E_IO if the file cannot be created; LT_E_INTERNAL for no columns or a
  * column name that repeats (including one of the provenance names). */
 lt_status lt_csv_open(lt_csv *csv, const char *path, const char *const *columns, int ncols);

@@ -1,0 +1,604 @@
+/* End-to-end tests of the tools on result CSVs: `ltbench compare` on
+ * crafted pairs of runs, `ltbench plot` on fixture CSVs of every figure. */
+#include <criterion/criterion.h>
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "program.h"
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ---- compare ---- */
+
+/* One case of a copy summary CSV. */
+typedef struct summary_row {
+    const char *variant;
+    double median, min, max; /* seconds per update */
+    long long peak_bytes;
+    double loss_end;
+    const char *status;
+    int threads;
+    double load;             /* load_start and load_end */
+} summary_row;
+
+static const char summary_header[] =
+    "experiment,variant,kernel,preset,N,batch,layers,heads,head_dim,ffn,dropout,optimizer,"
+    "base_lr,threads,seed,status,step_median_s,step_min_s,step_max_s,tokens_per_s,peak_bytes,"
+    "planned_bytes,params,loss_start,loss_end,copy_accuracy_end,eval_loss,eval_copy_accuracy,"
+    "last_step,total_s,note,ltbench_version,git_revision,cpu_model,blas,date,cores,load_start,"
+    "load_end\n";
+
+static void write_summary(const char *path, const summary_row *rows, int count)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(summary_header, f);
+    for (int i = 0; i < count; i++) {
+        const summary_row *r = &rows[i];
+        fprintf(f,
+                "copy,%s,%s-kernel,quick,32,16,2,2,16,64,0,radam,0.003,%d,1,%s,%.17g,%.17g,%.17g,"
+                "%.17g,%lld,1000,17932,2.7,%.17g,0.5,2.1,0.5,100,10,,0.1.0,abc,Test CPU,"
+                "OpenBLAS-openmp,2026-01-01T00:00:00Z,2,%.2f,%.2f\n",
+                r->variant, r->variant, r->threads, r->status, r->median, r->min, r->max,
+                512 / r->median, r->peak_bytes, r->loss_end, r->load, r->load);
+    }
+    fclose(f);
+}
+
+/* A base and a new summary CSV in a fresh folder. */
+typedef struct pair {
+    char dir[64], base[128], next[128];
+} pair;
+
+/* Compares the pair's files with `flags`; returns the exit status. */
+static int compare_pair(const pair *p, const char *flags)
+{
+    char args[512];
+    snprintf(args, sizeof args, "compare %s %s %s", p->base, p->next, flags);
+    return ltbench(args);
+}
+
+/* Writes the pair's rows and compares them with `flags`. */
+static int compare_rows(pair *p, const summary_row *base, int nb, const summary_row *next,
+                        int nn, const char *flags)
+{
+    make_temp_dir(p->dir);
+    snprintf(p->base, sizeof p->base, "%s/base.csv", p->dir);
+    snprintf(p->next, sizeof p->next, "%s/new.csv", p->dir);
+    write_summary(p->base, base, nb);
+    write_summary(p->next, next, nn);
+    return compare_pair(p, flags);
+}
+
+#define OK_ROW(variant, median, min, max) {variant, median, min, max, 4096, 0.25, "ok", 2, 0.1}
+
+/* The table line of `metric` must end with `verdict`. */
+static void assert_verdict(const char *metric, const char *verdict)
+{
+    char needle[128];
+    snprintf(needle, sizeof needle, "| %s |", metric);
+    const char *line = strstr(output, needle);
+    cr_assert_not_null(line, "no line for %s in:\n%s", metric, output);
+    const char *end = strchr(line, '\n');
+    char want[64];
+    snprintf(want, sizeof want, "| %s |", verdict);
+    const char *found = strstr(line, want);
+    cr_assert(found != NULL && found < end, "%s: expected %s in:\n%s", metric, verdict, output);
+}
+
+Test(compare, clear_regression_fails)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.020, 0.019, 0.021)};
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
+    assert_verdict("step_median_s", "regressed");
+    assert_verdict("tokens_per_s", "regressed");
+    ASSERT_MENTIONS("+100.0%");
+    ASSERT_MENTIONS("**FAIL**");
+    ASSERT_MENTIONS("| case | metric | base | new | change | verdict |");
+    /* A looser threshold lets it pass. */
+    cr_assert_eq(compare_pair(&p, "--threshold 150"), 0, "%s", output);
+}
+
+Test(compare, improvement_passes)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.020, 0.019, 0.021)};
+    summary_row next[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 0, "%s", output);
+    assert_verdict("step_median_s", "improved");
+    ASSERT_MENTIONS("**PASS**");
+}
+
+Test(compare, overlapping_ranges_are_noise)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.008, 0.016)};
+    summary_row next[] = {OK_ROW("linear", 0.012, 0.009, 0.015)};
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 0, "%s", output);
+    assert_verdict("step_median_s", "noise");
+    assert_verdict("tokens_per_s", "noise");
+}
+
+Test(compare, any_exact_change_fails_unless_tolerated)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    next[0].peak_bytes = 4100;
+    next[0].loss_end = 0.24;
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
+    assert_verdict("peak_bytes", "regressed");
+    assert_verdict("loss_end", "changed"); /* lower loss: still not reproducible */
+    cr_assert_eq(compare_pair(&p, "--exact-tolerance 5"), 0, "%s", output);
+}
+
+Test(compare, missing_rows_are_listed_and_no_common_row_is_an_error)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("softmax", 0.010, 0.009, 0.011),
+                          OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.010, 0.009, 0.011),
+                          OK_ROW("linformer", 0.010, 0.009, 0.011)};
+    cr_assert_eq(compare_rows(&p, base, 2, next, 2, ""), 0, "%s", output);
+    ASSERT_MENTIONS("| softmax softmax-kernel N=32 | - | ok | - | - | missing in new |");
+    ASSERT_MENTIONS("| linformer linformer-kernel N=32 | - | - | ok | - | only in new |");
+
+    summary_row other[] = {OK_ROW("reformer", 0.010, 0.009, 0.011)};
+    cr_assert_eq(compare_rows(&p, base, 2, other, 1, ""), 2, "%s", output);
+    ASSERT_MENTIONS("no case in common");
+    ASSERT_MENTIONS("new.csv");
+}
+
+Test(compare, differing_provenance_is_not_comparable_and_not_run_is_not_judged)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("softmax", 0.010, 0.009, 0.011),
+                          OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("softmax", 0.050, 0.049, 0.051),
+                          OK_ROW("linear", 0.050, 0.049, 0.051)};
+    next[0].threads = 4;
+    next[1].status = "not-applicable";
+    cr_assert_eq(compare_rows(&p, base, 2, next, 2, ""), 0, "%s", output);
+    ASSERT_MENTIONS("| softmax softmax-kernel N=32 | threads | 2 | 4 | - | not comparable |");
+    ASSERT_MENTIONS("| linear linear-kernel N=32 | status | ok | not-applicable | - | not run |");
+    cr_assert_null(strstr(output, "regressed |"), "%s", output);
+}
+
+Test(compare, busy_machine_is_reported)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    next[0].load = 1.75; /* above half of the 2 cores the CSV records */
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 0, "%s", output);
+    ASSERT_MENTIONS("new run taken on a busy machine");
+    ASSERT_MENTIONS("1.75");
+    cr_assert_null(strstr(output, "base run taken on a busy machine"), "%s", output);
+    cr_assert_eq(compare_pair(&p, "--busy-load 2"), 0, "%s", output);
+    cr_assert_null(strstr(output, "busy machine"), "%s", output);
+}
+
+/* Replaces the first `from` in `text` (in place, same length or shorter). */
+static void replace(char *text, const char *from, const char *to)
+{
+    char *at = strstr(text, from);
+    cr_assert_not_null(at, "'%s' not in the fixture", from);
+    size_t from_len = strlen(from), to_len = strlen(to);
+    memmove(at + to_len, at + from_len, strlen(at + from_len) + 1);
+    memcpy(at, to, to_len);
+}
+
+Test(compare, bad_input_exits_2_naming_the_file)
+{
+    pair p;
+    summary_row rows[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    cr_assert_eq(compare_rows(&p, rows, 1, rows, 1, ""), 0, "%s", output);
+    FILE *f = fopen(p.next, "r");
+    static char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+
+    char path[160], args[512];
+    struct { const char *from, *to, *mention; } bad[] = {
+        {",loss_end,", ",loss_final,", "column 'loss_end' is missing"},
+        {",linear-kernel,", ",\"linear-kernel,", "quoted field never closed"},
+        {",linear-kernel,", ",,linear-kernel,", "row has"},
+        {"0.25,0.5", "fast,0.5", "expected a number, got 'fast'"},
+        {"experiment,variant,kernel,", "experiment,variant,kernal,", "key column 'kernel'"},
+        {"copy,linear", "speech,linear", "key column 'model'"},
+        {"copy,linear", "image2,linear", "unknown experiment 'image2'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        static char changed[8192];
+        strcpy(changed, text);
+        replace(changed, bad[i].from, bad[i].to);
+        snprintf(path, sizeof path, "%s/bad%zu.csv", p.dir, i);
+        write_file(path, changed);
+        snprintf(args, sizeof args, "compare %s %s --json %s/out", p.base, path, p.dir);
+        cr_assert_eq(ltbench(args), 2, "case %zu:\n%s", i, output);
+        ASSERT_MENTIONS(bad[i].mention);
+        ASSERT_MENTIONS(path);
+    }
+    /* Different kinds, a header alone, a missing file, one operand. */
+    snprintf(path, sizeof path, "%s/speech.csv", p.dir);
+    write_file(path, "experiment,model,epoch,elapsed_s,dev_per,test_per\n"
+                     "speech,lstm,1,2,0.5,0.5\n");
+    snprintf(args, sizeof args, "compare %s %s", p.base, path);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("is a copy summary CSV but");
+    snprintf(path, sizeof path, "%s/empty.csv", p.dir);
+    write_file(path, summary_header);
+    snprintf(args, sizeof args, "compare %s %s", p.base, path);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("no data rows");
+    snprintf(args, sizeof args, "compare %s %s/none.csv", p.base, p.dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("none.csv");
+    snprintf(args, sizeof args, "compare %s", p.base);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("BASE.csv NEW.csv");
+    cr_assert_eq(ltbench("compare a.csv b.csv --threshold -1"), 2, "%s", output);
+    ASSERT_MENTIONS("--threshold");
+    /* Nothing written by any failure: base, new, the bad files. */
+    cr_assert_eq(check_count_entries(p.dir), 2 + 7 + 2, "%s", p.dir);
+}
+
+/* ---- a small JSON reader: enough to check what --json wrote ---- */
+
+typedef struct json_reader {
+    const char *s;
+    int names;           /* "name" members seen */
+    char last_name[256]; /* the value of the last one */
+} json_reader;
+
+static void json_space(json_reader *j)
+{
+    while (isspace((unsigned char)*j->s))
+        j->s++;
+}
+
+static int json_value(json_reader *j);
+
+static int json_string(json_reader *j, char *out, size_t size)
+{
+    if (*j->s != '"')
+        return 0;
+    size_t n = 0;
+    for (j->s++; *j->s != '"'; j->s++) {
+        if (*j->s == '\0' || (unsigned char)*j->s < 0x20)
+            return 0;
+        if (*j->s == '\\' && *++j->s == '\0')
+            return 0;
+        if (out && n + 1 < size)
+            out[n++] = *j->s;
+    }
+    if (out)
+        out[n] = '\0';
+    j->s++;
+    return 1;
+}
+
+static int json_members(json_reader *j, int object)
+{
+    char close = object ? '}' : ']';
+    j->s++;
+    json_space(j);
+    if (*j->s == close) {
+        j->s++;
+        return 1;
+    }
+    for (;;) {
+        json_space(j);
+        if (object) {
+            char key[64];
+            if (!json_string(j, key, sizeof key))
+                return 0;
+            json_space(j);
+            if (*j->s++ != ':')
+                return 0;
+            json_space(j);
+            if (strcmp(key, "name") == 0) {
+                j->names++;
+                if (!json_string(j, j->last_name, sizeof j->last_name))
+                    return 0;
+            } else if (!json_value(j)) {
+                return 0;
+            }
+        } else if (!json_value(j)) {
+            return 0;
+        }
+        json_space(j);
+        if (*j->s == ',') {
+            j->s++;
+            continue;
+        }
+        return *j->s++ == close;
+    }
+}
+
+static int json_value(json_reader *j)
+{
+    json_space(j);
+    if (*j->s == '{' || *j->s == '[')
+        return json_members(j, *j->s == '{');
+    if (*j->s == '"')
+        return json_string(j, NULL, 0);
+    char *end;
+    strtod(j->s, &end);
+    if (end == j->s)
+        return 0;
+    j->s = end;
+    return 1;
+}
+
+/* Reads `path` as JSON: the number of "name" members, or -1 if malformed. */
+static int json_names(const char *path, char *all, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    snprintf(all, size, "%s", text);
+    json_reader j = {text, 0, ""};
+    if (!json_value(&j))
+        return -1;
+    json_space(&j);
+    return *j.s == '\0' && text[0] == '[' ? j.names : -1;
+}
+
+Test(compare, json_for_github_action_benchmark)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("softmax", 0.010, 0.009, 0.011),
+                          OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("softmax", 0.020, 0.019, 0.021),
+                          OK_ROW("linear", 0.010, 0.009, 0.011)};
+    char dir[64];
+    make_temp_dir(dir);
+    char flags[128];
+    snprintf(flags, sizeof flags, "--json %s/bench.json", dir);
+    cr_assert_eq(compare_rows(&p, base, 2, next, 2, flags), 1, "%s", output);
+    char path[160];
+    static char text[1 << 16];
+    /* Smaller is better: per case step_median_s, peak_bytes, planned_bytes,
+     * params, loss_start, loss_end, eval_loss. */
+    snprintf(path, sizeof path, "%s/bench-smaller.json", dir);
+    cr_assert_eq(json_names(path, text, sizeof text), 2 * 7, "%s", text);
+    const char *expected[] = {
+        "\"name\": \"copy summary: softmax softmax-kernel N=32 step_median_s\"",
+        "\"unit\": \"s\"", "\"value\": 0.02", "\"range\": \"0.019..0.021\"", "regressed",
+        "\"name\": \"copy summary: linear linear-kernel N=32 peak_bytes\""};
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        cr_assert(strstr(text, expected[i]) != NULL, "missing %s in:\n%s", expected[i], text);
+    /* Bigger is better: tokens_per_s and the two accuracies. */
+    snprintf(path, sizeof path, "%s/bench-bigger.json", dir);
+    cr_assert_eq(json_names(path, text, sizeof text), 2 * 3, "%s", text);
+    cr_assert(strstr(text, "\"name\": \"copy summary: linear linear-kernel N=32 tokens_per_s\"") !=
+                  NULL, "%s", text);
+    cr_assert(strstr(text, "\"unit\": \"tokens/s\"") != NULL, "%s", text);
+    cr_assert_eq(check_count_entries(dir), 2);
+}
+
+Test(compare, reference_runs_compare_with_themselves)
+{
+    const char *src = getenv("LTBENCH_SOURCE");
+    cr_assert_not_null(src);
+    const char *files[] = {"scaling/scaling.csv", "copy-n128/summary.csv",
+                           "copy-n8192/curves.csv"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char args[1024];
+        snprintf(args, sizeof args, "compare %s/results/reference/%s %s/results/reference/%s",
+                 src, files[i], src, files[i]);
+        cr_assert_eq(ltbench(args), 0, "%s:\n%s", files[i], output);
+        ASSERT_MENTIONS("**PASS**");
+        ASSERT_MENTIONS("(every metric unchanged)");
+    }
+}
+
+/* ---- plot ---- */
+
+static const char scaling_csv[] =
+    "experiment,variant,kernel,causal,N,status,fwd_bwd_per_sample_s,peak_bytes_per_sample,"
+    "threads\n"
+    "scaling,softmax,softmax-gemm,0,512,ok,0.017,16842752,2\n"
+    "scaling,softmax,softmax-gemm,0,1024,ok,0.055,50593792,2\n"
+    "scaling,softmax,softmax-gemm,0,2048,skipped-budget,nan,nan,2\n"
+    "scaling,linear,linear-gemm,0,512,ok,0.005,8421376,2\n"
+    "scaling,linear,linear-gemm,0,1024,ok,0.012,16842752,2\n"
+    "scaling,linear,linear-gemm,0,2048,ok,0.025,33685504,2\n"
+    "scaling,linformer,none,1,512,refused,nan,nan,2\n";
+
+static const char curves_csv[] =
+    "experiment,variant,kernel,N,step,elapsed_s,loss\n"
+    "copy,softmax,softmax-gemm,32,1,0.1,2.6\n"
+    "copy,softmax,softmax-gemm,32,2,0.2,2.1\n"
+    "copy,linear,linear-causal-chunked,32,1,0.1,2.6\n"
+    "copy,linear,linear-causal-chunked,32,2,0.2,2.3\n";
+
+static const char image_csv[] =
+    "experiment,dataset,variant,kernel,gen_mode,test_bits_per_dim,images_per_s\n"
+    "image,mnist,softmax,softmax-gemm,recompute,0.62,0.45\n"
+    "image,mnist,softmax,softmax-gemm,cached,0.62,7.5\n"
+    "image,mnist,linear,linear-causal-chunked,recurrent,0.64,142.8\n";
+
+static const char speech_csv[] =
+    "experiment,model,epoch,elapsed_s,dev_per,test_per\n"
+    "speech,bilstm,1,100,0.6,nan\n"
+    "speech,bilstm,2,200,0.4,0.41\n"
+    "speech,linear,1,80,0.58,nan\n"
+    "speech,linear,2,160,0.35,0.36\n";
+
+static const struct fixture {
+    const char *file, *text, *figure, *columns;
+} fixtures[] = {
+    {"scaling.csv", scaling_csv, "scaling",
+     "# columns: N fwd_bwd_per_sample_s peak_bytes_per_sample"},
+    {"curves.csv", curves_csv, "copy-curves", "# columns: step loss elapsed_s"},
+    {"image.csv", image_csv, "image", "# columns: group test_bits_per_dim:recompute"},
+    {"speech.csv", speech_csv, "speech", "# columns: epoch dev_per elapsed_s"},
+};
+enum { FIXTURES = sizeof fixtures / sizeof fixtures[0] };
+
+/* Writes every fixture into `dir` and the arguments naming them into `args`. */
+static void write_fixtures(const char *dir, char *args, size_t size)
+{
+    args[0] = '\0';
+    for (int i = 0; i < FIXTURES; i++) {
+        char path[160];
+        snprintf(path, sizeof path, "%s/%s", dir, fixtures[i].file);
+        write_file(path, fixtures[i].text);
+        snprintf(args + strlen(args), size - strlen(args), " %s", path);
+    }
+}
+
+static char *read_text(const char *path)
+{
+    static char text[1 << 16];
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* Width and height from a PNG's IHDR chunk. */
+static void png_size(const char *path, uint32_t *width, uint32_t *height)
+{
+    unsigned char h[24];
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fread(h, 1, 24, f), 24);
+    fclose(f);
+    cr_assert(memcmp(h, "\x89PNG\r\n\x1a\n", 8) == 0 && memcmp(h + 12, "IHDR", 4) == 0, "%s",
+              path);
+    *width = (uint32_t)h[16] << 24 | (uint32_t)h[17] << 16 | (uint32_t)h[18] << 8 | h[19];
+    *height = (uint32_t)h[20] << 24 | (uint32_t)h[21] << 16 | (uint32_t)h[22] << 8 | h[23];
+}
+
+Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+        cr_skip_test("gnuplot is not installed (./setup.sh installs gnuplot-nox)");
+    char dir[64], args[2048], inputs[1024];
+    make_temp_dir(dir);
+    write_fixtures(dir, inputs, sizeof inputs);
+    snprintf(args, sizeof args, "plot %s -o %s/figs --width 640 --height 360", inputs, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    for (int i = 0; i < FIXTURES; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/figs/%s.png", dir, fixtures[i].figure);
+        uint32_t width, height;
+        png_size(path, &width, &height);
+        cr_assert_eq(width, 640, "%s", path);
+        cr_assert_eq(height, 360, "%s", path);
+        snprintf(path, sizeof path, "%s/figs/%s.dat", dir, fixtures[i].figure);
+        cr_assert(strstr(read_text(path), fixtures[i].columns) != NULL, "%s:\n%s", path,
+                  read_text(path));
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s/figs/scaling.gp", dir);
+    const char *script = read_text(path);
+    const char *expected[] = {"set terminal pngcairo size 640,360", "\"scaling.dat\" index 1",
+                              "softmax causal=0 softmax-gemm: skipped-budget at N=2048",
+                              "linformer causal=1 none: refused", "set logscale x 2",
+                              "peak memory per sample (MiB)"};
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        cr_assert(strstr(script, expected[i]) != NULL, "missing %s in:\n%s", expected[i], script);
+    /* Copy's kernel follows from its variant: titles are the variants. */
+    snprintf(path, sizeof path, "%s/figs/copy-curves.gp", dir);
+    cr_assert(strstr(read_text(path), "title \"softmax\"") != NULL, "%s", read_text(path));
+    /* The same figure twice gets a second name. */
+    snprintf(args, sizeof args, "plot %s/speech.csv %s/speech.csv -o %s/twice", dir, dir, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/twice/speech-2.png", dir);
+    cr_assert(exists(path), "%s", output);
+}
+
+Test(plot, without_gnuplot_writes_scripts_and_says_how_to_draw)
+{
+    char dir[64], args[2048], inputs[1024];
+    make_temp_dir(dir);
+    write_fixtures(dir, inputs, sizeof inputs);
+    snprintf(args, sizeof args, "plot %s -o %s/figs", inputs, dir);
+    cr_assert_eq(ltbench_env("PATH=/nonexistent", args), 0, "%s", output);
+    ASSERT_MENTIONS("gnuplot is not on PATH");
+    ASSERT_MENTIONS("gnuplot-nox");
+    char path[256];
+    for (int i = 0; i < FIXTURES; i++) {
+        snprintf(path, sizeof path, "%s/figs/%s.gp", dir, fixtures[i].figure);
+        cr_assert(exists(path), "%s", path);
+    }
+    snprintf(path, sizeof path, "%s/figs", dir);
+    cr_assert_eq(check_count_entries(path), 2 * FIXTURES, "scripts and data, no PNG");
+}
+
+Test(plot, unknown_or_malformed_csv_exits_2_and_writes_nothing)
+{
+    char dir[64], args[1024], good[160], path[160];
+    make_temp_dir(dir);
+    snprintf(good, sizeof good, "%s/speech.csv", dir);
+    write_file(good, speech_csv);
+    struct { const char *text, *mention; } bad[] = {
+        {"a,b\n1,2\n", "no 'experiment' column"},
+        {"experiment,x\nweather,1\n", "no figure for experiment 'weather'"},
+        {"experiment,model,epoch,dev_per\nspeech,lstm,1,0.5\n", "column 'elapsed_s'"},
+        {"experiment,model,epoch,elapsed_s,dev_per\nspeech,lstm,1,2,high\n",
+         "expected a number, got 'high'"},
+        {"experiment,model\n\"speech,lstm\n", "quoted field never closed"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(path, sizeof path, "%s/bad%zu.csv", dir, i);
+        write_file(path, bad[i].text);
+        snprintf(args, sizeof args, "plot %s %s -o %s/figs", good, path, dir);
+        cr_assert_eq(ltbench(args), 2, "case %zu:\n%s", i, output);
+        ASSERT_MENTIONS(bad[i].mention);
+        ASSERT_MENTIONS(path);
+        snprintf(path, sizeof path, "%s/figs", dir);
+        cr_assert(!exists(path), "case %zu wrote %s", i, path);
+    }
+    cr_assert_eq(ltbench("plot"), 2, "%s", output);
+    ASSERT_MENTIONS("CSV...");
+}
+
+Test(dispatcher, lists_the_tools_as_available)
+{
+    cr_assert_eq(ltbench(""), 0);
+    const char *tools[] = {"plot", "compare"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *line = strstr(output, tools[i]);
+        cr_assert_not_null(line, "%s", output);
+        const char *end = strchr(line, '\n');
+        const char *mark = strstr(line, "not yet available");
+        cr_assert(mark == NULL || mark > end, "%s is listed as not available:\n%s", tools[i],
+                  output);
+    }
+    cr_assert_eq(ltbench("compare --help"), 0);
+    ASSERT_MENTIONS("customSmallerIsBetter");
+    ASSERT_MENTIONS("--exact-tolerance");
+    cr_assert_eq(ltbench("plot --help"), 0);
+    ASSERT_MENTIONS("gnuplot-nox");
+}
