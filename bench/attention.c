@@ -7,6 +7,7 @@
 
 #include "attn/attn.h"
 #include "common.h"
+#include "harness.h"
 #include "core/mem.h"
 #include "core/threads.h"
 #include "io/npy.h"
@@ -71,14 +72,100 @@ static lt_status check_int_dims(const lt_npy *a, const char *flag)
     return LT_OK;
 }
 
+/* An output file, opened before any work (so an unwritable path is found
+ * first) and committed with all the others at the end, or none. */
+typedef struct output {
+    const char *flag, *path;
+    lt_atomic_file file;
+    const float *data;
+    int ndim;
+    long long shape[4];
+} output;
+
+enum { MAX_OUTPUTS = 6 };
+
 typedef struct tensors {
     lt_npy q, k, v, e, f, dout;
     float *out, *params, *dq, *dk, *dv, *d_params;
     void *saved, *workspace;
+    output outputs[MAX_OUTPUTS];
+    int output_count;
 } tensors;
+
+static void abort_outputs(tensors *t)
+{
+    for (int i = 0; i < t->output_count; i++)
+        lt_atomic_abort(&t->outputs[i].file);
+    t->output_count = 0;
+}
+
+static lt_status open_output(tensors *t, const char *flag, const char *path)
+{
+    if (path == NULL)
+        return LT_OK;
+    output *o = &t->outputs[t->output_count];
+    memset(o, 0, sizeof *o);
+    o->flag = flag;
+    o->path = path;
+    lt_status status = lt_atomic_open(&o->file, path);
+    if (status != LT_OK)
+        return lt_fail(status, "%s: %s", flag, lt_last_error());
+    t->output_count++;
+    return LT_OK;
+}
+
+static void set_output(tensors *t, const char *flag, const float *data, int ndim,
+                       const long long *shape)
+{
+    for (int i = 0; i < t->output_count; i++)
+        if (strcmp(t->outputs[i].flag, flag) == 0) {
+            t->outputs[i].data = data;
+            t->outputs[i].ndim = ndim;
+            memcpy(t->outputs[i].shape, shape, (size_t)ndim * sizeof *shape);
+        }
+}
+
+/* A result that is not finite is never written as a success. */
+static lt_status check_finite(const output *o)
+{
+    size_t n = 1;
+    for (int d = 0; d < o->ndim; d++)
+        n *= (size_t)o->shape[d];
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(o->data[i]))
+            return lt_fail(LT_E_NUMERIC,
+                           "%s: element %zu of the result is %g; nothing was written (with "
+                           "--feature-map relu, a query with no positive entry has a "
+                           "normaliser of eps alone)",
+                           o->flag, i, (double)o->data[i]);
+    return LT_OK;
+}
+
+/* Checks every result, writes every file, then commits them all. */
+static lt_status commit_outputs(tensors *t)
+{
+    for (int i = 0; i < t->output_count; i++)
+        LT_TRY(check_finite(&t->outputs[i]));
+    for (int i = 0; i < t->output_count; i++) {
+        output *o = &t->outputs[i];
+        LT_TRY(lt_npy_write_f32_into(&o->file, o->data, o->ndim, o->shape));
+    }
+    for (int i = 0; i < t->output_count; i++) {
+        lt_status status = lt_atomic_commit(&t->outputs[i].file);
+        if (status != LT_OK) {
+            for (int j = i + 1; j < t->output_count; j++)
+                lt_atomic_abort(&t->outputs[j].file);
+            t->output_count = 0;
+            return status;
+        }
+    }
+    t->output_count = 0;
+    return LT_OK;
+}
 
 static void release(tensors *t)
 {
+    abort_outputs(t);
     lt_npy *arrays[] = {&t->q, &t->k, &t->v, &t->e, &t->f, &t->dout};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         lt_npy_free(arrays[i]);
@@ -151,18 +238,23 @@ static lt_status run(const attention_options *o, tensors *t)
     LT_TRY(lt_mem_alloc(&t->saved, lt_attn_saved_bytes(&attn, shape), "saved activations"));
     LT_TRY(lt_mem_alloc(&t->workspace, lt_attn_workspace_bytes(&attn, shape, threads),
                         "workspace"));
-    /* Every input is read and checked before anything is written. */
+    /* Every input is read and checked, and every output opened, before
+     * anything is computed. */
     if (o->dout) {
         LT_TRY(read_tensor(&t->dout, o->dout, "--dout", 4, "(B, H, N, M)"));
         LT_TRY(same_dims(&t->dout, "--dout", &t->v, "--v", 4,
                          "the output gradient must have the output's shape (B, H, N, M)"));
     }
+    const char *const out_flags[MAX_OUTPUTS] = {"--out", "--dq", "--dk", "--dv", "--de", "--df"};
+    const char *const out_paths[MAX_OUTPUTS] = {o->out, o->dq, o->dk, o->dv, o->de, o->df};
+    for (int i = 0; i < MAX_OUTPUTS; i++)
+        LT_TRY(open_output(t, out_flags[i], out_paths[i]));
     LT_TRY(lt_attn_forward(&attn, shape, t->out, t->saved, t->workspace, t->q.data, t->k.data,
                            t->v.data, t->params));
     const long long out_shape[4] = {shape.B, shape.H, shape.N, shape.M};
-    LT_TRY(lt_npy_write_f32(o->out, t->out, 4, out_shape));
+    set_output(t, "--out", t->out, 4, out_shape);
     if (!o->dout)
-        return LT_OK;
+        return commit_outputs(t);
 
     LT_TRY(lt_mem_calloc((void **)&t->dq, qk * f, "query gradients"));
     LT_TRY(lt_mem_calloc((void **)&t->dk, qk * f, "key gradients"));
@@ -172,19 +264,17 @@ static lt_status run(const attention_options *o, tensors *t)
                             t->dout.data, t->saved, t->q.data, t->k.data, t->v.data,
                             t->params));
     const long long qk_shape[4] = {shape.B, shape.H, shape.N, shape.D};
-    if (o->dq)
-        LT_TRY(lt_npy_write_f32(o->dq, t->dq, 4, qk_shape));
-    if (o->dk)
-        LT_TRY(lt_npy_write_f32(o->dk, t->dk, 4, qk_shape));
-    if (o->dv)
-        LT_TRY(lt_npy_write_f32(o->dv, t->dv, 4, out_shape));
     const long long ef_shape[2] = {config.proj_k, config.n_max};
-    if (o->de)
-        LT_TRY(lt_npy_write_f32(o->de, t->d_params, 2, ef_shape));
-    if (o->df)
-        LT_TRY(lt_npy_write_f32(o->df, t->d_params + pc / 2, 2, ef_shape));
-    return LT_OK;
+    set_output(t, "--dq", t->dq, 4, qk_shape);
+    set_output(t, "--dk", t->dk, 4, qk_shape);
+    set_output(t, "--dv", t->dv, 4, out_shape);
+    set_output(t, "--de", t->d_params, 2, ef_shape);
+    set_output(t, "--df", t->d_params + pc / 2, 2, ef_shape);
+    return commit_outputs(t);
 }
+
+static const bench_field_flag field_flags[] = {
+    {"eps", "--eps"}, {"feature_map", "--feature-map"}, {"causal", "--causal"}, {NULL, NULL}};
 
 int main(int argc, char **argv)
 {
@@ -241,6 +331,6 @@ int main(int argc, char **argv)
     lt_status status = run(&o, &t);
     release(&t);
     if (status != LT_OK)
-        return lt_cli_report(cli.program, status);
+        return bench_report(cli.program, status, field_flags);
     return 0;
 }

@@ -257,6 +257,7 @@ static void checkpoint_name(char *buf, size_t size, const char *variant)
 
 /* What a variant's run ends with, for its summary row. */
 typedef struct variant_outcome {
+    int complete;             /* resumed at or past --steps: nothing to train */
     const char *status;
     char note[768];
     bench_train_result train;
@@ -313,6 +314,7 @@ static lt_status train_variant(const copy_options *o, const bench_run *run, vari
                              t.step);
         double ignored;
         bench_curve_ends(v->curves, "variant", v->variant, "loss", &first_loss, &ignored);
+        out->complete = t.step >= o->steps;
     }
     char label[64];
     snprintf(label, sizeof label, "copy %s N=%d", v->variant, N);
@@ -398,6 +400,16 @@ static void add_not_applicable(bench_table *s, const copy_options *o, const char
     snprintf(note, sizeof note, "%s attention cannot be causal: %s", variant, reason);
     bench_set_str(s, "note", note);
     bench_row_end(s);
+}
+
+/* The first row of a table whose `column` is `value`, or -1. */
+static long long find_row(const lt_csv_table *t, const char *column, const char *value)
+{
+    int col = lt_csv_table_column(t, column);
+    for (long long r = 0; col >= 0 && r < t->nrows; r++)
+        if (strcmp(lt_csv_table_cell(t, r, col), value) == 0)
+            return r;
+    return -1;
 }
 
 static const bench_print_col summary_print[] = {
@@ -596,18 +608,35 @@ int main(int argc, char **argv)
         memset(&outcome, 0, sizeof outcome);
         status = train_variant(&o, &run, &v, have_prev ? &prev : NULL, prev_path, step_seconds,
                                &outcome);
-        if (status == LT_OK) {
+        long long earlier = -1;
+        if (status == LT_OK && outcome.complete && have_prev_summary)
+            earlier = find_row(&prev_summary, "variant", variants[i]);
+        if (status == LT_OK && earlier >= 0) {
+            /* A finished run resumed again keeps its results as they were. */
+            fprintf(stderr, "copy %s: already trained to update %ld (--steps %ld); its results "
+                            "are kept\n",
+                    variants[i], outcome.train.last_step, o.steps);
+            status = bench_row_carry(&summary, &prev_summary, earlier, prev_summary_path);
+        } else if (status == LT_OK) {
             add_summary(&summary, &o, &v, &outcome, scaling_note);
             diverged |= strcmp(outcome.status, "diverged") == 0;
         }
     }
     /* A resumed run keeps the summary rows of variants it did not run. */
-    for (long long r = 0; status == LT_OK && have_prev_summary && r < prev_summary.nrows; r++) {
-        int col = lt_csv_table_column(&prev_summary, "variant");
+    int curve_variant_col = have_prev ? lt_csv_table_column(&prev, "variant") : -1;
+    for (long long r = 0; status == LT_OK && curve_variant_col >= 0 && r < prev.nrows; r++) {
         int listed = 0;
-        for (int i = 0; i < variant_count && col >= 0; i++)
-            listed |= strcmp(lt_csv_table_cell(&prev_summary, r, col), variants[i]) == 0;
-        if (col >= 0 && !listed)
+        for (int i = 0; i < variant_count; i++)
+            listed |= strcmp(lt_csv_table_cell(&prev, r, curve_variant_col), variants[i]) == 0;
+        if (!listed)
+            status = bench_row_carry(&curves, &prev, r, prev_path);
+    }
+    int variant_col = have_prev_summary ? lt_csv_table_column(&prev_summary, "variant") : -1;
+    for (long long r = 0; status == LT_OK && variant_col >= 0 && r < prev_summary.nrows; r++) {
+        int listed = 0;
+        for (int i = 0; i < variant_count; i++)
+            listed |= strcmp(lt_csv_table_cell(&prev_summary, r, variant_col), variants[i]) == 0;
+        if (!listed)
             status = bench_row_carry(&summary, &prev_summary, r, prev_summary_path);
     }
     lt_mem_free(step_seconds);

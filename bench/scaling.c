@@ -8,6 +8,7 @@
 
 #include "attn/attn.h"
 #include "common.h"
+#include "harness.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/rng.h"
@@ -15,7 +16,8 @@
 #include "core/timer.h"
 #include "io/csv.h"
 
-enum { MAX_VARIANTS = 3, MAX_REPEATS = 100, MAX_CASES = 3 * 2 * 32 };
+enum { MAX_VARIANTS = 3, MAX_KERNELS = 8, MAX_REPEATS = 100,
+       MAX_CASES = MAX_VARIANTS * 2 * MAX_KERNELS * 25 };
 
 typedef struct scaling_options {
     const char *variants;
@@ -28,6 +30,7 @@ typedef struct scaling_options {
     double eps;
     long warmup, repeats;
     double max_case_seconds;
+    const char *kernel, *kernels;
     const char *out;
     bench_common common;
 } scaling_options;
@@ -39,6 +42,7 @@ typedef struct scaling_case {
     const char *status; /* ok, skipped-budget, skipped-time, refused */
     char note[256];
     int causal, N, B, k;
+    int is_default;     /* the variant's default kernel for this causal mode */
     size_t planned_bytes, peak_bytes;
     lt_summary fwd, fwd_bwd;
     double flops_fwd, flops_bwd;
@@ -150,11 +154,12 @@ static lt_status measure_case(scaling_case *row, const lt_attn *attn, lt_attn_sh
     return status;
 }
 
-static void init_row(scaling_case *row, const char *variant, int causal, lt_attn_shape s, int k)
+static void init_row(scaling_case *row, const char *variant, const char *kernel, int causal,
+                     lt_attn_shape s, int k)
 {
     memset(row, 0, sizeof *row);
     row->variant = variant;
-    row->kernel = "none";
+    row->kernel = kernel;
     row->causal = causal;
     row->N = s.N;
     row->B = s.B;
@@ -162,61 +167,52 @@ static void init_row(scaling_case *row, const char *variant, int causal, lt_attn
     row->fwd = row->fwd_bwd = (lt_summary){NAN, NAN, NAN, 0};
 }
 
-static lt_status write_csv(const scaling_options *opt, const scaling_case *rows, int count)
+static const char *const columns[] = {
+    "experiment", "variant", "kernel", "causal", "N", "batch", "heads", "head_dim",
+    "value_dim", "proj_k", "feature_map", "threads", "seed", "warmup", "repeats", "status",
+    "fwd_median_s", "fwd_min_s", "fwd_max_s", "fwd_bwd_median_s", "fwd_bwd_min_s",
+    "fwd_bwd_max_s", "fwd_per_sample_s", "fwd_bwd_per_sample_s", "peak_bytes",
+    "peak_bytes_per_sample", "planned_bytes", "fwd_gflop_per_s", "fwd_bwd_gflop_per_s",
+    "flop_model_fwd", "flop_model_bwd", "note"};
+
+static lt_status add_row(bench_table *t, const scaling_options *opt, const scaling_case *r)
 {
-    static const char *const columns[] = {
-        "experiment", "variant", "kernel", "causal", "N", "batch", "heads", "head_dim",
-        "value_dim", "proj_k", "feature_map", "threads", "seed", "warmup", "repeats", "status",
-        "fwd_median_s", "fwd_min_s", "fwd_max_s", "fwd_bwd_median_s", "fwd_bwd_min_s",
-        "fwd_bwd_max_s", "fwd_per_sample_s", "fwd_bwd_per_sample_s", "peak_bytes",
-        "peak_bytes_per_sample", "planned_bytes", "fwd_gflop_per_s", "fwd_bwd_gflop_per_s",
-        "flop_model_fwd", "flop_model_bwd", "note"};
-    const int ncols = (int)(sizeof columns / sizeof columns[0]);
-    lt_csv csv;
-    LT_TRY(lt_csv_open(&csv, opt->out, columns, ncols));
-    lt_status status = LT_OK;
-    for (int i = 0; i < count && status == LT_OK; i++) {
-        const scaling_case *r = &rows[i];
-        double per = 1.0 / r->B;
-        lt_csv_str(&csv, "scaling");
-        lt_csv_str(&csv, r->variant);
-        lt_csv_str(&csv, r->kernel);
-        lt_csv_int(&csv, r->causal);
-        lt_csv_int(&csv, r->N);
-        lt_csv_int(&csv, r->B);
-        lt_csv_int(&csv, opt->heads);
-        lt_csv_int(&csv, opt->head_dim);
-        lt_csv_int(&csv, opt->value_dim);
-        lt_csv_int(&csv, r->k);
-        lt_csv_str(&csv, opt->feature_map);
-        lt_csv_int(&csv, lt_threads_get());
-        lt_csv_int(&csv, opt->common.seed);
-        lt_csv_int(&csv, opt->warmup);
-        lt_csv_int(&csv, opt->repeats);
-        lt_csv_str(&csv, r->status);
-        lt_csv_num(&csv, r->fwd.median);
-        lt_csv_num(&csv, r->fwd.min);
-        lt_csv_num(&csv, r->fwd.max);
-        lt_csv_num(&csv, r->fwd_bwd.median);
-        lt_csv_num(&csv, r->fwd_bwd.min);
-        lt_csv_num(&csv, r->fwd_bwd.max);
-        lt_csv_num(&csv, r->fwd.median * per);
-        lt_csv_num(&csv, r->fwd_bwd.median * per);
-        lt_csv_int(&csv, (long long)r->peak_bytes);
-        lt_csv_num(&csv, (double)r->peak_bytes * per);
-        lt_csv_int(&csv, (long long)r->planned_bytes);
-        lt_csv_num(&csv, r->flops_fwd / r->fwd.median * 1e-9);
-        lt_csv_num(&csv, (r->flops_fwd + r->flops_bwd) / r->fwd_bwd.median * 1e-9);
-        lt_csv_num(&csv, r->flops_fwd);
-        lt_csv_num(&csv, r->flops_bwd);
-        lt_csv_str(&csv, r->note);
-        status = lt_csv_end_row(&csv);
-    }
-    if (status != LT_OK) {
-        lt_csv_abort(&csv);
-        return status;
-    }
-    return lt_csv_close(&csv);
+    double per = 1.0 / r->B;
+    bench_row_begin(t);
+    bench_set_str(t, "experiment", "scaling");
+    bench_set_str(t, "variant", r->variant);
+    bench_set_str(t, "kernel", r->kernel);
+    bench_set_int(t, "causal", r->causal);
+    bench_set_int(t, "N", r->N);
+    bench_set_int(t, "batch", r->B);
+    bench_set_int(t, "heads", opt->heads);
+    bench_set_int(t, "head_dim", opt->head_dim);
+    bench_set_int(t, "value_dim", opt->value_dim);
+    bench_set_int(t, "proj_k", r->k);
+    bench_set_str(t, "feature_map", opt->feature_map);
+    bench_set_int(t, "threads", lt_threads_get());
+    bench_set_int(t, "seed", opt->common.seed);
+    bench_set_int(t, "warmup", opt->warmup);
+    bench_set_int(t, "repeats", opt->repeats);
+    bench_set_str(t, "status", r->status);
+    bench_set_num(t, "fwd_median_s", r->fwd.median);
+    bench_set_num(t, "fwd_min_s", r->fwd.min);
+    bench_set_num(t, "fwd_max_s", r->fwd.max);
+    bench_set_num(t, "fwd_bwd_median_s", r->fwd_bwd.median);
+    bench_set_num(t, "fwd_bwd_min_s", r->fwd_bwd.min);
+    bench_set_num(t, "fwd_bwd_max_s", r->fwd_bwd.max);
+    bench_set_num(t, "fwd_per_sample_s", r->fwd.median * per);
+    bench_set_num(t, "fwd_bwd_per_sample_s", r->fwd_bwd.median * per);
+    bench_set_int(t, "peak_bytes", (long long)r->peak_bytes);
+    bench_set_num(t, "peak_bytes_per_sample", (double)r->peak_bytes * per);
+    bench_set_int(t, "planned_bytes", (long long)r->planned_bytes);
+    bench_set_num(t, "fwd_gflop_per_s", r->flops_fwd / r->fwd.median * 1e-9);
+    bench_set_num(t, "fwd_bwd_gflop_per_s",
+                  (r->flops_fwd + r->flops_bwd) / r->fwd_bwd.median * 1e-9);
+    bench_set_num(t, "flop_model_fwd", r->flops_fwd);
+    bench_set_num(t, "flop_model_bwd", r->flops_bwd);
+    bench_set_str(t, "note", r->note);
+    return bench_row_end(t);
 }
 
 static void print_table(const scaling_case *rows, int count)
@@ -240,25 +236,27 @@ static void print_table(const scaling_case *rows, int count)
                    1e3 * r->fwd_bwd.median / r->B, (double)r->peak_bytes / r->B / 1048576.0,
                    (r->flops_fwd + r->flops_bwd) / r->fwd_bwd.median * 1e-9, r->kernel);
         else
-            printf("%-9s %-6s %6d %5d  %12s %14s %13s %9s  %s: %s\n", r->variant,
-                   r->causal ? "yes" : "no", r->N, r->B, "-", "-", "-", "-", r->status, r->note);
+            printf("%-9s %-6s %6d %5d  %12s %14s %13s %9s  %s %s: %s\n", r->variant,
+                   r->causal ? "yes" : "no", r->N, r->B, "-", "-", "-", "-", r->kernel,
+                   r->status, r->note);
     }
 }
 
 /* For each causal mode, the smallest N from which linear's fwd+bwd time per
- * sample beats softmax's at every measured larger N. */
+ * sample beats softmax's at every measured larger N (default kernels). */
 static void print_crossover(const scaling_case *rows, int count)
 {
     for (int causal = 0; causal <= 1; causal++) {
         int crossover = -1;
         for (int i = 0; i < count; i++) {
             const scaling_case *lin = &rows[i];
-            if (strcmp(lin->variant, "linear") || lin->causal != causal || strcmp(lin->status, "ok"))
+            if (strcmp(lin->variant, "linear") || lin->causal != causal ||
+                strcmp(lin->status, "ok") || !lin->is_default)
                 continue;
             for (int j = 0; j < count; j++) {
                 const scaling_case *soft = &rows[j];
                 if (strcmp(soft->variant, "softmax") || soft->causal != causal ||
-                    soft->N != lin->N || strcmp(soft->status, "ok"))
+                    soft->N != lin->N || strcmp(soft->status, "ok") || !soft->is_default)
                     continue;
                 int linear_wins = lin->fwd_bwd.median / lin->B < soft->fwd_bwd.median / soft->B;
                 if (linear_wins && crossover < 0)
@@ -273,19 +271,60 @@ static void print_crossover(const scaling_case *rows, int count)
     }
 }
 
+/* The kernels a (variant, causal) pair is measured with: every one that
+ * serves it (--kernels all), or the one --kernel picks (else the default). */
+static int kernels_to_run(const scaling_options *opt, const char *const *variants, int count,
+                          const char *variant, int causal, const char **out, lt_status *status)
+{
+    *status = LT_OK;
+    if (strcmp(opt->kernels, "all") == 0) {
+        int n = 0;
+        const char *name;
+        while (n < MAX_KERNELS && (name = lt_attn_kernel_at(variant, causal, n)) != NULL)
+            out[n++] = name;
+        return n > 0 ? n : (out[0] = NULL, 1);
+    }
+    *status = bench_kernel_for(opt->kernel, variants, count, causal, variant, &out[0]);
+    return 1;
+}
+
+static const bench_field_flag field_flags[] = {
+    {"eps", "--eps"}, {"feature_map", "--feature-map"}, {"proj_k", "--proj-k"},
+    {"kernel", "--kernel"}, {NULL, NULL}};
+
+/* Splits --out into its folder and file name for the run checks. */
+static void split_path(const char *path, char *dir, size_t dir_size, const char **name)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        snprintf(dir, dir_size, ".");
+        *name = path;
+    } else {
+        snprintf(dir, dir_size, "%.*s", (int)(slash - path), path);
+        *name = slash + 1;
+    }
+}
+
 int main(int argc, char **argv)
 {
     scaling_options opt = {
         .variants = "softmax,linear,linformer", .causal_mode = "both",
         .min_log2 = 9, .max_log2 = 16, .heads = 8, .head_dim = 64, .value_dim = 0,
         .tokens = 4096, .batch = 0, .proj_k = 256, .feature_map = "elu", .eps = 1e-6,
-        .warmup = 1, .repeats = 3, .max_case_seconds = 60, .out = "results/scaling/scaling.csv"};
+        .warmup = 1, .repeats = 3, .max_case_seconds = 60, .kernel = "default",
+        .kernels = "default", .out = "results/scaling/scaling.csv"};
     bench_common_defaults(&opt.common);
-    lt_flag flags[17 + BENCH_COMMON_FLAGS] = {
+    enum { OWN_FLAGS = 18 };
+    lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
         {"--variants", LT_FLAG_STRING, &opt.variants, "LIST",
          "comma-separated attention variants (softmax, linear, linformer)", 0, 0, NULL, 0},
         {"--causal", LT_FLAG_CHOICE, &opt.causal_mode, NULL,
          "which masking to measure", 0, 0, "both|causal|noncausal", 0},
+        {"--kernel", LT_FLAG_STRING, &opt.kernel, "NAME",
+         "kernel for the variant that has it (the others keep their defaults); it must serve "
+         "every --causal mode measured", 0, 0, NULL, 0},
+        {"--kernels", LT_FLAG_CHOICE, &opt.kernels, NULL,
+         "all: time every kernel of each variant side by side", 0, 0, "default|all", 0},
         {"--min-log2", LT_FLAG_INT, &opt.min_log2, "E", "smallest N is 2^E", 0, 24, NULL, 0},
         {"--max-log2", LT_FLAG_INT, &opt.max_log2, "E", "largest N is 2^E", 0, 24, NULL, 0},
         {"--heads", LT_FLAG_INT, &opt.heads, "H", "attention heads", 1, 1024, NULL, 0},
@@ -311,9 +350,10 @@ int main(int argc, char **argv)
         {"--max-case-seconds", LT_FLAG_DOUBLE, &opt.max_case_seconds, "S",
          "skip a case whose time, extrapolated from the previous N by the FLOP model, "
          "exceeds S seconds in all", 0.001, 1e7, NULL, 0},
-        {"--out", LT_FLAG_STRING, &opt.out, "PATH", "CSV to write", 0, 0, NULL, 0},
+        {"--out", LT_FLAG_STRING, &opt.out, "PATH",
+         "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL, 0},
     };
-    bench_common_flags(&flags[16], &opt.common);
+    bench_common_flags(&flags[OWN_FLAGS], &opt.common);
     lt_cli cli = {
         "ltbench scaling",
         "Attention time and peak memory against sequence length (the paper's Figure 1).",
@@ -324,109 +364,156 @@ int main(int argc, char **argv)
         "Time and bytes are also reported per sample (divided by the batch). A case whose\n"
         "planned bytes exceed --mem-budget is recorded as skipped-budget with the bytes it\n"
         "would need; Linformer is not causal and its causal rows are recorded as refused.\n"
-        "FLOP model: see lt_attn_flops (src/attn); GFLOP/s = model FLOPs / median time.",
-        flags, 16 + BENCH_COMMON_FLAGS};
+        "FLOP model: see lt_attn_flops (src/attn); GFLOP/s = model FLOPs / median time.\n"
+        "Kernels: softmax-gemm (materialised, the default), softmax-reference; linear-gemm\n"
+        "(non-causal), linear-causal-chunked (causal default), linear-causal-prefix,\n"
+        "linear-reference; linformer-gemm. Ctrl-C stops after the current case and writes\n"
+        "the rows so far (exit status 130).",
+        flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
     int exit_now;
     int code = bench_parse(&cli, &opt.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
-    if (opt.min_log2 > opt.max_log2) {
-        lt_fail(LT_E_USAGE, "--min-log2 (%ld) must not exceed --max-log2 (%ld)", opt.min_log2,
-                opt.max_log2);
-        return lt_cli_report(cli.program, LT_E_USAGE);
-    }
+    lt_status status = LT_OK;
+    if (opt.min_log2 > opt.max_log2)
+        status = lt_fail(LT_E_USAGE, "--min-log2 (%ld) must not exceed --max-log2 (%ld)",
+                         opt.min_log2, opt.max_log2);
+    if (strcmp(opt.kernels, "all") == 0 && strcmp(opt.kernel, "default") != 0)
+        status = lt_fail(LT_E_USAGE, "--kernel and --kernels all: choose one");
     if (opt.value_dim == 0)
         opt.value_dim = opt.head_dim;
 
     char variants_text[256];
     snprintf(variants_text, sizeof variants_text, "%s", opt.variants);
     const char *variants[MAX_VARIANTS];
-    int variant_count;
-    lt_status status =
-        bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count);
-    if (status != LT_OK)
-        return lt_cli_report(cli.program, status);
-    lt_feature_map feature_map;
-    lt_attn_parse_feature_map(&feature_map, opt.feature_map, "--feature-map");
+    int variant_count = 0;
+    if (status == LT_OK)
+        status = bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count);
+    lt_feature_map feature_map = LT_FEATURE_ELU;
+    if (status == LT_OK)
+        status = lt_attn_parse_feature_map(&feature_map, opt.feature_map, "--feature-map");
 
     int causal_modes[2], mode_count = 0;
     if (strcmp(opt.causal_mode, "causal") != 0)
         causal_modes[mode_count++] = 0;
     if (strcmp(opt.causal_mode, "noncausal") != 0)
         causal_modes[mode_count++] = 1;
+    /* Every kernel choice checked before the first case runs. */
+    for (int vi = 0; status == LT_OK && vi < variant_count; vi++)
+        for (int mi = 0; status == LT_OK && mi < mode_count; mi++) {
+            const char *kernels[MAX_KERNELS];
+            kernels_to_run(&opt, variants, variant_count, variants[vi], causal_modes[mi],
+                           kernels, &status);
+        }
+    char dir[4096];
+    const char *name;
+    split_path(opt.out, dir, sizeof dir, &name);
+    bench_run run;
+    if (status == LT_OK)
+        status = bench_run_open(&run, dir, 0, 0, &name, 1, NULL, 0);
+    static bench_table table;
+    bench_table_init(&table, columns, sizeof columns / sizeof *columns);
+    if (status == LT_OK)
+        status = bench_table_journal(&table, opt.out);
+    if (status != LT_OK)
+        return bench_report(cli.program, status, field_flags);
 
     static scaling_case rows[MAX_CASES];
     double samples[MAX_REPEATS];
     int row_count = 0;
     long total = (long)variant_count * mode_count * (opt.max_log2 - opt.min_log2 + 1);
+    if (strcmp(opt.kernels, "all") == 0)
+        total *= 3;
     lt_progress progress;
     lt_progress_start(&progress, stderr, "scaling", total, "cases", opt.common.quiet);
     int threads = lt_threads_get();
+    bench_signals_install();
 
-    for (int vi = 0; vi < variant_count; vi++) {
-        for (int mi = 0; mi < mode_count; mi++) {
-            double last_seconds = NAN, last_flops = NAN;
-            for (long e = opt.min_log2; e <= opt.max_log2; e++) {
-                int N = 1 << e;
-                lt_attn_shape shape = {
-                    (int)(opt.batch ? opt.batch : (opt.tokens / N > 1 ? opt.tokens / N : 1)),
-                    (int)opt.heads, N, (int)opt.head_dim, (int)opt.value_dim, NULL};
-                lt_attn_config config = lt_attn_default_config(variants[vi]);
-                config.causal = causal_modes[mi];
-                config.feature_map = feature_map;
-                config.eps = (float)opt.eps;
-                config.proj_k = (int)(opt.proj_k < N ? opt.proj_k : N);
-                config.n_max = N;
-                scaling_case *row = &rows[row_count++];
-                init_row(row, variants[vi], config.causal, shape,
-                         strcmp(variants[vi], "linformer") == 0 ? config.proj_k : 0);
-                lt_attn attn;
-                if (lt_attn_init(&attn, &config) != LT_OK) {
-                    row->status = "refused";
-                    snprintf(row->note, sizeof row->note, "%s", lt_last_error());
-                    lt_progress_update(&progress, row_count, NULL);
-                    continue;
-                }
-                row->kernel = lt_attn_kernel_name(&attn, shape);
-                row->flops_fwd = lt_attn_flops(&attn, shape, 0);
-                row->flops_bwd = lt_attn_flops(&attn, shape, 1);
-                row->planned_bytes = case_plan(&attn, shape, threads);
-                double estimate = last_seconds * (row->flops_fwd + row->flops_bwd) / last_flops *
-                                  (double)(opt.warmup + opt.repeats) * 1.5;
-                if (lt_mem_plan(row->planned_bytes, "this case") != LT_OK) {
-                    row->status = "skipped-budget";
-                    char need[32], have[32];
-                    snprintf(row->note, sizeof row->note, "needs %s, budget %s",
-                             lt_mem_format(need, sizeof need, row->planned_bytes),
-                             lt_mem_format(have, sizeof have, lt_mem_budget()));
-                } else if (estimate > opt.max_case_seconds) {
-                    row->status = "skipped-time";
-                    snprintf(row->note, sizeof row->note,
-                             "estimated %.0f s > --max-case-seconds %g", estimate,
-                             opt.max_case_seconds);
-                } else {
-                    status = measure_case(row, &attn, shape, &opt, (uint64_t)row_count, samples);
-                    if (status != LT_OK) {
-                        lt_progress_finish(&progress, NULL);
-                        return lt_cli_report(cli.program, status);
+    for (int vi = 0; vi < variant_count && status == LT_OK; vi++) {
+        for (int mi = 0; mi < mode_count && status == LT_OK; mi++) {
+            const char *kernels[MAX_KERNELS];
+            int kernel_count = kernels_to_run(&opt, variants, variant_count, variants[vi],
+                                              causal_modes[mi], kernels, &status);
+            for (int ki = 0; ki < kernel_count && status == LT_OK; ki++) {
+                double last_seconds = NAN, last_flops = NAN;
+                for (long e = opt.min_log2; e <= opt.max_log2 && status == LT_OK; e++) {
+                    if (bench_interrupted())
+                        break;
+                    int N = 1 << e;
+                    lt_attn_shape shape = {
+                        (int)(opt.batch ? opt.batch : (opt.tokens / N > 1 ? opt.tokens / N : 1)),
+                        (int)opt.heads, N, (int)opt.head_dim, (int)opt.value_dim, NULL};
+                    lt_attn_config config = lt_attn_default_config(variants[vi]);
+                    config.causal = causal_modes[mi];
+                    config.feature_map = feature_map;
+                    config.eps = (float)opt.eps;
+                    config.proj_k = (int)(opt.proj_k < N ? opt.proj_k : N);
+                    config.n_max = N;
+                    config.kernel = kernels[ki];
+                    scaling_case *row = &rows[row_count++];
+                    init_row(row, variants[vi], "none", config.causal, shape,
+                             strcmp(variants[vi], "linformer") == 0 ? config.proj_k : 0);
+                    lt_attn attn;
+                    if (lt_attn_init(&attn, &config) != LT_OK) {
+                        row->status = "refused";
+                        snprintf(row->note, sizeof row->note, "%s", lt_last_error());
+                        status = add_row(&table, &opt, row);
+                        lt_progress_update(&progress, row_count, NULL);
+                        continue;
                     }
-                    row->status = "ok";
-                    last_seconds = row->fwd_bwd.median;
-                    last_flops = row->flops_fwd + row->flops_bwd;
+                    row->kernel = lt_attn_kernel_name(&attn, shape);
+                    row->is_default = row->kernel == lt_attn_kernel_at(variants[vi],
+                                                                       config.causal, 0);
+                    row->flops_fwd = lt_attn_flops(&attn, shape, 0);
+                    row->flops_bwd = lt_attn_flops(&attn, shape, 1);
+                    row->planned_bytes = case_plan(&attn, shape, threads);
+                    double estimate = last_seconds * (row->flops_fwd + row->flops_bwd) /
+                                      last_flops * (double)(opt.warmup + opt.repeats) * 1.5;
+                    if (lt_mem_plan(row->planned_bytes, "this case") != LT_OK) {
+                        row->status = "skipped-budget";
+                        char need[32], have[32];
+                        snprintf(row->note, sizeof row->note, "needs %s, budget %s",
+                                 lt_mem_format(need, sizeof need, row->planned_bytes),
+                                 lt_mem_format(have, sizeof have, lt_mem_budget()));
+                    } else if (estimate > opt.max_case_seconds) {
+                        row->status = "skipped-time";
+                        snprintf(row->note, sizeof row->note,
+                                 "estimated %.0f s > --max-case-seconds %g", estimate,
+                                 opt.max_case_seconds);
+                    } else {
+                        status = measure_case(row, &attn, shape, &opt, (uint64_t)row_count,
+                                              samples);
+                        if (status != LT_OK)
+                            break;
+                        row->status = "ok";
+                        last_seconds = row->fwd_bwd.median;
+                        last_flops = row->flops_fwd + row->flops_bwd;
+                    }
+                    status = add_row(&table, &opt, row);
+                    char note[128];
+                    snprintf(note, sizeof note, "%s %s %s N=%d: %s", row->variant, row->kernel,
+                             row->causal ? "causal" : "non-causal", N, row->status);
+                    lt_progress_update(&progress, row_count, note);
                 }
-                char note[96];
-                snprintf(note, sizeof note, "%s %s N=%d: %s", row->variant,
-                         row->causal ? "causal" : "non-causal", N, row->status);
-                lt_progress_update(&progress, row_count, note);
             }
         }
     }
-    lt_progress_finish(&progress, NULL);
+    lt_progress_finish(&progress, bench_interrupted() ? "interrupted" : NULL);
+    if (status != LT_OK) {
+        bench_table_detach(&table);
+        return bench_report(cli.program, status, field_flags);
+    }
     print_table(rows, row_count);
     print_crossover(rows, row_count);
-    status = write_csv(&opt, rows, row_count);
+    status = bench_table_commit(&table, opt.out);
     if (status != LT_OK)
-        return lt_cli_report(cli.program, status);
+        return bench_report(cli.program, status, field_flags);
     printf("\nwrote %s (%d rows, %d threads)\n", opt.out, row_count, threads);
+    bench_table_free(&table);
+    if (bench_interrupted()) {
+        fprintf(stderr, "ltbench scaling: interrupted; the rows measured so far are in %s\n",
+                opt.out);
+        return bench_interrupt_exit_code();
+    }
     return 0;
 }

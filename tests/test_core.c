@@ -121,6 +121,12 @@ Test(mem, parse_bytes)
     cr_assert(strstr(lt_last_error(), "--mem-budget") != NULL);
     cr_assert_eq(lt_mem_parse_bytes(&v, "-5G", "--mem-budget"), LT_E_USAGE);
     cr_assert_eq(lt_mem_parse_bytes(&v, "", "--mem-budget"), LT_E_USAGE);
+    /* a fraction of a byte is not "no limit" */
+    cr_assert_eq(lt_mem_parse_bytes(&v, "0.5", "--mem-budget"), LT_E_USAGE);
+    cr_assert(strstr(lt_last_error(), "whole number") != NULL, "%s", lt_last_error());
+    cr_assert_eq(lt_mem_parse_bytes(&v, "0.1B", "--mem-budget"), LT_E_USAGE);
+    cr_assert_eq(lt_mem_parse_bytes(&v, "0.5K", "--mem-budget"), LT_OK);
+    cr_assert_eq(v, 512);
     cr_assert_gt(lt_mem_physical(), (size_t)1 << 20);
 }
 

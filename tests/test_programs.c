@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,10 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
         cr_assert_gt(cell_num(&t, r, "peak_bytes"), 0);
         cr_assert_gt(cell_num(&t, r, "threads"), 0);
     }
-    cr_assert_str_eq(cell_str(&t, 0, "kernel") + 0, cell_str(&t, 0, "kernel"));
+    /* the kernel that ran, by name: the causal defaults */
+    cr_assert_str_eq(cell_str(&t, 0, "kernel"), "softmax-gemm");
+    cr_assert_str_eq(cell_str(&t, 1, "kernel"), "linear-causal-chunked");
+    cr_assert_str_eq(cell_str(&t, 2, "kernel"), "none");
     cr_assert_str_eq(cell_str(&t, 2, "status"), "not-applicable");
     lt_csv_table_free(&t);
     snprintf(path, sizeof path, "%s/curves.csv", dir);
@@ -102,47 +106,258 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
     lt_csv_table_free(&t);
 }
 
-Test(copy, resume_continues_and_unwritable_output_fails_cleanly, .timeout = 300)
+/* ---- runs that never lose results (each finding of the robustness audit) ---- */
+
+/* Rows of a CSV, -1 if it cannot be read. */
+static long long csv_rows(const char *path)
+{
+    lt_csv_table t;
+    if (lt_csv_read(&t, path) != LT_OK)
+        return -1;
+    long long n = t.nrows;
+    lt_csv_table_free(&t);
+    return n;
+}
+
+static void path_in(char *buf, size_t size, const char *dir, const char *name)
+{
+    snprintf(buf, size, "%s/%s", dir, name);
+}
+
+#define QUICK_LINEAR "copy --preset quick --variants linear --quiet"
+
+Test(robust, resume_continues_and_a_finished_run_is_never_wiped, .timeout = 300)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(args, sizeof args,
-             "copy --variants linear --seq 16 --batch 2 --steps 4 --lr-drops none --quiet --out %s",
-             dir);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 30 --out %s", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
-    snprintf(args, sizeof args, "copy --preset quick --variants linear --steps 4 --quiet --out %s",
-             dir);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 40 --resume --out %s", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
-    snprintf(args, sizeof args,
-             "copy --preset quick --variants linear --steps 7 --resume --quiet --out %s", dir);
-    cr_assert_eq(ltbench(args), 0, "%s", output);
-    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    path_in(path, sizeof path, dir, "curves.csv");
+    cr_assert_eq(csv_rows(path), 40, "the resumed run continues the same curve");
+    path_in(path, sizeof path, dir, "summary.csv");
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
-    cr_assert_eq(cell_num(&t, 0, "first_step"), 4);
-    cr_assert_eq(cell_num(&t, 0, "last_step"), 7);
+    cr_assert_eq(cell_num(&t, 0, "first_step"), 30);
+    cr_assert_eq(cell_num(&t, 0, "last_step"), 40);
+    double loss_start = cell_num(&t, 0, "loss_start");
+    lt_csv_table_free(&t);
+
+    /* Finding 1: resuming a finished run with fewer --steps keeps it whole. */
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 10 --resume --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("already trained");
+    path_in(path, sizeof path, dir, "curves.csv");
+    cr_assert_eq(csv_rows(path), 40);
+    path_in(path, sizeof path, dir, "summary.csv");
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "ok");
+    cr_assert_eq(cell_num(&t, 0, "loss_start"), loss_start);
+    cr_assert(isfinite(cell_num(&t, 0, "step_median_s")));
     lt_csv_table_free(&t);
 
     /* Resuming with another model is refused, naming the difference. */
-    snprintf(args, sizeof args,
-             "copy --preset quick --variants linear --ffn 32 --resume --quiet --out %s", dir);
+    snprintf(args, sizeof args, QUICK_LINEAR " --ffn 32 --resume --out %s", dir);
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("ffn=64");
-
-    char empty[64];
-    make_temp_dir(empty);
-    snprintf(args, sizeof args, "copy --preset quick --variants linear --resume --quiet --out %s",
-             empty);
+    /* Finding 11: and with other threads, whose numbers differ. */
+    snprintf(args, sizeof args, QUICK_LINEAR " --threads 1 --steps 50 --resume --out %s", dir);
     cr_assert_eq(ltbench(args), 2, "%s", output);
-    ASSERT_MENTIONS("no checkpoint");
+    ASSERT_MENTIONS("threads=");
+    /* Finding 13: a fresh run does not overwrite the checkpoints. */
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 5 --out %s", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--resume");
+    ASSERT_MENTIONS("--overwrite");
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 5 --overwrite --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    path_in(path, sizeof path, dir, "curves.csv");
+    cr_assert_eq(csv_rows(path), 5);
+}
 
-    /* An output folder below a regular file: exit 2 and nothing written. */
-    snprintf(path, sizeof path, "%s/plain", empty);
+/* Starts `ltbench ARGS` in the background; returns its pid. */
+static pid_t start_ltbench(const char *args)
+{
+    const char *build = getenv("LTBENCH_BUILD");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "exec '%s/ltbench' %s >/dev/null 2>&1", build, args);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits until `path` has at least `rows` data rows (a journal being
+ * written); 0 if the process ended first. */
+static int wait_for_rows(pid_t pid, const char *path, long long rows)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (csv_rows(path) >= rows)
+            return 1;
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return 0;
+        usleep(2000);
+    }
+    return 0;
+}
+
+static int wait_exit(pid_t pid)
+{
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The loss column of a curves file, for comparing runs. */
+static void losses_of(const char *path, double *out, long long n)
+{
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t.nrows, n, "%s has %lld rows", path, t.nrows);
+    for (long long r = 0; r < n; r++)
+        out[r] = cell_num(&t, r, "loss");
+    lt_csv_table_free(&t);
+}
+
+/* Findings 3, 4 and 8: killed (-9) during the first of two variants, with a
+ * stale temporary beside the checkpoints; --resume ends with the same loss
+ * curve, update for update, as a run that was never stopped. */
+Test(robust, killed_run_resumes_to_the_uninterrupted_curve, .timeout = 600)
+{
+    enum { STEPS = 400 };
+    char straight[64], killed[64], args[512], path[160], journal[200];
+    make_temp_dir(straight);
+    make_temp_dir(killed);
+    const char *run = "copy --preset quick --variants softmax,linear --checkpoint-every 50 "
+                      "--steps 400 --quiet --threads 2";
+    snprintf(args, sizeof args, "%s --out %s", run, straight);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+
+    snprintf(args, sizeof args, "%s --out %s", run, killed);
+    pid_t pid = start_ltbench(args);
+    snprintf(journal, sizeof journal, "%s/curves.csv.partial", killed);
+    cr_assert(wait_for_rows(pid, journal, 120), "the run ended before it could be killed");
+    kill(pid, SIGKILL);
+    wait_exit(pid);
+    path_in(path, sizeof path, killed, "curves.csv");
+    cr_assert_eq(csv_rows(path), -1, "a killed run commits nothing");
+    char stale[200];
+    snprintf(stale, sizeof stale, "%s/checkpoints/copy-softmax.ckpt.tmp.AbC123", killed);
+    fclose(fopen(stale, "w"));
+
+    snprintf(args, sizeof args, "%s --resume --out %s", run, killed);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(access(stale, F_OK), -1, "the stale temporary was removed");
+    static double a[2 * STEPS], b[2 * STEPS];
+    path_in(path, sizeof path, straight, "curves.csv");
+    losses_of(path, a, 2 * STEPS);
+    path_in(path, sizeof path, killed, "curves.csv");
+    losses_of(path, b, 2 * STEPS);
+    for (int i = 0; i < 2 * STEPS; i++)
+        cr_assert_eq(a[i], b[i], "row %d: %.17g vs %.17g", i, a[i], b[i]);
+    path_in(path, sizeof path, killed, "summary.csv");
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    path_in(path, sizeof path, straight, "summary.csv");
+    lt_csv_table u;
+    cr_assert_eq(lt_csv_read(&u, path), LT_OK);
+    for (int r = 0; r < 2; r++) {
+        cr_assert_eq(cell_num(&t, r, "loss_start"), cell_num(&u, r, "loss_start"));
+        cr_assert_eq(cell_num(&t, r, "eval_loss"), cell_num(&u, r, "eval_loss"));
+    }
+    lt_csv_table_free(&t);
+    lt_csv_table_free(&u);
+}
+
+/* Ctrl-C / SIGTERM: the current update finishes, a checkpoint and the rows
+ * so far are written with status "interrupted", exit 128 + signal. */
+Test(robust, sigterm_writes_rows_and_a_checkpoint, .timeout = 300)
+{
+    char dir[64], args[512], path[160], journal[200];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 100000 --out %s", dir);
+    pid_t pid = start_ltbench(args);
+    snprintf(journal, sizeof journal, "%s/curves.csv.partial", dir);
+    cr_assert(wait_for_rows(pid, journal, 20));
+    kill(pid, SIGTERM);
+    cr_assert_eq(wait_exit(pid), 143);
+    path_in(path, sizeof path, dir, "summary.csv");
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "interrupted");
+    long long last = (long long)cell_num(&t, 0, "last_step");
+    lt_csv_table_free(&t);
+    path_in(path, sizeof path, dir, "curves.csv");
+    cr_assert_eq(csv_rows(path), last);
+    path_in(path, sizeof path, dir, "checkpoints/copy-linear.ckpt");
+    cr_assert_eq(access(path, F_OK), 0);
+}
+
+/* Finding 12: a diverging run stops as diverged, exit 1. */
+Test(robust, divergence_is_a_failed_run, .timeout = 300)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, QUICK_LINEAR " --lr 10 --clip 0 --steps 400 --out %s", dir);
+    cr_assert_eq(ltbench(args), 1, "%s", output);
+    path_in(path, sizeof path, dir, "summary.csv");
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "diverged");
+    cr_assert_lt(cell_num(&t, 0, "last_step"), 400);
+    lt_csv_table_free(&t);
+}
+
+/* Findings 5, 9, 10: bad outputs and flags are refused before any work
+ * (an endless run would time the test out if they were not). */
+Test(robust, refused_before_any_work, .timeout = 120)
+{
+    cr_assert_eq(ltbench(QUICK_LINEAR " --steps 100000000 --out /proc/ltbench"), 2, "%s",
+                 output);
+    ASSERT_MENTIONS("/proc/ltbench");
+    cr_assert_eq(ltbench("scaling --min-log2 4 --max-log2 24 --out /proc/ltbench/s.csv"), 2,
+                 "%s", output);
+    ASSERT_MENTIONS("/proc/ltbench");
+    cr_assert_eq(ltbench(QUICK_LINEAR " --mem-budget 0.5"), 2, "%s", output);
+    ASSERT_MENTIONS("--mem-budget");
+    cr_assert_eq(ltbench("copy --preset quick --variants linear,linear"), 2, "%s", output);
+    ASSERT_MENTIONS("twice");
+    char dir[64], path[160], args[512];
+    make_temp_dir(dir);
+    path_in(path, sizeof path, dir, "plain");
     fclose(fopen(path, "w"));
-    snprintf(args, sizeof args, "copy --preset quick --variants linear --steps 2 --quiet --out %s",
-             path);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --out %s", path);
     cr_assert_eq(ltbench(args), 2, "%s", output);
-    cr_assert_eq(check_count_entries(empty), 1);
+    cr_assert_eq(check_count_entries(dir), 1, "nothing written beside it");
+}
+
+/* Finding 6: the plan covers everything up to the checkpoint writes, so the
+ * tracked peak equals it and a budget between the two cannot start a run
+ * that then fails. */
+Test(robust, memory_plan_equals_the_peak, .timeout = 300)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, "copy --preset quick --steps 20 --quiet --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    path_in(path, sizeof path, dir, "summary.csv");
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    for (int r = 0; r < 2; r++)
+        cr_assert_eq(cell_num(&t, r, "peak_bytes"), cell_num(&t, r, "planned_bytes"));
+    long long planned = (long long)cell_num(&t, 1, "planned_bytes");
+    lt_csv_table_free(&t);
+    char other[64];
+    make_temp_dir(other);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 20 --mem-budget %lld --out %s",
+             planned - 64, other);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("budget");
+    cr_assert_eq(check_count_entries(other), 0, "refused before writing anything");
 }
 
 Test(scaling, small_range_writes_every_case, .timeout = 300)
@@ -355,4 +570,51 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
         ASSERT_MENTIONS(bad[i].mention);
         cr_assert_eq(check_count_entries(dir), files, "nothing written by: %s", cmd);
     }
+}
+
+/* Finding 2: a normaliser that can be 0 is refused. Finding 7: a run that
+ * fails writes none of its outputs over earlier ones. */
+Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
+{
+    char dir[64];
+    make_temp_dir(dir);
+    static double q[B * H * N * D], v[B * H * N * M];
+    const long long qk_shape[4] = {B, H, N, D}, v_shape[4] = {B, H, N, M};
+    char pq[128], pv[128], pout[128], pdq[128], args[1024];
+    snprintf(pq, sizeof pq, "%s/q.npy", dir);
+    snprintf(pv, sizeof pv, "%s/v.npy", dir);
+    snprintf(pout, sizeof pout, "%s/out.npy", dir);
+    snprintf(pdq, sizeof pdq, "%s/dq.npy", dir);
+    write_random(pq, q, 4, qk_shape, 1);
+    write_random(pv, v, 4, v_shape, 3);
+    snprintf(args, sizeof args,
+             "attention --variant linear --feature-map relu --eps 0 --q %s --k %s --v %s "
+             "--out %s",
+             pq, pq, pv, pout);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--eps");
+    cr_assert_eq(access(pout, F_OK), -1, "nothing written");
+
+    /* Earlier outputs, then a run whose --dk cannot be written. */
+    FILE *f = fopen(pout, "w");
+    fputs("earlier", f);
+    fclose(f);
+    f = fopen(pdq, "w");
+    fputs("earlier", f);
+    fclose(f);
+    snprintf(args, sizeof args,
+             "attention --variant linear --q %s --k %s --v %s --out %s --dout %s --dq %s "
+             "--dk /proc/ltbench/dk.npy",
+             pq, pq, pv, pout, pv, pdq);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--dk");
+    char text[16] = "";
+    f = fopen(pout, "r");
+    cr_assert(fgets(text, sizeof text, f) != NULL);
+    fclose(f);
+    cr_assert_str_eq(text, "earlier", "out.npy kept");
+    f = fopen(pdq, "r");
+    cr_assert(fgets(text, sizeof text, f) != NULL);
+    fclose(f);
+    cr_assert_str_eq(text, "earlier", "dq.npy kept");
 }

@@ -140,6 +140,16 @@ lt_status lt_mem_parse_bytes(size_t *out, const char *text, const char *flag)
     value *= scale;
     if (value >= 18446744073709551615.0)
         goto bad;
+    /* A fraction of a byte is a typo, not a budget: "0.5" must not become 0
+     * (no limit). With a unit, round to the nearest byte. */
+    if (scale == 1 && value != floor(value))
+        return lt_fail(LT_E_USAGE,
+                       "%s: '%s' is not a whole number of bytes (use a unit: 0.5G, 512M)", flag,
+                       text);
+    value = floor(value + 0.5);
+    if (value == 0 && strtod(text, NULL) != 0)
+        return lt_fail(LT_E_USAGE, "%s: '%s' is less than one byte (0 means no limit)", flag,
+                       text);
     *out = (size_t)value;
     return LT_OK;
 bad:

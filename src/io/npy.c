@@ -389,8 +389,9 @@ lt_status lt_npy_read_f64(lt_npy *out, const char *path) { return read_npy(out, 
 
 /* ---- writing --------------------------------------------------------- */
 
-static lt_status write_npy(const char *path, const void *data, size_t elem_size, int ndim,
-                           const long long *shape)
+/* Writes a whole .npy into an open file; the caller commits it. */
+static lt_status write_npy_into(lt_atomic_file *opened, const char *path, const void *data,
+                                size_t elem_size, int ndim, const long long *shape)
 {
     if (ndim < 0 || ndim > LT_NPY_MAX_DIMS || (ndim > 0 && shape == NULL))
         return lt_fail(LT_E_INPUT, "%s: .npy arrays have 0 to %d dimensions, got %d", path,
@@ -418,8 +419,7 @@ static lt_status write_npy(const char *path, const void *data, size_t elem_size,
     unsigned char prefix[NPY_PREFIX_LEN] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                                             (unsigned char)(n & 0xff), (unsigned char)(n >> 8)};
 
-    lt_atomic_file af;
-    LT_TRY(lt_atomic_open(&af, path));
+    lt_atomic_file af = *opened;
     fwrite(prefix, 1, sizeof prefix, af.f);
     fwrite(header, 1, (size_t)n, af.f);
     if (host_is_little_endian()) {
@@ -434,7 +434,26 @@ static lt_status write_npy(const char *path, const void *data, size_t elem_size,
             done += m;
         }
     }
-    return lt_atomic_commit(&af); /* checks ferror, so short writes fail here */
+    return LT_OK; /* the commit checks ferror, so short writes fail there */
+}
+
+static lt_status write_npy(const char *path, const void *data, size_t elem_size, int ndim,
+                           const long long *shape)
+{
+    lt_atomic_file af;
+    LT_TRY(lt_atomic_open(&af, path));
+    lt_status status = write_npy_into(&af, path, data, elem_size, ndim, shape);
+    if (status != LT_OK) {
+        lt_atomic_abort(&af);
+        return status;
+    }
+    return lt_atomic_commit(&af);
+}
+
+lt_status lt_npy_write_f32_into(lt_atomic_file *af, const float *data, int ndim,
+                                const long long *shape)
+{
+    return write_npy_into(af, af->path, data, sizeof(float), ndim, shape);
 }
 
 lt_status lt_npy_write_f32(const char *path, const float *data, int ndim, const long long *shape)

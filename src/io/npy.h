@@ -6,6 +6,7 @@
 #define LT_IO_NPY_H
 
 #include "core/status.h"
+#include "io/atomic.h"
 
 #define LT_NPY_MAX_DIMS 8
 
@@ -41,6 +42,12 @@ void lt_npy_free(lt_npy *npy);
  * size, LT_E_IO if the file cannot be written. */
 lt_status lt_npy_write_f32(const char *path, const float *data /* (shape...) */, int ndim,
                            const long long *shape /* (ndim) */);
+/* Writes a float32 .npy into a file opened with lt_atomic_open, without
+ * committing it: a program that writes several outputs commits them all
+ * after the last one is written, or none. */
+lt_status lt_npy_write_f32_into(lt_atomic_file *af, const float *data /* (shape...) */, int ndim,
+                                const long long *shape);
+
 lt_status lt_npy_write_f64(const char *path, const double *data /* (shape...) */, int ndim,
                            const long long *shape /* (ndim) */);
 
