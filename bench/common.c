@@ -1,7 +1,9 @@
 #include "common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attn/attn.h"
 #include "core/mem.h"
@@ -54,8 +56,27 @@ int bench_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **ar
     return 0;
 }
 
+/* OpenMP threads that spin at barriers while another process holds the
+ * core make a shared machine collapse (two runs at once took 50x longer);
+ * passive waiting degrades in proportion to the load. The runtime reads
+ * the policy when it loads, so a program started without one sets it and
+ * starts itself again; a policy the user chose is kept. */
+static void default_wait_policy(char **argv)
+{
+    const char *policy = getenv("OMP_WAIT_POLICY");
+    if (policy != NULL && *policy != '\0')
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+    /* Could not restart: run on with the runtime's default, which the CSVs
+     * then record as "unset" (the runtime read it at load). */
+    unsetenv("OMP_WAIT_POLICY");
+}
+
 int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, int *exit_now)
 {
+    default_wait_policy(argv);
     int code = bench_parse_tool(cli, NULL, argc, argv, exit_now);
     if (*exit_now)
         return code;

@@ -15,7 +15,10 @@
 #include "check.h"
 #include "core/rng.h"
 #include "io/csv.h"
+#include "io/md5.h"
 #include "io/npy.h"
+#include "io/png.h"
+#include "core/mem.h"
 #include "program.h"
 
 Test(dispatcher, lists_versions_and_refuses_unknown)
@@ -617,4 +620,103 @@ Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
     cr_assert(fgets(text, sizeof text, f) != NULL);
     fclose(f);
     cr_assert_str_eq(text, "earlier", "dq.npy kept");
+}
+
+/* ---- image ---- */
+
+/* A tiny CIFAR-format subset (named cifar10-tiny by its manifest): smooth
+ * gradients so there is something to learn. */
+static void write_tiny_cifar(const char *dir, int train, int test)
+{
+    const char *names[2] = {"train.bin", "test.bin"};
+    int counts[2] = {train, test};
+    char md5s[2][LT_MD5_HEX_LEN + 1], path[256];
+    for (int s = 0; s < 2; s++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[s]);
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        for (int i = 0; i < counts[s]; i++) {
+            unsigned char record[3073];
+            record[0] = i % 2 ? 5 : 3;
+            for (int c = 0; c < 3; c++)
+                for (int p = 0; p < 1024; p++)
+                    record[1 + c * 1024 + p] = (unsigned char)((p / 32 * 8 + c * 40 + i) % 256);
+            fwrite(record, 1, sizeof record, f);
+        }
+        fclose(f);
+        unsigned char digest[LT_MD5_BYTES];
+        cr_assert_eq(lt_md5_file(digest, path), LT_OK);
+        lt_md5_hex(md5s[s], digest);
+    }
+    snprintf(path, sizeof path, "%s/SUBSET", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "ltbench-cifar10-subset 1\nname cifar10-tiny\nclasses 3 5\n"
+               "train train.bin %d %s\ntest test.bin %d %s\n",
+            train, md5s[0], test, md5s[1]);
+    fclose(f);
+}
+
+Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
+{
+    char data[64], dir[64], args[512], path[200];
+    make_temp_dir(data);
+    make_temp_dir(dir);
+    write_tiny_cifar(data, 12, 4);
+    snprintf(args, sizeof args,
+             "image --dataset cifar10 --data %s --preset quick --steps 6 --gen-batches 2 "
+             "--gen-modes fast --completions 2 --quiet --out %s",
+             data, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/cifar10.csv", dir);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    /* softmax cached and linear recurrent at batches 2 and 1 (the recompute
+     * batch, for the speed-up); recompute itself is left out here: at
+     * N = 3072 it takes minutes (tests/test_model.c checks it equals the
+     * forward) */
+    int modes[3] = {0, 0, 0};
+    for (long long r = 0; r < t.nrows; r++) {
+        cr_assert_str_eq(cell_str(&t, r, "status"), "ok");
+        cr_assert_str_eq(cell_str(&t, r, "dataset"), "cifar10-tiny", "named as it is");
+        double bits = cell_num(&t, r, "test_bits_per_dim");
+        cr_assert(bits > 0 && bits < 16, "bits/dim %g", bits);
+        cr_assert_gt(cell_num(&t, r, "images_per_s"), 0);
+        cr_assert_geq(cell_num(&t, r, "images_generated"), cell_num(&t, r, "gen_batch"));
+        const char *mode = cell_str(&t, r, "gen_mode");
+        modes[strcmp(mode, "recurrent") == 0 ? 0 : strcmp(mode, "cached") == 0 ? 1 : 2]++;
+        cr_assert(isfinite(cell_num(&t, r, "linear_speedup")));
+    }
+    cr_assert_eq(modes[0], 2);
+    cr_assert_eq(modes[1], 2);
+    cr_assert_eq(modes[2], 0);
+    lt_csv_table_free(&t);
+    const char *pngs[] = {"cifar10-softmax-samples.png", "cifar10-linear-samples.png",
+                          "cifar10-softmax-completions.png", "cifar10-linear-completions.png"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, pngs[i]);
+        uint8_t *pixels;
+        int w, h, c;
+        cr_assert_eq(lt_png_read(&pixels, &w, &h, &c, path), LT_OK, "%s", lt_last_error());
+        cr_assert_eq(c, 3);
+        lt_mem_free(pixels);
+    }
+    snprintf(path, sizeof path, "%s/cifar10-curves.csv", dir);
+    cr_assert_eq(csv_rows(path), 2 * 6);
+}
+
+Test(image, missing_or_bad_data_exit_2)
+{
+    char dir[64], args[512], path[200];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, "image --dataset mnist --data %s/none --preset quick --quiet", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("fetch-mnist.sh");
+    write_tiny_cifar(dir, 4, 2);
+    snprintf(path, sizeof path, "%s/train.bin", dir);
+    cr_assert_eq(truncate(path, 3073 * 3 + 100), 0);
+    snprintf(args, sizeof args, "image --dataset cifar10 --data %s --preset quick --quiet", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("train.bin");
+    cr_assert_eq(ltbench("image --gen-batches 0"), 2, "%s", output);
+    ASSERT_MENTIONS("--gen-batches");
 }

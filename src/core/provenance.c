@@ -71,6 +71,10 @@ void lt_provenance_get(lt_provenance *out)
     int p = openblas_get_parallel();
     snprintf(out->blas, sizeof out->blas, "OpenBLAS-%s", (p >= 0 && p <= 2) ? parallel[p] : "unknown");
     out->threads = lt_threads_get();
+    const char *policy = getenv("OMP_WAIT_POLICY");
+    snprintf(out->wait_policy, sizeof out->wait_policy, "%s",
+             policy != NULL && *policy ? policy : "unset");
+    snprintf(out->build, sizeof out->build, "%s", LT_BUILD_FLAGS);
     out->cores = lt_threads_available();
     out->load_start = start_load;
 }

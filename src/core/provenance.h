@@ -11,6 +11,8 @@ typedef struct lt_provenance {
     int threads;           /* thread count in force */
     int cores;             /* cores available to this process */
     double load_start;     /* 1-minute load average when the run started */
+    char wait_policy[32];  /* OMP_WAIT_POLICY in force ("unset" if none) */
+    char build[160];       /* compiler, build type and flags of this binary */
 } lt_provenance;
 
 /* Fills `out`; load_start is the one lt_provenance_mark_start recorded. */

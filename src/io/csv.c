@@ -10,7 +10,7 @@
 
 const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS] = {
     "ltbench_version", "git_revision", "cpu_model", "blas", "date", "cores", "load_start",
-    "load_end",
+    "load_end", "omp_wait_policy", "build",
 };
 
 /* ---- writer ---------------------------------------------------------- */
@@ -179,6 +179,7 @@ lt_status lt_csv_end_row(lt_csv *csv)
     format_load(load_end, sizeof load_end, lt_provenance_load_now());
     const char *prov[LT_CSV_PROVENANCE_COLUMNS] = {
         p->version, p->git_revision, p->cpu_model, p->blas, p->date, cores, load_start, load_end,
+        p->wait_policy, p->build,
     };
     FILE *f = csv->file.f;
     for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {
