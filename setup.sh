@@ -17,7 +17,8 @@ case "${1:-}" in
 esac
 
 packages=(build-essential meson ninja-build pkg-config
-          libpng-dev zlib1g-dev libcriterion-dev libopenblas-openmp-dev)
+          libpng-dev zlib1g-dev libcriterion-dev libopenblas-openmp-dev
+          libespeak-ng-dev espeak-ng-data libfftw3-dev wordnet-base)
 
 missing=()
 for p in "${packages[@]}"; do
