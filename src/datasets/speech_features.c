@@ -136,13 +136,14 @@ static long frame_start(long t)
 
 long lt_speech_frame_count(long n)
 {
+    /* The last t with floor(441 t / 2) + WINDOW <= n, that is
+     * 441 t < 2 (n - WINDOW + 1), plus one. */
     if (n < LT_SPEECH_WINDOW)
         return 0;
-    return 2 * (n - LT_SPEECH_WINDOW) / (LT_SPEECH_SAMPLE_RATE / 50) + 1;
+    return (2 * (n - LT_SPEECH_WINDOW + 1) - 1) / (LT_SPEECH_SAMPLE_RATE / 50) + 1;
 }
 
-static void log_mel_frame(lt_speech_fbank *fb, float *out /* (LT_SPEECH_MELS) */,
-                          const int16_t *x /* (LT_SPEECH_WINDOW) */)
+void lt_speech_fbank_log_mel(lt_speech_fbank *fb, float *out, const int16_t *x)
 {
     float *f = fb->frame;
     double mean = 0;
@@ -175,7 +176,7 @@ void lt_speech_fbank_compute(lt_speech_fbank *fb, float *out, const int16_t *sam
 {
     const long frames = lt_speech_frame_count(n);
     for (long t = 0; t < frames; t++)
-        log_mel_frame(fb, out + t * LT_SPEECH_MELS, samples + frame_start(t));
+        lt_speech_fbank_log_mel(fb, out + t * LT_SPEECH_MELS, samples + frame_start(t));
     /* Two passes (mean, then spread) to keep the variance exact enough to
      * tell a coefficient stuck at the floor from a varying one. */
     double *mean = fb->mean, *inv_std = fb->inv_std;

@@ -20,6 +20,10 @@ void lt_speech_fbank_free(lt_speech_fbank *fb);
 /* Frames of an utterance of n samples: every window that fits whole. */
 long lt_speech_frame_count(long n);
 
+/* Log-mel energies of one window, before normalisation. */
+void lt_speech_fbank_log_mel(lt_speech_fbank *fb, float *out /* (LT_SPEECH_MELS) */,
+                             const int16_t *x /* (LT_SPEECH_WINDOW) */);
+
 /* Normalised log-mel features of n samples. */
 void lt_speech_fbank_compute(lt_speech_fbank *fb, float *out /* (frames, LT_SPEECH_MELS) */,
                              const int16_t *samples /* (n) */, long n);
