@@ -301,8 +301,12 @@ static lt_status build_split(builder *b, int *count, int split, const lt_speech_
         double s = (double)b->audio.n_samples / LT_SPEECH_SAMPLE_RATE;
         seconds += s;
         *spoken += s;
-        if (progress != NULL)
+        if (progress != NULL) {
+            /* Splits round up to whole utterances and a minimum count. */
+            if ((long)*spoken > progress->total)
+                progress->total = (long)*spoken;
             lt_progress_update(progress, (long)*spoken, split_names[split]);
+        }
     }
     *count = i;
     return LT_OK;
