@@ -18,6 +18,7 @@
 
 #include "core/mem.h"
 #include "core/status.h"
+#include <unistd.h>
 
 /* A scalar function of n doubles (the loss of a double-precision reference
  * implementation). */
@@ -149,5 +150,61 @@ static inline void check_assert_mem_released(void)
 #define check_assert_mentions(text)                                                   \
     cr_assert(strstr(lt_last_error(), (text)) != NULL, "message '%s' lacks '%s'",     \
               lt_last_error(), (text))
+
+/* Removes a folder and everything below it (like rm -rf), making
+ * read-only subfolders writable first. Tests use it to clean up. */
+static inline void check_remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            chmod(path, 0700);
+            check_remove_tree(path);
+        } else {
+            unlink(path);
+        }
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* The whole file in a malloc'd block (one spare byte after it) and its size
+ * in *size; NULL if it cannot be read. */
+static inline unsigned char *check_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    unsigned char *buf = NULL;
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
+        buf = malloc((size_t)n + 1);
+    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *size = buf != NULL ? (size_t)n : 0;
+    return buf;
+}
+
+/* Writes `size` bytes as the whole file; 0 on success, -1 on failure. */
+static inline int check_write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return -1;
+    int ok = fwrite(data, 1, size, f) == size;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
 
 #endif

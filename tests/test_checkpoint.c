@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "check.h"
 #include "core/mem.h"
 #include "core/rng.h"
 #include "io/checkpoint.h"
@@ -25,30 +26,7 @@ static void make_tmpdir(void)
     cr_assert_not_null(mkdtemp(tmpdir));
 }
 
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            chmod(path, 0700);
-            remove_tree(path);
-        } else {
-            unlink(path);
-        }
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static void cleanup_tmpdir(void) { remove_tree(tmpdir); }
+static void cleanup_tmpdir(void) { check_remove_tree(tmpdir); }
 
 TestSuite(ckpt, .init = make_tmpdir, .fini = cleanup_tmpdir);
 
@@ -77,23 +55,14 @@ static int count_tmp_files(const char *dir)
 
 static unsigned char *slurp(const char *path, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    *size = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc(*size + 1);
-    cr_assert_eq(fread(buf, 1, *size, f), *size);
-    fclose(f);
+    unsigned char *buf = check_read_file(path, size);
+    cr_assert_not_null(buf, "%s", path);
     return buf;
 }
 
 static void spill(const char *path, const void *data, size_t size)
 {
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "%s", path);
-    cr_assert_eq(fwrite(data, 1, size, f), size);
-    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(check_write_file(path, data, size), 0, "%s", path);
 }
 
 /* Reads `path` expecting failure with `code`; the message must name the file

@@ -9,6 +9,7 @@
 
 #include "core/mem.h"
 #include "io/atomic.h"
+#include "io/bytes.h"
 
 static const unsigned char ckpt_magic[8] = {'L', 'T', 'C', 'K', 'P', 'T', 0x00, 0x01};
 
@@ -25,34 +26,6 @@ static const unsigned char ckpt_magic[8] = {'L', 'T', 'C', 'K', 'P', 'T', 0x00, 
 #define ZLIB_PIECE ((size_t)1 << 30)
 /* Compressed bytes staged per fwrite. */
 #define WRITE_CHUNK ((size_t)256 * 1024)
-
-static void put_u32(unsigned char *p, uint32_t x)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(x >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t x)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(x >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    uint32_t x = 0;
-    for (int i = 0; i < 4; i++)
-        x |= (uint32_t)p[i] << (8 * i);
-    return x;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t x = 0;
-    for (int i = 0; i < 8; i++)
-        x |= (uint64_t)p[i] << (8 * i);
-    return x;
-}
 
 static uint32_t crc_of(const void *data, size_t bytes)
 {
@@ -110,15 +83,15 @@ static size_t encode_section_header(unsigned char *buf, const char *name, uint64
                                     uint64_t packed_bytes, uint32_t data_crc, uint32_t packed_crc)
 {
     size_t len = strlen(name);
-    put_u32(buf, (uint32_t)len);
+    lt_put_u32(buf, (uint32_t)len);
     memcpy(buf + 4, name, len);
     unsigned char *p = buf + 4 + len;
-    put_u64(p, raw_bytes);
-    put_u64(p + 8, packed_bytes);
-    put_u32(p + 16, data_crc);
+    lt_put_u64(p, raw_bytes);
+    lt_put_u64(p + 8, packed_bytes);
+    lt_put_u32(p + 16, data_crc);
     uint32_t record_crc = (uint32_t)crc32_combine(crc_of(buf, 4 + len + 20), packed_crc,
                                                   (z_off_t)packed_bytes);
-    put_u32(p + 20, record_crc);
+    lt_put_u32(p + 20, record_crc);
     return 4 + len + 24;
 }
 
@@ -193,8 +166,8 @@ lt_status lt_ckpt_writer_open(lt_ckpt_writer **out, const char *path)
     }
     unsigned char header[FILE_HEADER_BYTES];
     memcpy(header, ckpt_magic, 8);
-    put_u32(header + 8, LT_CKPT_VERSION);
-    put_u32(header + 12, 0); /* section count, patched by commit */
+    lt_put_u32(header + 8, LT_CKPT_VERSION);
+    lt_put_u32(header + 12, 0); /* section count, patched by commit */
     status = write_bytes(w, header, sizeof header);
     if (status != LT_OK) {
         lt_ckpt_writer_abort(w);
@@ -340,7 +313,7 @@ lt_status lt_ckpt_writer_commit(lt_ckpt_writer *w)
         return status;
     }
     unsigned char count[4];
-    put_u32(count, w->count);
+    lt_put_u32(count, w->count);
     lt_status status = seek_to(w, 12, SEEK_SET);
     if (status == LT_OK)
         status = write_bytes(w, count, sizeof count);
@@ -424,11 +397,11 @@ static lt_status parse_file_header(size_t *count, const unsigned char *file, siz
     if (size < FILE_HEADER_BYTES)
         return lt_fail(LT_E_INPUT, "%s: truncated checkpoint (%zu bytes, the header alone needs %d)",
                        path, size, FILE_HEADER_BYTES);
-    uint32_t version = get_u32(file + 8);
+    uint32_t version = lt_get_u32(file + 8);
     if (version != LT_CKPT_VERSION)
         return lt_fail(LT_E_INPUT, "%s: unsupported checkpoint format version %u (this ltbench "
                        "reads version %d)", path, version, LT_CKPT_VERSION);
-    *count = get_u32(file + 12);
+    *count = lt_get_u32(file + 12);
     size_t room = (size - FILE_HEADER_BYTES) / SECTION_MIN_BYTES;
     if (*count > room)
         return lt_fail(LT_E_INPUT, "%s: truncated or corrupt checkpoint: it declares %zu sections "
@@ -445,7 +418,7 @@ static lt_status parse_section(ckpt_section *s, size_t i, size_t *pos, const uns
     if (size - at < 4)
         return lt_fail(LT_E_INPUT, "%s: truncated checkpoint: it ends inside section #%zu's header",
                        path, i + 1);
-    uint32_t name_len = get_u32(file + at);
+    uint32_t name_len = lt_get_u32(file + at);
     if (name_len == 0 || name_len > LT_CKPT_MAX_NAME)
         return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: section #%zu has a name length of %u "
                        "(expected 1 to %d)", path, i + 1, name_len, LT_CKPT_MAX_NAME);
@@ -459,9 +432,9 @@ static lt_status parse_section(ckpt_section *s, size_t i, size_t *pos, const uns
     if (!valid_name(s->name, name_len))
         return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: section #%zu has an invalid name",
                        path, i + 1);
-    uint64_t raw_bytes = get_u64(fields);
-    uint64_t packed_bytes = get_u64(fields + 8);
-    s->data_crc = get_u32(fields + 16);
+    uint64_t raw_bytes = lt_get_u64(fields);
+    uint64_t packed_bytes = lt_get_u64(fields + 8);
+    s->data_crc = lt_get_u32(fields + 16);
     size_t packed_at = at + header_bytes;
     if (packed_bytes > size - packed_at)
         return lt_fail(LT_E_INPUT, "%s: truncated checkpoint: section #%zu ('%s') needs %llu "
@@ -472,7 +445,7 @@ static lt_status parse_section(ckpt_section *s, size_t i, size_t *pos, const uns
      * before any length is used for more than staying inside the file. */
     uint32_t record_crc = crc_of(file + at, header_bytes - 4);
     record_crc = (uint32_t)crc32_z(record_crc, file + packed_at, (size_t)packed_bytes);
-    if (record_crc != get_u32(fields + 20))
+    if (record_crc != lt_get_u32(fields + 20))
         return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: section #%zu ('%s') fails its CRC32 "
                        "check", path, i + 1, s->name);
     if (raw_bytes / DEFLATE_MAX_RATIO > packed_bytes)
