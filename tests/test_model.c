@@ -678,3 +678,94 @@ Test(generate, next_byte_distributions_agree_across_modes)
         lt_model_free(&m);
     }
 }
+
+/* ---- the Bi-LSTM body ---- */
+
+static lt_train_config lstm_config(void)
+{
+    lt_train_config c = small_config("softmax", 0, 0.0f);
+    c.model.body = LT_BODY_BILSTM;
+    c.model.hidden = 5;
+    c.model.input = LT_INPUT_FEATURES;
+    c.model.features = FEATURES;
+    c.model.stack = STACK;
+    c.model.pos = LT_POS_NONE;
+    c.loss = (lt_loss){.kind = LT_LOSS_CTC, .classes = LT_COPY_VOCAB, .max_labels = 4};
+    return c;
+}
+
+Test(bilstm, gradient_with_ctc_over_padded_batch) { check_gradient(lstm_config()); }
+
+Test(bilstm, padded_batch_equals_each_sequence_alone)
+{
+    lt_train_config c = lstm_config();
+    lt_model m;
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_TRAIN, lt_threads_get(), 5), LT_OK, "%s",
+                 lt_last_error());
+    batch b;
+    make_batch(&b, 1);
+    lt_batch padded = {.batch = B, .n = N, .features = b.frames, .lengths = b.lengths};
+    size_t classes = (size_t)c.model.classes, pc = m.param_count;
+    static float logits[B * N * LT_COPY_VOCAB], alone_logits[N * LT_COPY_VOCAB];
+    float *grads, *alone_grads, *sum;
+    lt_mem_alloc((void **)&grads, pc * 4, "t");
+    lt_mem_alloc((void **)&alone_grads, pc * 4, "t");
+    lt_mem_calloc((void **)&sum, pc * 4, "t");
+    forward_backward(&m, &padded, logits, grads);
+    for (int s = 0; s < B; s++) {
+        int len = b.lengths[s];
+        lt_batch alone = {.batch = 1, .n = len,
+                          .features = b.frames + (size_t)s * N * STACK * FEATURES};
+        forward_backward(&m, &alone, alone_logits, alone_grads);
+        cr_expect_lt(rel_diff(logits + (size_t)s * N * classes, alone_logits,
+                              (size_t)len * classes), 1e-5, "sequence %d outputs", s);
+        for (size_t i = 0; i < pc; i++)
+            sum[i] += alone_grads[i];
+    }
+    cr_expect_lt(rel_diff(grads, sum, pc), 1e-4, "gradients");
+    lt_mem_free(grads);
+    lt_mem_free(alone_grads);
+    lt_mem_free(sum);
+    lt_model_free(&m);
+}
+
+Test(bilstm, plans_equal_allocations_and_no_generation)
+{
+    lt_train_config c = lstm_config();
+    c.model.layers = 3;
+    lt_model_use uses[3] = {LT_MODEL_TRAIN, LT_MODEL_INFER, LT_MODEL_WEIGHTS};
+    size_t planned[3];
+    for (int u = 0; u < 3; u++) {
+        cr_assert_eq(lt_model_plan(&c.model, uses[u], 2, &planned[u], NULL), LT_OK);
+        size_t before = lt_mem_current();
+        lt_model m;
+        cr_assert_eq(lt_model_alloc(&m, &c.model, uses[u], 2, 1), LT_OK, "%s", lt_last_error());
+        cr_expect_eq(lt_mem_current() - before, planned[u], "use %d", u);
+        if (uses[u] == LT_MODEL_INFER) {
+            batch b;
+            make_batch(&b, 2);
+            lt_batch view = {.batch = B, .n = N, .features = b.frames, .lengths = b.lengths};
+            cr_expect_eq(lt_model_forward(&m, &view, 0, 0, 0), LT_OK, "%s", lt_last_error());
+        }
+        lt_model_free(&m);
+    }
+    cr_expect_lt(planned[1], planned[0]);
+    cr_expect_lt(planned[2], planned[1]);
+}
+
+Test(bilstm, inference_forward_equals_training_forward)
+{
+    lt_train_config c = lstm_config();
+    c.model.layers = 3;
+    lt_model train, infer;
+    cr_assert_eq(lt_model_alloc(&train, &c.model, LT_MODEL_TRAIN, 2, 4), LT_OK);
+    cr_assert_eq(lt_model_alloc(&infer, &c.model, LT_MODEL_INFER, 2, 4), LT_OK);
+    batch b;
+    make_batch(&b, 3);
+    lt_batch view = {.batch = B, .n = N, .features = b.frames, .lengths = b.lengths};
+    cr_assert_eq(lt_model_forward(&train, &view, 0, 0, 0), LT_OK);
+    cr_assert_eq(lt_model_forward(&infer, &view, 0, 0, 0), LT_OK);
+    cr_expect_eq(memcmp(train.logits, infer.logits, (size_t)B * N * LT_COPY_VOCAB * 4), 0);
+    lt_model_free(&train);
+    lt_model_free(&infer);
+}

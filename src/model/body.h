@@ -20,6 +20,8 @@ typedef struct lt_carver {
 void *lt_carve(lt_carver *c, size_t bytes);
 
 struct lt_body_ops {
+    /* Width of the rows the body reads (the input adapter's output). */
+    int (*in_width)(const lt_model_config *config);
     /* Width of the body's output rows (the head's input). */
     int (*out_width)(const lt_model_config *config);
     /* Checks the body's own fields (LT_E_USAGE naming the field). */
@@ -54,6 +56,7 @@ struct lt_body_ops {
 };
 
 extern const lt_body_ops lt_transformer_body;
+extern const lt_body_ops lt_bilstm_body;
 
 /* Uniform in +-1/sqrt(fan_in) from the next rng stream (PyTorch's default
  * for linear layers). */

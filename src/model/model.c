@@ -49,7 +49,11 @@ lt_model_config lt_model_default_config(const char *variant)
 
 static const lt_body_ops *body_of(const lt_model_config *cfg)
 {
-    return cfg->body == LT_BODY_TRANSFORMER ? &lt_transformer_body : NULL;
+    switch (cfg->body) {
+    case LT_BODY_TRANSFORMER: return &lt_transformer_body;
+    case LT_BODY_BILSTM: return &lt_bilstm_body;
+    }
+    return NULL;
 }
 
 int lt_model_input_width(const lt_model_config *cfg)
@@ -74,13 +78,13 @@ static int input_columns(const lt_model_config *cfg, int width)
     return cfg->pos == LT_POS_CONCAT ? width - cfg->pos_dim : width;
 }
 
-static int model_width(const lt_model_config *cfg) { return cfg->heads * cfg->head_dim; }
+static int model_width(const lt_model_config *cfg) { return body_of(cfg)->in_width(cfg); }
 
 lt_status lt_model_check_config(const lt_model_config *cfg)
 {
     const lt_body_ops *body = body_of(cfg);
     if (body == NULL)
-        return lt_fail(LT_E_USAGE, "body: %d is not a body this build has (transformer)",
+        return lt_fail(LT_E_USAGE, "body: %d is not a body this build has (transformer, bilstm)",
                        (int)cfg->body);
     struct { const char *name; int value; } sizes[] = {
         {"classes", cfg->classes}, {"layers", cfg->layers}, {"max_batch", cfg->max_batch},

@@ -499,6 +499,7 @@ static lt_status transformer_step(const lt_model *m, void *block, const float *x
 }
 
 const lt_body_ops lt_transformer_body = {
+    .in_width = transformer_width,
     .out_width = transformer_width,
     .check_config = transformer_check,
     .table_bytes = transformer_table_bytes,
