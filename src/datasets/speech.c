@@ -26,8 +26,8 @@
 #define PITCH_MAX 70
 
 #define N_SPEAKERS (LT_SPEECH_TRAIN_SPEAKERS + LT_SPEECH_TEST_SPEAKERS)
-/* A cache claiming more utterances than this is damaged: the pool holds
- * about 34,000 sentences and each is read once. */
+/* A cache claiming more utterances than this is damaged: even
+ * LT_SPEECH_MAX_HOURS of a few seconds each stay far below it. */
 #define MAX_CACHE_UTTS 1000000
 
 enum { SPLIT_TRAIN, SPLIT_DEV, SPLIT_TEST, N_SPLITS };
@@ -64,9 +64,10 @@ lt_status lt_speech_check_config(const lt_speech_config *cfg)
         cfg->hours > LT_SPEECH_MAX_HOURS)
         return lt_fail(LT_E_USAGE,
                        "hours: %g is outside [%g, %g]: below, the training split would hold "
-                       "only two or three utterances; above, the test split's 5%% of the "
-                       "WordNet sentence pool would run out",
-                       cfg->hours, LT_SPEECH_MIN_HOURS, LT_SPEECH_MAX_HOURS);
+                       "only two or three utterances; above, the corpus would outgrow what "
+                       "one machine's memory holds of features (%g hours: about %.0f GiB)",
+                       cfg->hours, LT_SPEECH_MIN_HOURS, LT_SPEECH_MAX_HOURS, LT_SPEECH_MAX_HOURS,
+                       LT_SPEECH_MAX_HOURS * 3600 * 100 * LT_SPEECH_MELS * 4 / 1073741824.0);
     if (cfg->cache_dir != NULL && cfg->cache_dir[0] == '\0')
         return lt_fail(LT_E_USAGE, "cache_dir: empty; give a folder, or NULL for no cache");
     return LT_OK;
@@ -286,18 +287,18 @@ static lt_status build_split(builder *b, int *count, int split, const lt_speech_
     double seconds = 0;
     int i = 0;
     for (; seconds < target || i < LT_SPEECH_MIN_SPLIT_UTTS; i++) {
-        if (i == n_sentences)
-            return lt_fail(LT_E_USAGE,
-                           "hours: %g needs more than the %d sentences the %s split has "
-                           "(%.0f of %.0f seconds spoken); use at most %g hours",
-                           cfg->hours, n_sentences, split_names[split], seconds, target,
-                           LT_SPEECH_MAX_HOURS);
+        /* Past the split's sentences, they are read again by other draws of
+         * speakers (as WSJ's speakers share prompts); splits never share
+         * sentences. */
+        if (n_sentences < 1)
+            return lt_fail(LT_E_USAGE, "hours: the %s split has no sentences",
+                           split_names[split]);
         lt_rng rng;
         lt_rng_seed(&rng, cfg->seed, STREAM_UTTS + ((uint64_t)split << 32) + (uint64_t)i);
         int speaker = first_speaker + (int)lt_rng_below(&rng, (uint64_t)n_speakers);
         unsigned rand_seed = (unsigned)(lt_rng_u64(&rng) >> 33);
         LT_TRY(add_utterance(b, &speakers[speaker], speaker, rand_seed,
-                             pool->sentences[sentences[i]]));
+                             pool->sentences[sentences[i % n_sentences]]));
         double s = (double)b->audio.n_samples / LT_SPEECH_SAMPLE_RATE;
         seconds += s;
         *spoken += s;
