@@ -720,3 +720,79 @@ Test(image, missing_or_bad_data_exit_2)
     cr_assert_eq(ltbench("image --gen-batches 0"), 2, "%s", output);
     ASSERT_MENTIONS("--gen-batches");
 }
+
+/* ---- speech ---- */
+
+Test(speech, quick_preset_builds_trains_and_evaluates_every_model, .timeout = 600)
+{
+    char dir[64], args[512], path[200];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, "speech --preset quick --quiet --cache %s/cache --out %s", dir,
+             dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("baseline");
+    snprintf(path, sizeof path, "%s/speech.csv", dir);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t.nrows, 4);
+    const char *models[4] = {"softmax", "linear", "linformer", "bilstm"};
+    for (int r = 0; r < 4; r++) {
+        cr_assert_str_eq(cell_str(&t, r, "model"), models[r]);
+        cr_assert_str_eq(cell_str(&t, r, "status"), "ok");
+        cr_assert(isfinite(cell_num(&t, r, "test_per")));
+        cr_assert_gt(cell_num(&t, r, "seconds_per_epoch"), 0);
+        cr_assert_gt(cell_num(&t, r, "peak_bytes"), 0);
+        cr_assert_gt(cell_num(&t, r, "baseline_per"), 0.5);
+        snprintf(path, sizeof path, "%s/speech-%s-utterance.png", dir, models[r]);
+        cr_assert_eq(access(path, F_OK), 0, "%s", path);
+    }
+    lt_csv_table_free(&t);
+    snprintf(path, sizeof path, "%s/speech-curves.csv", dir);
+    cr_assert_eq(csv_rows(path), 4 * 2, "a row per model and epoch");
+
+    /* A damaged cache is noticed and rebuilt; the run goes on. */
+    char cache[200];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    DIR *d = opendir(cache);
+    struct dirent *e;
+    char file[512] = "";
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".ltspeech"))
+            snprintf(file, sizeof file, "%s/%.255s", cache, e->d_name);
+    closedir(d);
+    cr_assert_neq(file[0], '\0', "the cache file exists");
+    FILE *f = fopen(file, "r+b");
+    fseek(f, 200, SEEK_SET);
+    fputc(0x5a, f);
+    fclose(f);
+    snprintf(args, sizeof args,
+             "speech --preset quick --models linear --epochs 1 --overwrite --cache %s --out %s",
+             cache, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("speech corpus:");
+}
+
+Test(speech, impossible_sizes_and_missing_voices_exit_2)
+{
+    cr_assert_eq(ltbench("speech --hours 0 --quiet"), 2, "%s", output);
+    ASSERT_MENTIONS("--hours");
+    cr_assert_eq(ltbench("speech --hours 1e6 --quiet"), 2, "%s", output);
+    ASSERT_MENTIONS("--hours");
+    cr_assert_eq(ltbench("speech --models softmax,gru --quiet"), 2, "%s", output);
+    ASSERT_MENTIONS("gru");
+    /* espeak-ng's data mirrored without one of the voices the corpus uses */
+    char dir[64], args[512], cmd[1024], env[200];
+    make_temp_dir(dir);
+    snprintf(cmd, sizeof cmd,
+             "real=$(ls -d /usr/lib/*/espeak-ng-data /usr/share/espeak-ng-data 2>/dev/null | "
+             "head -n 1) && cp -rs \"$real\" '%s/espeak-ng-data' && "
+             "rm '%s/espeak-ng-data/lang/gmw/en-US-nyc'",
+             dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(env, sizeof env, "ESPEAK_DATA_PATH=%s", dir);
+    snprintf(args, sizeof args, "speech --preset quick --quiet --cache %s/cache --out %s/out",
+             dir, dir);
+    cr_assert_eq(ltbench_env(env, args), 2, "%s", output);
+    ASSERT_MENTIONS("en-US-nyc");
+    ASSERT_MENTIONS("espeak-ng-data");
+}

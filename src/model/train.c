@@ -72,6 +72,7 @@ lt_status lt_trainer_init(lt_trainer *t, const lt_train_config *config, int thre
     LT_TRY(lt_mem_plan(planned, "training (model, gradients, activations, optimizer state, "
                                 "checkpoint buffers)"));
     t->config = *config;
+    t->lr_scale = 1.0;
     LT_TRY(lt_model_alloc(&t->model, &config->model, LT_MODEL_TRAIN, threads, config->seed));
     lt_status status = lt_mem_calloc((void **)&t->optim_state, state_bytes(t), "optimizer state");
     size_t loss_bytes = loss_workspace_bytes(config, threads);
@@ -123,7 +124,7 @@ lt_status lt_trainer_step(lt_trainer *t, const lt_batch *batch, lt_batch_result 
                        "try a lower learning rate",
                        result->grad_norm, t->step + 1, result->loss);
     long next = t->step + 1;
-    result->lr = lt_schedule_lr(&t->config.schedule, next);
+    result->lr = lt_schedule_lr(&t->config.schedule, next) * t->lr_scale;
     lt_optim_step(&t->config.optim, m->params, m->grads, t->optim_state, m->param_count, next,
                   result->lr);
     t->step = next;
@@ -182,6 +183,8 @@ lt_status lt_trainer_save(const lt_trainer *t, const char *path)
                                     t->model.param_count * sizeof(float));
     if (status == LT_OK)
         status = lt_ckpt_writer_add(w, "optimizer", t->optim_state, state_bytes(t));
+    if (status == LT_OK)
+        status = lt_ckpt_writer_add(w, "lr_scale", &t->lr_scale, sizeof t->lr_scale);
     if (status != LT_OK) {
         lt_ckpt_writer_abort(w);
         return status;
@@ -239,8 +242,16 @@ lt_status lt_trainer_load(lt_trainer *t, const char *path)
                                    t->model.param_count * sizeof(float));
     if (status == LT_OK)
         status = lt_ckpt_get_exact(ckpt, "optimizer", t->optim_state, state_bytes(t));
-    if (status == LT_OK)
+    double lr_scale = 1.0;
+    if (status == LT_OK && lt_ckpt_has(ckpt, "lr_scale"))
+        status = lt_ckpt_get_exact(ckpt, "lr_scale", &lr_scale, sizeof lr_scale);
+    if (status == LT_OK && !(lr_scale > 0 && isfinite(lr_scale)))
+        status = lt_fail(LT_E_INPUT, "%s: learning-rate scale %g is not a positive number", path,
+                         lr_scale);
+    if (status == LT_OK) {
         t->step = (long)step;
+        t->lr_scale = lr_scale;
+    }
     lt_ckpt_free(ckpt);
     return status;
 }

@@ -33,7 +33,9 @@ typedef struct lt_trainer {
     lt_model model;
     float *optim_state;
     void *loss_workspace;
-    long step; /* updates done so far */
+    long step;       /* updates done so far */
+    double lr_scale; /* multiplies the schedule's rate: a program's "halve on plateau"
+                        (1 unless the program changes it; kept in checkpoints) */
 } lt_trainer;
 
 /* One batch's loss (see lt_loss_result) and, for an update, the gradient
