@@ -242,8 +242,9 @@ Test(compare, bad_input_exits_2_naming_the_file)
     }
     /* Different kinds, a header alone, a missing file, one operand. */
     snprintf(path, sizeof path, "%s/speech.csv", p.dir);
-    write_file(path, "experiment,model,epoch,elapsed_s,dev_per,test_per\n"
-                     "speech,lstm,1,2,0.5,0.5\n");
+    write_file(path, "experiment,model,kernel,epoch,preset,hours,stack,batch,elapsed_s,epoch_s,"
+                     "train_loss,dev_per,test_per\n"
+                     "speech,lstm,none,1,quick,0.005,3,4,2,2,30,0.5,0.5\n");
     snprintf(args, sizeof args, "compare %s %s", p.base, path);
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("is a copy summary CSV but");
@@ -439,17 +440,17 @@ static const char curves_csv[] =
     "copy,linear,linear-causal-chunked,32,2,0.2,2.3\n";
 
 static const char image_csv[] =
-    "experiment,dataset,variant,kernel,gen_mode,test_bits_per_dim,images_per_s\n"
-    "image,mnist,softmax,softmax-gemm,recompute,0.62,0.45\n"
-    "image,mnist,softmax,softmax-gemm,cached,0.62,7.5\n"
-    "image,mnist,linear,linear-causal-chunked,recurrent,0.64,142.8\n";
+    "experiment,dataset,variant,kernel,gen_mode,gen_batch,test_bits_per_dim,images_per_s\n"
+    "image,mnist,softmax,softmax-gemm,recompute,1,0.62,0.45\n"
+    "image,mnist,softmax,softmax-gemm,cached,1,0.62,7.5\n"
+    "image,mnist,linear,linear-causal-chunked,recurrent,1,0.64,142.8\n";
 
 static const char speech_csv[] =
-    "experiment,model,epoch,elapsed_s,dev_per,test_per\n"
-    "speech,bilstm,1,100,0.6,nan\n"
-    "speech,bilstm,2,200,0.4,0.41\n"
-    "speech,linear,1,80,0.58,nan\n"
-    "speech,linear,2,160,0.35,0.36\n";
+    "experiment,model,kernel,epoch,elapsed_s,dev_per,test_per\n"
+    "speech,bilstm,none,1,100,0.6,nan\n"
+    "speech,bilstm,none,2,200,0.4,0.41\n"
+    "speech,linear,linear-gemm,1,80,0.58,nan\n"
+    "speech,linear,linear-gemm,2,160,0.35,0.36\n";
 
 static const struct fixture {
     const char *file, *text, *figure, *columns;
@@ -565,8 +566,8 @@ Test(plot, unknown_or_malformed_csv_exits_2_and_writes_nothing)
     struct { const char *text, *mention; } bad[] = {
         {"a,b\n1,2\n", "no 'experiment' column"},
         {"experiment,x\nweather,1\n", "no figure for experiment 'weather'"},
-        {"experiment,model,epoch,dev_per\nspeech,lstm,1,0.5\n", "column 'elapsed_s'"},
-        {"experiment,model,epoch,elapsed_s,dev_per\nspeech,lstm,1,2,high\n",
+        {"experiment,model,kernel,epoch,dev_per\nspeech,lstm,none,1,0.5\n", "column 'elapsed_s'"},
+        {"experiment,model,kernel,epoch,elapsed_s,dev_per\nspeech,lstm,none,1,2,high\n",
          "expected a number, got 'high'"},
         {"experiment,model\n\"speech,lstm\n", "quoted field never closed"},
     };
