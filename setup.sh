@@ -20,7 +20,8 @@ esac
 # gnuplot-nox draws `ltbench plot`'s figures (pngcairo, no X11).
 packages=(build-essential meson ninja-build pkg-config
           libpng-dev zlib1g-dev libcriterion-dev libopenblas-openmp-dev gnuplot-nox
-          libespeak-ng-dev espeak-ng-data libfftw3-dev wordnet-base)
+          libespeak-ng-dev espeak-ng-data libfftw3-dev wordnet-base
+          libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "attn/attn.h"
+#include "core/dist.h"
 #include "core/mem.h"
 #include "core/provenance.h"
 #include "core/threads.h"
@@ -74,14 +75,31 @@ static void default_wait_policy(char **argv)
     unsetenv("OMP_WAIT_POLICY");
 }
 
-int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, int *exit_now)
+/* Under mpirun: MPI starts here (after the restart above, which must come
+ * first); only rank 0 prints results and progress, the others keep stderr
+ * for errors. */
+static lt_status start_ranks(int *argc, char ***argv, bench_common *common)
+{
+    LT_TRY(lt_dist_init(argc, argv));
+    atexit(lt_dist_finalize);
+    if (!lt_dist_is_root()) {
+        common->quiet = 1;
+        if (freopen("/dev/null", "w", stdout) == NULL)
+            return lt_fail(LT_E_IO, "rank %d: cannot silence stdout", lt_dist_rank());
+    }
+    return LT_OK;
+}
+
+int bench_parse(lt_cli *cli, bench_common *common, int argc, char **argv, int *exit_now)
 {
     default_wait_policy(argv);
     int code = bench_parse_tool(cli, NULL, argc, argv, exit_now);
     if (*exit_now)
         return code;
     *exit_now = 1;
-    lt_status status = bench_common_apply(common);
+    lt_status status = start_ranks(&argc, &argv, common);
+    if (status == LT_OK)
+        status = bench_common_apply(common);
     if (status != LT_OK)
         return lt_cli_report(cli->program, status);
     *exit_now = 0;

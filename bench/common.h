@@ -29,7 +29,7 @@ lt_status bench_common_apply(const bench_common *common);
 /* Parses argv with `cli`; prints help and sets *exit_now = 1 (exit code 0)
  * on --help; on failure reports the error and returns its exit code with
  * *exit_now = 1. Otherwise applies the common flags. */
-int bench_parse(lt_cli *cli, const bench_common *common, int argc, char **argv, int *exit_now);
+int bench_parse(lt_cli *cli, bench_common *common, int argc, char **argv, int *exit_now);
 
 /* bench_parse for the tools that read result files (compare, plot): they
  * take operands and have none of the common flags. */

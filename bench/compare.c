@@ -101,7 +101,8 @@ static const kind_spec kinds[] = {
 enum { KIND_COUNT = sizeof kinds / sizeof kinds[0] };
 
 /* Provenance that must agree for numbers to be comparable. */
-static const char *const setup_columns[] = {"cpu_model", "blas", "threads"};
+static const char *const setup_columns[] = {"cpu_model", "blas", "threads", "ranks",
+                                            "omp_wait_policy", "build"};
 enum { SETUP_COUNT = sizeof setup_columns / sizeof setup_columns[0] };
 
 typedef enum verdict {
@@ -808,8 +809,9 @@ int main(int argc, char **argv)
         "          'changed' in the better one (the numbers are not reproducible either\n"
         "          way: update the baseline on purpose).\n"
         "  info    listed with --all, never judged.\n"
-        "Cases whose status is not ok are 'not run'; cases whose cpu_model, blas or threads\n"
-        "differ are 'not comparable'; neither is judged. Cases in one file only are listed.\n"
+        "Cases whose status is not ok are 'not run'; cases whose cpu_model, blas, threads,\n"
+        "ranks, omp_wait_policy or build differ are 'not comparable'; neither is judged.\n"
+        "Cases in one file only are listed.\n"
         "A run whose load average (load_start, load_end) exceeds --busy-load is reported\n"
         "as taken on a busy machine.\n"
         "Prints a Markdown table (case, metric, base, new, change, verdict: only what is not\n"

@@ -10,6 +10,7 @@
 
 #include "attn/attn.h"
 #include "common.h"
+#include "core/dist.h"
 #include "core/mem.h"
 #include "core/threads.h"
 #include "datasets/copy.h"
@@ -54,7 +55,7 @@ typedef struct copy_options {
     const char *activation;
     double weight_decay;
     const char *feature_map;
-    long eval_batches, checkpoint_every;
+    long eval_batches, checkpoint_every, shards;
     int resume, overwrite;
     const char *out;
     bench_common common;
@@ -66,7 +67,7 @@ static const bench_field_flag field_flags[] = {
     {"ffn", "--ffn"},       {"dropout", "--dropout"}, {"seq_len", "--seq"},
     {"max_batch", "--batch"}, {"eps", "--eps"},       {"feature_map", "--feature-map"},
     {"kernel", "--kernel"}, {"lr", "--lr"},           {"clip_norm", "--clip"},
-    {"weight_decay", "--weight-decay"}, {NULL, NULL}};
+    {"weight_decay", "--weight-decay"}, {"shards", "--shards"}, {NULL, NULL}};
 
 /* When --seq exceeds the preset's length, and unless --batch/--steps are
  * given, batch x N stays the preset's tokens per update and the number of
@@ -92,9 +93,22 @@ static void scale_to_length(copy_options *o, lt_cli *cli, char *note, size_t siz
              o->steps);
 }
 
+/* Shards of an update: --shards, or one per rank. */
+static int shard_count(const copy_options *o)
+{
+    return o->shards > 0 ? (int)o->shards : lt_dist_size();
+}
+
+/* Sequences this rank draws per update: its share of the global batch. */
+static int local_batch(const copy_options *o) { return (int)o->batch / lt_dist_size(); }
+
 static lt_status build_config(lt_train_config *tc, const copy_options *o, const char *variant,
                               const char *kernel)
 {
+    if (o->batch % shard_count(o) != 0)
+        return lt_fail(LT_E_USAGE, "--batch %ld cannot be split into %d equal shards "
+                                   "(--shards, or one per rank)",
+                       o->batch, shard_count(o));
     memset(tc, 0, sizeof *tc);
     lt_model_config *m = &tc->model;
     *m = lt_model_default_config(variant);
@@ -111,8 +125,9 @@ static lt_status build_config(lt_train_config *tc, const copy_options *o, const 
     m->attn.eps = (float)o->eps;
     m->attn.n_max = (int)o->seq;
     LT_TRY(lt_attn_parse_feature_map(&m->attn.feature_map, o->feature_map, "--feature-map"));
-    m->max_batch = (int)o->batch;
+    m->max_batch = (int)o->batch / shard_count(o); /* one shard's sequences */
     m->seq_len = (int)o->seq;
+    tc->shards = shard_count(o);
     tc->loss = (lt_loss){.kind = LT_LOSS_XENT, .classes = LT_COPY_VOCAB};
     lt_optim_kind kind;
     LT_TRY(lt_optim_parse_kind(&kind, o->optimizer, "--optimizer"));
@@ -140,7 +155,8 @@ static const char *const curve_columns[] = {KEY_COLUMNS, "step", "elapsed_s", "l
                                             "copy_accuracy", "lr", "grad_norm"};
 static const char *const summary_columns[] = {
     KEY_COLUMNS, "status", "first_step", "last_step", "step_median_s", "step_min_s",
-    "step_max_s", "tokens_per_s", "peak_bytes", "planned_bytes", "infer_planned_bytes", "params",
+    "step_max_s", "tokens_per_s", "comm_s_per_update", "shards", "peak_bytes", "planned_bytes",
+    "infer_planned_bytes", "params",
     "loss_start", "loss_end", "copy_accuracy_end", "eval_loss", "eval_copy_accuracy",
     "eval_sequences", "total_s", "config", "note"};
 
@@ -178,10 +194,13 @@ typedef struct variant_run {
 static lt_status make_batch(void *ctx, long step, lt_batch *batch)
 {
     variant_run *v = ctx;
-    int B = (int)v->o->batch;
-    lt_copy_batch(&v->task, (uint64_t)v->o->common.seed, (uint64_t)step * (uint64_t)B, B,
+    /* this rank's sequences of the update: the same draws as that slice of
+     * one process's batch (sequence i draws from stream step * B + i) */
+    int B = (int)v->o->batch, local = local_batch(v->o);
+    lt_copy_batch(&v->task, (uint64_t)v->o->common.seed,
+                  (uint64_t)step * (uint64_t)B + (uint64_t)(lt_dist_rank() * local), local,
                   v->inputs, v->targets, v->mask);
-    *batch = (lt_batch){.batch = B, .n = (int)v->o->seq, .tokens = v->inputs,
+    *batch = (lt_batch){.batch = local, .n = (int)v->o->seq, .tokens = v->inputs,
                         .targets = v->targets, .mask = v->mask};
     return LT_OK;
 }
@@ -214,22 +233,28 @@ static lt_status evaluate(lt_trainer *t, variant_run *v, double *loss, double *a
                           long *sequences)
 {
     const copy_options *o = v->o;
-    double loss_sum = 0;
-    long correct = 0, counted = 0;
+    const int local = local_batch(o), chunk = t->model.config.max_batch;
+    double sums[3] = {0, 0, 0}, scratch[3]; /* loss x count, correct, counted */
     for (long i = 0; i < o->eval_batches; i++) {
+        /* each rank its slice of every held-out batch, a shard at a time */
         lt_copy_batch(&v->task, (uint64_t)o->common.seed,
-                      EVAL_STREAM_BASE + (uint64_t)(i * o->batch), (int)o->batch, v->inputs,
-                      v->targets, v->mask);
-        lt_batch batch = {.batch = (int)o->batch, .n = (int)o->seq, .tokens = v->inputs,
-                          .targets = v->targets, .mask = v->mask};
-        lt_batch_result br;
-        LT_TRY(lt_trainer_evaluate(t, &batch, &br));
-        loss_sum += br.loss * (double)br.counted;
-        correct += br.correct;
-        counted += br.counted;
+                      EVAL_STREAM_BASE + (uint64_t)(i * o->batch + lt_dist_rank() * local),
+                      local, v->inputs, v->targets, v->mask);
+        for (int first = 0; first < local; first += chunk) {
+            int n = local - first < chunk ? local - first : chunk;
+            size_t at = (size_t)first * o->seq;
+            lt_batch batch = {.batch = n, .n = (int)o->seq, .tokens = v->inputs + at,
+                              .targets = v->targets + at, .mask = v->mask + at};
+            lt_batch_result br;
+            LT_TRY(lt_trainer_evaluate(t, &batch, &br));
+            sums[0] += br.loss * (double)br.counted;
+            sums[1] += (double)br.correct;
+            sums[2] += (double)br.counted;
+        }
     }
-    *loss = counted ? loss_sum / (double)counted : NAN;
-    *accuracy = counted ? (double)correct / (double)counted : NAN;
+    LT_TRY(lt_dist_sum_f64(sums, scratch, 3));
+    *loss = sums[2] > 0 ? sums[0] / sums[2] : NAN;
+    *accuracy = sums[2] > 0 ? sums[1] / sums[2] : NAN;
     *sequences = o->eval_batches * o->batch;
     return LT_OK;
 }
@@ -237,7 +262,7 @@ static lt_status evaluate(lt_trainer *t, variant_run *v, double *loss, double *a
 /* The batch buffers a variant's run holds beside its trainer. */
 static size_t batch_bytes(const copy_options *o)
 {
-    size_t tokens = (size_t)o->batch * (size_t)o->seq;
+    size_t tokens = (size_t)local_batch(o) * (size_t)o->seq;
     return 2 * lt_mem_rounded(tokens * sizeof(int32_t)) + lt_mem_rounded(tokens * sizeof(float));
 }
 
@@ -275,7 +300,7 @@ static lt_status train_variant(const copy_options *o, const bench_run *run, vari
     lt_train_config tc;
     LT_TRY(build_config(&tc, o, v->variant, v->kernel));
     LT_TRY(lt_copy_task_init(&v->task, (int)o->seq));
-    const int threads = lt_threads_get(), B = (int)o->batch, N = (int)o->seq;
+    const int threads = lt_threads_get(), B = local_batch(o), N = (int)o->seq;
     LT_TRY(plan_variant(&tc, o, &out->planned_bytes));
     LT_TRY(lt_model_plan(&tc.model, LT_MODEL_INFER, threads, &out->infer_bytes, NULL));
 
@@ -298,9 +323,11 @@ static lt_status train_variant(const copy_options *o, const bench_run *run, vari
         status = lt_trainer_init(&t, &tc, threads);
     out->params = t.model.param_count;
 
+    /* every rank starts from rank 0's parameters; rank 0 alone reads a
+     * checkpoint and the earlier curve, and hands them on */
     struct stat st;
     double first_loss = NAN;
-    if (status == LT_OK && run->resume && stat(ckpt, &st) == 0) {
+    if (status == LT_OK && lt_dist_is_root() && run->resume && stat(ckpt, &st) == 0) {
         status = lt_trainer_load(&t, ckpt);
         long carried = 0;
         if (status == LT_OK && prev != NULL)
@@ -314,8 +341,11 @@ static lt_status train_variant(const copy_options *o, const bench_run *run, vari
                              t.step);
         double ignored;
         bench_curve_ends(v->curves, "variant", v->variant, "loss", &first_loss, &ignored);
-        out->complete = t.step >= o->steps;
     }
+    status = lt_dist_agree(status);
+    if (status == LT_OK)
+        status = lt_trainer_broadcast(&t);
+    out->complete = status == LT_OK && t.step >= o->steps && run->resume;
     char label[64];
     snprintf(label, sizeof label, "copy %s N=%d", v->variant, N);
     bench_train_spec spec = {
@@ -353,6 +383,9 @@ static void add_summary(bench_table *s, const copy_options *o, const variant_run
     bench_set_num(s, "step_min_s", r->train.step_time.min);
     bench_set_num(s, "step_max_s", r->train.step_time.max);
     bench_set_num(s, "tokens_per_s", (double)(o->batch * o->seq) / r->train.step_time.median);
+    long updates = r->train.last_step - r->train.first_step;
+    bench_set_num(s, "comm_s_per_update", updates > 0 ? r->train.comm_seconds / updates : NAN);
+    bench_set_int(s, "shards", shard_count(o));
     bench_set_int(s, "peak_bytes", (long long)r->peak_bytes);
     bench_set_int(s, "planned_bytes", (long long)r->planned_bytes);
     bench_set_int(s, "infer_planned_bytes", (long long)r->infer_bytes);
@@ -385,7 +418,9 @@ static void add_not_applicable(bench_table *s, const copy_options *o, const char
 {
     bench_row_begin(s);
     set_keys(s, o, variant, "none");
+    bench_set_int(s, "shards", shard_count(o));
     const char *nan_columns[] = {"step_median_s", "step_min_s", "step_max_s", "tokens_per_s",
+                                 "comm_s_per_update",
                                  "loss_start", "loss_end", "copy_accuracy_end", "eval_loss",
                                  "eval_copy_accuracy", "total_s"};
     for (size_t i = 0; i < sizeof nan_columns / sizeof nan_columns[0]; i++)
@@ -430,7 +465,7 @@ int main(int argc, char **argv)
                       .activation = "gelu", .feature_map = "elu", .eval_batches = 4,
                       .checkpoint_every = 0, .out = "results/copy"};
     bench_common_defaults(&o.common);
-    enum { OWN_FLAGS = 24 };
+    enum { OWN_FLAGS = 25 };
     lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
         {"--preset", LT_FLAG_CHOICE, &o.preset, NULL,
          "size of the run (see Presets below); the defaults shown are the small preset's", 0, 0,
@@ -471,6 +506,10 @@ int main(int argc, char **argv)
          "linear attention normaliser epsilon (> 0 with the relu map)", 0, 1, NULL, 0},
         {"--eval-batches", LT_FLAG_INT, &o.eval_batches, "K",
          "held-out batches for the final evaluation", 0, 1 << 20, NULL, 0},
+        {"--shards", LT_FLAG_INT, &o.shards, "S",
+         "split each update's batch into S shards summed in a fixed tree (a power of two; "
+         "0 = one per MPI rank): the numbers depend on S, not on the rank count", 0, 1024,
+         NULL, 0},
         {"--checkpoint-every", LT_FLAG_INT, &o.checkpoint_every, "K",
          "checkpoint (and flush the curve) every K updates and at the end; 0 = every tenth "
          "of the run", 0, 1 << 30, NULL, 0},
@@ -554,6 +593,7 @@ int main(int argc, char **argv)
     if (status == LT_OK)
         status = bench_run_open(&run, o.out, o.resume, o.overwrite, files, 2, ckpts,
                                 variant_count);
+    status = lt_dist_agree(status);
     if (status != LT_OK)
         return bench_report(cli.program, status, field_flags);
 
@@ -574,13 +614,16 @@ int main(int argc, char **argv)
     bench_table_init(&summary, summary_columns, sizeof summary_columns / sizeof *summary_columns);
     if (status == LT_OK)
         status = bench_table_journal(&curves, curves_path);
+    status = lt_dist_agree(status);
     if (status != LT_OK)
         return bench_report(cli.program, status, field_flags);
 
     printf("ltbench copy: preset %s, N=%ld, batch %ld, %ld updates, %ld layers, %ld heads x %ld, "
-           "FFN %ld, dropout %g, %s lr %g drops %s, clip %g, %d threads, seed %ld\n",
+           "FFN %ld, dropout %g, %s lr %g drops %s, clip %g, %d threads x %d ranks, %d shards, "
+           "seed %ld\n",
            o.preset, o.seq, o.batch, o.steps, o.layers, o.heads, o.head_dim, o.ffn, o.dropout,
-           o.optimizer, o.lr, o.lr_drops, o.clip, lt_threads_get(), o.common.seed);
+           o.optimizer, o.lr, o.lr_drops, o.clip, lt_threads_get(), lt_dist_size(),
+           shard_count(&o), o.common.seed);
     if (scaling_note[0])
         printf("(%s)\n", scaling_note);
     fflush(stdout);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "attn/attn.h"
+#include "core/dist.h"
 #include "io/atomic.h"
 
 /* ---- presets ---- */
@@ -206,6 +207,8 @@ static void journal_path(char *buf, size_t size, const char *path)
 
 lt_status bench_table_journal(bench_table *t, const char *path)
 {
+    if (!lt_dist_is_root())
+        return LT_OK; /* rank 0 writes the results */
     char journal[4200];
     journal_path(journal, sizeof journal, path);
     LT_TRY(lt_csv_open_journal(&t->journal, path, journal, t->columns, t->ncols));
@@ -222,6 +225,8 @@ lt_status bench_table_sync(bench_table *t)
 
 lt_status bench_table_commit(bench_table *t, const char *path)
 {
+    if (!lt_dist_is_root())
+        return LT_OK;
     if (t->journaled) {
         t->journaled = 0;
         return lt_csv_close(&t->journal);
@@ -259,6 +264,8 @@ lt_status bench_table_read_previous(lt_csv_table *prev, int *found, const char *
 {
     memset(prev, 0, sizeof *prev);
     *found = 0;
+    if (!lt_dist_is_root())
+        return LT_OK;
     char journal[4200];
     journal_path(journal, sizeof journal, path);
     const char *source = exists(journal) ? journal : exists(path) ? path : NULL;
@@ -330,6 +337,8 @@ lt_status bench_run_open(bench_run *run, const char *dir, int resume, int overwr
         return lt_fail(LT_E_USAGE, "--out: path too long");
     run->resume = resume;
     run->overwrite = overwrite;
+    if (!lt_dist_is_root())
+        return LT_OK; /* only rank 0 touches the output folder */
     LT_TRY(lt_make_dirs(dir));
     char path[4400];
     int stale = 0;
@@ -423,12 +432,20 @@ lt_status bench_kernel_for(const char *name, const char *const *variants, int co
 
 int bench_report(const char *program, lt_status status, const bench_field_flag *map)
 {
+    /* every rank agreed on this failure: rank 0 says it for all */
+    if (!lt_dist_is_root())
+        return lt_exit_code(status);
     const char *message = lt_last_error();
+    /* "rank N: field: ..." from lt_dist_agree keeps its prefix */
+    int prefix = 0;
+    if (strncmp(message, "rank ", 5) == 0 && strstr(message, ": ") != NULL)
+        prefix = (int)(strstr(message, ": ") - message) + 2;
     for (int i = 0; map != NULL && map[i].field != NULL; i++) {
         size_t len = strlen(map[i].field);
-        if (strncmp(message, map[i].field, len) == 0 && message[len] == ':') {
+        if (strncmp(message + prefix, map[i].field, len) == 0 && message[prefix + len] == ':') {
             char rewritten[1200];
-            snprintf(rewritten, sizeof rewritten, "%s%s", map[i].flag, message + len);
+            snprintf(rewritten, sizeof rewritten, "%.*s%s%s", prefix, message, map[i].flag,
+                     message + prefix + len);
             lt_fail(status, "%s", rewritten);
             break;
         }
@@ -440,10 +457,24 @@ int bench_report(const char *program, lt_status status, const bench_field_flag *
 
 static lt_status checkpoint(lt_trainer *t, const bench_train_spec *spec)
 {
+    if (!lt_dist_is_root())
+        return LT_OK;
     /* rows first: a checkpoint never gets ahead of the curve on disk */
     if (spec->curves != NULL)
         LT_TRY(bench_table_sync(spec->curves));
     return lt_trainer_save(t, spec->checkpoint);
+}
+
+/* What every rank must agree on after an update: a failure anywhere, a
+ * signal anywhere, divergence (the same on all, but checked anyway). */
+static lt_status agree_after_update(lt_status status, int *interrupted, int *diverged)
+{
+    LT_TRY(lt_dist_agree(status));
+    double flags[2] = {*interrupted, *diverged}, scratch[2];
+    LT_TRY(lt_dist_sum_f64(flags, scratch, 2));
+    *interrupted = flags[0] > 0;
+    *diverged = flags[1] > 0;
+    return LT_OK;
 }
 
 lt_status bench_train(lt_trainer *t, const bench_train_spec *spec, double first_loss,
@@ -453,7 +484,10 @@ lt_status bench_train(lt_trainer *t, const bench_train_spec *spec, double first_
     r->status = "ok";
     r->first_step = t->step;
     lt_divergence divergence;
+    /* rank 0 read the curve of a resumed run: its first loss for all */
+    LT_TRY(lt_dist_broadcast(&first_loss, sizeof first_loss));
     lt_divergence_start(&divergence, first_loss);
+    double comm0 = lt_dist_comm_seconds();
     lt_progress progress;
     lt_progress_resume(&progress, stderr, spec->label, spec->steps, t->step, "updates",
                        spec->quiet);
@@ -468,10 +502,13 @@ lt_status bench_train(lt_trainer *t, const bench_train_spec *spec, double first_
         lt_batch_result br;
         double t0 = lt_time_now();
         status = lt_trainer_step(t, &batch, &br);
-        if (status == LT_E_NUMERIC) {
+        int numeric = status == LT_E_NUMERIC, interrupted = bench_interrupted() != 0;
+        if (numeric)
+            status = LT_OK;
+        status = agree_after_update(status, &interrupted, &numeric);
+        if (status == LT_OK && numeric) {
             r->status = "diverged";
             snprintf(r->note, sizeof r->note, "%s", lt_last_error());
-            status = LT_OK;
             break;
         }
         if (status != LT_OK)
@@ -485,7 +522,7 @@ lt_status bench_train(lt_trainer *t, const bench_train_spec *spec, double first_
         status = spec->add_row(spec->ctx, t, &br, lt_time_now() - start);
         if (status != LT_OK)
             break;
-        if (lt_divergence_check(&divergence, br.loss)) {
+        if (lt_divergence_check(&divergence, br.loss)) { /* the same loss on every rank */
             r->status = "diverged";
             snprintf(r->note, sizeof r->note,
                      "loss %g at update %ld stayed above %g x the first loss %g for %d "
@@ -493,7 +530,6 @@ lt_status bench_train(lt_trainer *t, const bench_train_spec *spec, double first_
                      br.loss, t->step, LT_DIVERGE_FACTOR, divergence.start, LT_DIVERGE_UPDATES);
             break;
         }
-        int interrupted = bench_interrupted() != 0;
         if (interrupted || t->step % spec->checkpoint_every == 0 || t->step == spec->steps) {
             status = checkpoint(t, spec);
             if (status != LT_OK)
@@ -502,8 +538,7 @@ lt_status bench_train(lt_trainer *t, const bench_train_spec *spec, double first_
         if (interrupted) {
             r->status = "interrupted";
             snprintf(r->note, sizeof r->note,
-                     "stopped by signal %d after update %ld; --resume continues", bench_interrupted(),
-                     t->step);
+                     "stopped by a signal after update %ld; --resume continues", t->step);
             break;
         }
         char note[128] = "";
@@ -512,6 +547,7 @@ lt_status bench_train(lt_trainer *t, const bench_train_spec *spec, double first_
         lt_progress_update(&progress, t->step, note[0] ? note : NULL);
     }
     r->seconds = lt_time_now() - start;
+    r->comm_seconds = lt_dist_comm_seconds() - comm0;
     r->last_step = t->step;
     r->step_time = lt_summarize(step_seconds, (int)timed);
     lt_progress_finish(&progress, status != LT_OK ? "failed" : r->status);

@@ -196,6 +196,7 @@ typedef struct bench_train_result {
     long first_step, last_step;
     lt_summary step_time;     /* over this invocation's updates, the first excluded */
     double seconds;           /* this invocation's training time */
+    double comm_seconds;      /* of which in communication between ranks */
 } bench_train_result;
 
 /* Trains from the trainer's step to spec->steps: one update per batch,

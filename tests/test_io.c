@@ -138,7 +138,7 @@ Test(io, csv_round_trip)
     cr_assert_eq(t.nrows, N_TRICKY);
     const char *header[] = {"experiment", "note", "N", "time_s", "ltbench_version",
                             "git_revision", "cpu_model", "blas", "date", "cores",
-                            "load_start", "load_end", "omp_wait_policy", "build"};
+                            "load_start", "load_end", "omp_wait_policy", "build", "ranks"};
     for (int c = 0; c < t.ncols; c++)
         cr_assert_str_eq(t.names[c], header[c]);
     lt_provenance prov;
@@ -183,7 +183,7 @@ Test(io, csv_quotes_only_where_needed)
     char *text = read_bytes(path, NULL);
     const char *header =
         "experiment,note,N,time_s,ltbench_version,git_revision,cpu_model,blas,date,cores,"
-        "load_start,load_end,omp_wait_policy,build\n";
+        "load_start,load_end,omp_wait_policy,build,ranks\n";
     cr_assert(strncmp(text, header, strlen(header)) == 0, "header: %.120s", text);
     const char *expected[] = {
         "\ncopy,plain,-9000000000000,0.10000000000000001,",

@@ -796,3 +796,81 @@ Test(speech, impossible_sizes_and_missing_voices_exit_2)
     ASSERT_MENTIONS("en-US-nyc");
     ASSERT_MENTIONS("espeak-ng-data");
 }
+
+/* ---- data-parallel runs over MPI ---- */
+
+/* mpirun as root needs Open MPI's consent; one OpenMP thread per rank. */
+#define MPIRUN_ENV "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1"
+
+static int have_mpirun(void) { return system("command -v mpirun >/dev/null 2>&1") == 0; }
+
+/* Runs `mpirun -np 2 ltbench ARGS`; returns the exit status. */
+static int mpirun2(const char *args)
+{
+    const char *build = getenv("LTBENCH_BUILD");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s mpirun --oversubscribe -np 2 '%s/ltbench' %s 2>&1",
+             MPIRUN_ENV, build, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(output, 1, sizeof output - 1, p);
+    output[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void loss_column(const char *dir, double *out, long long n)
+{
+    char path[200];
+    snprintf(path, sizeof path, "%s/curves.csv", dir);
+    losses_of(path, out, n);
+}
+
+/* Two ranks give the bits of one process with the same two shards; a
+ * checkpoint written by two ranks resumes in one process to the same
+ * curve. */
+Test(mpi, two_ranks_equal_one_process_and_checkpoints_move_between_them, .timeout = 600)
+{
+    if (!have_mpirun())
+        cr_skip_test("mpirun is not installed (Debian: openmpi-bin)");
+    char two[64], one[64], moved[64], args[512];
+    make_temp_dir(two);
+    make_temp_dir(one);
+    make_temp_dir(moved);
+    const char *run = "copy --preset quick --variants linear --threads 1 --quiet";
+    snprintf(args, sizeof args, "%s --steps 100 --out %s", run, two);
+    cr_assert_eq(mpirun2(args), 0, "%s", output);
+    snprintf(args, sizeof args, "%s --steps 100 --shards 2 --out %s", run, one);
+    cr_assert_eq(ltbench_env(MPIRUN_ENV, args), 0, "%s", output);
+    snprintf(args, sizeof args, "%s --steps 50 --checkpoint-every 25 --out %s", run, moved);
+    cr_assert_eq(mpirun2(args), 0, "%s", output);
+    snprintf(args, sizeof args, "%s --steps 100 --shards 2 --resume --out %s", run, moved);
+    cr_assert_eq(ltbench_env(MPIRUN_ENV, args), 0, "%s", output);
+    static double a[100], b[100], c[100];
+    loss_column(two, a, 100);
+    loss_column(one, b, 100);
+    loss_column(moved, c, 100);
+    for (int i = 0; i < 100; i++) {
+        cr_assert_eq(a[i], b[i], "update %d: %.17g (2 ranks) vs %.17g (1)", i + 1, a[i], b[i]);
+        cr_assert_eq(c[i], b[i], "update %d after moving: %.17g vs %.17g", i + 1, c[i], b[i]);
+    }
+    char path[200];
+    snprintf(path, sizeof path, "%s/summary.csv", two);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_str_eq(cell_str(&t, 0, "ranks"), "2");
+    cr_assert(cell_num(&t, 0, "comm_s_per_update") > 0);
+    lt_csv_table_free(&t);
+}
+
+/* A rank that fails stops them all with its message and status. */
+Test(mpi, a_failing_rank_stops_every_rank, .timeout = 120)
+{
+    if (!have_mpirun())
+        cr_skip_test("mpirun is not installed (Debian: openmpi-bin)");
+    cr_assert_eq(mpirun2("copy --preset quick --threads 1 --quiet --out /proc/ltbench"), 2, "%s",
+                 output);
+    ASSERT_MENTIONS("/proc/ltbench");
+    cr_assert_eq(mpirun2("copy --preset quick --threads 1 --quiet --shards 1"), 2, "%s", output);
+    ASSERT_MENTIONS("--shards");
+}

@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 
+#include "core/dist.h"
 #include "core/threads.h"
 #include "version.h"
 
@@ -75,6 +76,7 @@ void lt_provenance_get(lt_provenance *out)
     snprintf(out->wait_policy, sizeof out->wait_policy, "%s",
              policy != NULL && *policy ? policy : "unset");
     snprintf(out->build, sizeof out->build, "%s", LT_BUILD_FLAGS);
+    out->ranks = lt_dist_size();
     out->cores = lt_threads_available();
     out->load_start = start_load;
 }

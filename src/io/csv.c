@@ -10,7 +10,7 @@
 
 const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS] = {
     "ltbench_version", "git_revision", "cpu_model", "blas", "date", "cores", "load_start",
-    "load_end", "omp_wait_policy", "build",
+    "load_end", "omp_wait_policy", "build", "ranks",
 };
 
 /* ---- writer ---------------------------------------------------------- */
@@ -173,13 +173,14 @@ lt_status lt_csv_end_row(lt_csv *csv)
         return record(csv, lt_fail(LT_E_INTERNAL, "%s: row %lld has %d cells, expected %d",
                                    csv->file.path, csv->rows + 1, csv->cells, csv->ncols));
     const lt_provenance *p = &csv->prov;
-    char cores[16], load_start[32], load_end[32];
+    char cores[16], load_start[32], load_end[32], ranks[16];
     snprintf(cores, sizeof cores, "%d", p->cores);
+    snprintf(ranks, sizeof ranks, "%d", p->ranks);
     format_load(load_start, sizeof load_start, p->load_start);
     format_load(load_end, sizeof load_end, lt_provenance_load_now());
     const char *prov[LT_CSV_PROVENANCE_COLUMNS] = {
         p->version, p->git_revision, p->cpu_model, p->blas, p->date, cores, load_start, load_end,
-        p->wait_policy, p->build,
+        p->wait_policy, p->build, ranks,
     };
     FILE *f = csv->file.f;
     for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {

@@ -16,7 +16,7 @@
  * ltbench_version, git_revision, cpu_model, blas, date, cores, load_start,
  * load_end. The loads are 1-minute load averages at the start of the run and
  * when the row was written (so `ltbench compare` can tell a busy machine). */
-#define LT_CSV_PROVENANCE_COLUMNS 10
+#define LT_CSV_PROVENANCE_COLUMNS 11
 extern const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS];
 
 typedef struct lt_csv {

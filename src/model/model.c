@@ -390,3 +390,28 @@ lt_status lt_model_backward(lt_model *m)
     LT_TRY(m->body->backward(m));
     return input_backward(m);
 }
+
+lt_batch lt_batch_slice(const lt_batch *b, const lt_model_config *cfg, int first, int count)
+{
+    lt_batch s = *b;
+    size_t n = (size_t)b->n;
+    s.batch = count;
+    if (b->tokens)
+        s.tokens = b->tokens + (size_t)first * n;
+    if (b->features)
+        s.features = b->features + (size_t)first * n * cfg->stack * cfg->features;
+    if (b->lengths)
+        s.lengths = b->lengths + first;
+    if (b->targets)
+        s.targets = b->targets + (size_t)first * n;
+    if (b->mask)
+        s.mask = b->mask + (size_t)first * n;
+    if (b->labels && b->label_lengths) {
+        size_t at = 0;
+        for (int i = 0; i < first; i++)
+            at += (size_t)b->label_lengths[i];
+        s.labels = b->labels + at;
+        s.label_lengths = b->label_lengths + first;
+    }
+    return s;
+}

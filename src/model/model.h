@@ -89,6 +89,11 @@ typedef struct lt_batch {
     const int32_t *label_lengths; /* (batch) */
 } lt_batch;
 
+/* Sequences [first, first + count) of a batch, as a batch of their own
+ * (label sequences included). */
+lt_batch lt_batch_slice(const lt_batch *batch, const lt_model_config *config, int first,
+                        int count);
+
 typedef struct lt_body_ops lt_body_ops; /* private: src/model/body.h */
 
 typedef struct lt_model {

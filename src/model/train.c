@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/dist.h"
 #include "core/mem.h"
 #include "io/checkpoint.h"
 
@@ -23,8 +24,23 @@ int lt_divergence_check(lt_divergence *d, double loss)
     return d->above >= LT_DIVERGE_UPDATES;
 }
 
+static int sharded(const lt_train_config *config) { return config->shards > 1; }
+
+int lt_trainer_local_shards(const lt_train_config *config)
+{
+    return sharded(config) ? config->shards / lt_dist_size() : 1;
+}
+
 lt_status lt_train_check_config(const lt_train_config *config)
 {
+    int shards = config->shards > 1 ? config->shards : 1, ranks = lt_dist_size();
+    if (shards & (shards - 1))
+        return lt_fail(LT_E_USAGE, "shards: expected a power of two, got %d", shards);
+    if (shards % ranks != 0)
+        return lt_fail(LT_E_USAGE,
+                       "shards: %d shards cannot be spread over %d ranks; use a multiple of "
+                       "the rank count (each rank computes whole shards)",
+                       shards, ranks);
     LT_TRY(lt_model_check_config(&config->model));
     LT_TRY(lt_loss_check(&config->loss));
     if (lt_loss_outputs(&config->loss) != config->model.classes)
@@ -56,6 +72,11 @@ lt_status lt_trainer_plan(const lt_train_config *config, int threads, size_t *by
     if (loss_bytes > 0)
         *bytes += lt_mem_rounded(loss_bytes);
     *bytes += lt_ckpt_writer_bytes();
+    if (sharded(config) || lt_dist_size() > 1) {
+        int local = sharded(config) ? lt_trainer_local_shards(config) : 0;
+        *bytes += (size_t)local * lt_mem_rounded(param_count * sizeof(float)) +
+                  lt_mem_rounded(param_count * sizeof(float));
+    }
     return LT_OK;
 }
 
@@ -78,6 +99,13 @@ lt_status lt_trainer_init(lt_trainer *t, const lt_train_config *config, int thre
     size_t loss_bytes = loss_workspace_bytes(config, threads);
     if (status == LT_OK && loss_bytes > 0)
         status = lt_mem_alloc(&t->loss_workspace, loss_bytes, "loss workspace");
+    size_t params = t->model.param_count * sizeof(float);
+    if (status == LT_OK && sharded(config))
+        status = lt_mem_alloc((void **)&t->shard_grads,
+                              (size_t)lt_trainer_local_shards(config) * lt_mem_rounded(params),
+                              "shard gradients");
+    if (status == LT_OK && (sharded(config) || lt_dist_size() > 1))
+        status = lt_mem_alloc(&t->reduce_scratch, params, "reduction scratch");
     if (status != LT_OK)
         lt_trainer_free(t);
     return status;
@@ -88,16 +116,18 @@ void lt_trainer_free(lt_trainer *t)
     lt_model_free(&t->model);
     lt_mem_free(t->optim_state);
     lt_mem_free(t->loss_workspace);
+    lt_mem_free(t->shard_grads);
+    lt_mem_free(t->reduce_scratch);
     memset(t, 0, sizeof *t);
 }
 
 /* Forward and loss; fills d_logits when `training`. */
 static lt_status forward_loss(lt_trainer *t, const lt_batch *batch, int training,
-                              lt_batch_result *result)
+                              uint64_t seed, lt_batch_result *result)
 {
     lt_model *m = &t->model;
     memset(result, 0, sizeof *result);
-    LT_TRY(lt_model_forward(m, batch, training, t->config.seed, (uint64_t)t->step + 1));
+    LT_TRY(lt_model_forward(m, batch, training, seed, (uint64_t)t->step + 1));
     if (training)
         memset(m->d_logits, 0,
                (size_t)batch->batch * batch->n * m->config.classes * sizeof(float));
@@ -111,12 +141,89 @@ static lt_status forward_loss(lt_trainer *t, const lt_batch *batch, int training
     return LT_OK;
 }
 
+/* Stride between shards in the shard buffer. */
+static size_t shard_stride(const lt_trainer *t)
+{
+    return lt_mem_rounded(t->model.param_count * sizeof(float)) / sizeof(float);
+}
+
+/* Sums `count` (a power of two) arrays of n floats, `stride` apart, into
+ * the first, in the balanced binary tree the ranks continue. */
+static void tree_sum_local(float *arrays, size_t stride, int count, size_t n)
+{
+    for (int width = 1; width < count; width *= 2)
+        for (int i = 0; i + width < count; i += 2 * width) {
+            float *a = arrays + (size_t)i * stride;
+            const float *b = arrays + (size_t)(i + width) * stride;
+#pragma omp parallel for schedule(static) if (n > 65536)
+            for (size_t k = 0; k < n; k++)
+                a[k] = a[k] + b[k];
+        }
+}
+
+/* The sharded update's gradient: each local shard alone, as a sum over its
+ * counted units (so shards add), summed in the fixed tree within this rank
+ * and across ranks, then divided by the global count. Loss statistics go
+ * through the same tree. */
+static lt_status sharded_gradient(lt_trainer *t, const lt_batch *batch, lt_batch_result *result)
+{
+    lt_model *m = &t->model;
+    const int local = lt_trainer_local_shards(&t->config), per = m->config.max_batch;
+    const size_t n = m->param_count, stride = shard_stride(t);
+    if (batch->batch != local * per)
+        return lt_fail(LT_E_INPUT, "sharded update: %d sequences, expected %d shards of %d",
+                       batch->batch, local, per);
+    double stats[64][3]; /* sum, counted, correct per local shard */
+    LT_ASSERT(local <= 64);
+    for (int i = 0; i < local; i++) {
+        lt_batch shard = lt_batch_slice(batch, &m->config, i * per, per);
+        int global = lt_dist_rank() * local + i;
+        /* each shard draws its own dropout masks */
+        uint64_t seed = t->config.seed + 0x9E3779B97F4A7C15ull * (uint64_t)(global + 1);
+        lt_batch_result r;
+        LT_TRY(forward_loss(t, &shard, 1, seed, &r));
+        /* the mean's gradient, times the count: the sum's gradient */
+        size_t logits = (size_t)shard.batch * shard.n * m->config.classes;
+        float count = (float)r.counted;
+        for (size_t k = 0; k < logits; k++)
+            m->d_logits[k] *= count;
+        lt_model_zero_grads(m);
+        LT_TRY(lt_model_backward(m));
+        memcpy(t->shard_grads + (size_t)i * stride, m->grads, n * sizeof(float));
+        stats[i][0] = r.sum;
+        stats[i][1] = (double)r.counted;
+        stats[i][2] = (double)r.correct;
+    }
+    for (int width = 1; width < local; width *= 2)
+        for (int i = 0; i + width < local; i += 2 * width)
+            for (int k = 0; k < 3; k++)
+                stats[i][k] = stats[i][k] + stats[i + width][k];
+    double scratch[3];
+    LT_TRY(lt_dist_sum_f64(stats[0], scratch, 3));
+    tree_sum_local(t->shard_grads, stride, local, n);
+    LT_TRY(lt_dist_sum_f32(t->shard_grads, t->reduce_scratch, n));
+    const float inv = stats[0][1] > 0 ? (float)(1.0 / stats[0][1]) : 0.0f;
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t k = 0; k < n; k++)
+        m->grads[k] = t->shard_grads[k] * inv;
+    result->sum = stats[0][0];
+    result->counted = (long)stats[0][1];
+    result->correct = (long)stats[0][2];
+    result->loss = stats[0][1] > 0 ? stats[0][0] / stats[0][1] : 0.0;
+    return LT_OK;
+}
+
 lt_status lt_trainer_step(lt_trainer *t, const lt_batch *batch, lt_batch_result *result)
 {
     lt_model *m = &t->model;
-    LT_TRY(forward_loss(t, batch, 1, result));
-    lt_model_zero_grads(m);
-    LT_TRY(lt_model_backward(m));
+    if (sharded(&t->config)) {
+        memset(result, 0, sizeof *result);
+        LT_TRY(sharded_gradient(t, batch, result));
+    } else {
+        LT_TRY(forward_loss(t, batch, 1, t->config.seed, result));
+        lt_model_zero_grads(m);
+        LT_TRY(lt_model_backward(m));
+    }
     result->grad_norm = lt_clip_grad_norm(m->grads, m->param_count, t->config.clip_norm);
     if (!isfinite(result->grad_norm))
         return lt_fail(LT_E_NUMERIC,
@@ -133,7 +240,20 @@ lt_status lt_trainer_step(lt_trainer *t, const lt_batch *batch, lt_batch_result 
 
 lt_status lt_trainer_evaluate(lt_trainer *t, const lt_batch *batch, lt_batch_result *result)
 {
-    return forward_loss(t, batch, 0, result);
+    return forward_loss(t, batch, 0, t->config.seed, result);
+}
+
+lt_status lt_trainer_broadcast(lt_trainer *t)
+{
+    if (lt_dist_size() == 1)
+        return LT_OK;
+    int64_t step = t->step;
+    LT_TRY(lt_dist_broadcast(t->model.params, t->model.param_count * sizeof(float)));
+    LT_TRY(lt_dist_broadcast(t->optim_state, state_bytes(t)));
+    LT_TRY(lt_dist_broadcast(&step, sizeof step));
+    LT_TRY(lt_dist_broadcast(&t->lr_scale, sizeof t->lr_scale));
+    t->step = (long)step;
+    return LT_OK;
 }
 
 void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
@@ -149,7 +269,7 @@ void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
                      "activation=%s variant=%s kernel=%s causal=%d feature_map=%s eps=%.9g "
                      "proj_k=%d n_max=%d batch=%d seq=%d loss=%s mixtures=%d max_labels=%d "
                      "optimizer=%s lr=%.17g beta1=%.17g beta2=%.17g adam_eps=%.17g "
-                     "weight_decay=%.17g warmup=%ld clip=%.17g seed=%llu threads=%d",
+                     "weight_decay=%.17g warmup=%ld clip=%.17g seed=%llu threads=%d shards=%d",
                      inputs[m->input == LT_INPUT_FEATURES], m->vocab, m->features, m->stack,
                      positions[m->pos % 3], m->pos_dim, bodies[m->body == LT_BODY_BILSTM],
                      m->classes, m->layers, m->heads, m->head_dim, m->ffn, m->hidden,
@@ -160,7 +280,7 @@ void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
                      c->loss.mixtures, c->loss.max_labels, lt_optim_kind_name(c->optim.kind),
                      c->schedule.base_lr, c->optim.beta1, c->optim.beta2, c->optim.eps,
                      c->optim.weight_decay, c->schedule.warmup_steps, c->clip_norm,
-                     (unsigned long long)c->seed, c->threads);
+                     (unsigned long long)c->seed, c->threads, c->shards > 1 ? c->shards : 1);
     for (int i = 0; i < c->schedule.drop_count && n > 0 && (size_t)n < size; i++)
         n += snprintf(buf + n, size - (size_t)n, " drop%d=%ld:%.17g", i,
                       c->schedule.drops[i].after_step, c->schedule.drops[i].factor);

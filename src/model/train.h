@@ -26,6 +26,14 @@ typedef struct lt_train_config {
     double clip_norm; /* global gradient-norm limit; 0 = off */
     uint64_t seed;
     int threads;      /* recorded: the same seed and threads give the same numbers */
+    /* Data parallelism: each update's batch is split into `shards` equal
+     * shards (1 or 0: none); each shard's gradient is computed alone and
+     * the shards are summed in a fixed binary tree, across the ranks of an
+     * MPI run (each holds shards/ranks of them) and within a process. So a
+     * run's numbers depend on the shard count, never on the rank count:
+     * one process with --shards 2 gives the bits of two ranks. model.max_batch
+     * is one shard's sequences. */
+    int shards;
 } lt_train_config;
 
 typedef struct lt_trainer {
@@ -33,6 +41,8 @@ typedef struct lt_trainer {
     lt_model model;
     float *optim_state;
     void *loss_workspace;
+    float *shard_grads; /* (local shards, param_count) when sharded */
+    void *reduce_scratch; /* param_count floats for the sums across ranks */
     long step;       /* updates done so far */
     double lr_scale; /* multiplies the schedule's rate: a program's "halve on plateau"
                         (1 unless the program changes it; kept in checkpoints) */
@@ -76,13 +86,21 @@ lt_status lt_trainer_plan(const lt_train_config *config, int threads, size_t *by
 lt_status lt_trainer_init(lt_trainer *t, const lt_train_config *config, int threads);
 void lt_trainer_free(lt_trainer *t);
 
-/* One update on a batch. A loss or gradient that is not finite fails with
- * LT_E_NUMERIC before the parameters change. */
+/* One update on a batch: this rank's share of the update's sequences
+ * (shards / ranks shards of model.max_batch each). A loss or gradient that
+ * is not finite fails with LT_E_NUMERIC before the parameters change. */
 lt_status lt_trainer_step(lt_trainer *t, const lt_batch *batch, lt_batch_result *result);
 
 /* The loss without dropout and without changing anything; model->logits
  * hold the outputs afterwards. */
 lt_status lt_trainer_evaluate(lt_trainer *t, const lt_batch *batch, lt_batch_result *result);
+
+/* Shards this rank computes: shards / ranks (1 when unsharded). */
+int lt_trainer_local_shards(const lt_train_config *config);
+
+/* Copies rank 0's parameters, optimizer state, step and rate scale to every
+ * rank (after init, and after rank 0 loaded a checkpoint). */
+lt_status lt_trainer_broadcast(lt_trainer *t);
 
 /* Writes parameters, optimizer state, step, seed and the configuration. */
 lt_status lt_trainer_save(const lt_trainer *t, const char *path);
