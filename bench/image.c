@@ -14,6 +14,7 @@
 
 #include "attn/attn.h"
 #include "common.h"
+#include "core/dist.h"
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -56,7 +57,7 @@ static const bench_presets presets = {
 typedef struct image_options {
     const char *dataset, *data, *preset, *variants, *kernel, *gen_modes, *gen_batches;
     long layers, heads, head_dim, ffn, pos_dim, mixtures;
-    long train_images, test_images, batch, steps, eval_batch;
+    long train_images, test_images, batch, steps, eval_batch, shards;
     double lr, clip, dropout;
     const char *optimizer;
     long gen_images, recompute_batch, completions;
@@ -71,7 +72,8 @@ typedef struct image_options {
 static const bench_field_flag field_flags[] = {
     {"layers", "--layers"}, {"heads", "--heads"},   {"head_dim", "--head-dim"},
     {"ffn", "--ffn"},       {"pos_dim", "--pos-dim"}, {"kernel", "--kernel"},
-    {"loss.mixtures", "--mixtures"}, {"max_batch", "--batch"}, {NULL, NULL}};
+    {"loss.mixtures", "--mixtures"}, {"max_batch", "--batch"}, {"shards", "--shards"},
+    {NULL, NULL}};
 
 /* What a run works on: the data and its sizes. */
 typedef struct image_data {
@@ -82,10 +84,22 @@ typedef struct image_data {
 
 static int width_of(const image_options *o) { return (int)(o->heads * o->head_dim); }
 
+/* Shards of an update (--shards, or one per rank) and this rank's share. */
+static int shard_count(const image_options *o)
+{
+    return o->shards > 0 ? (int)o->shards : lt_dist_size();
+}
+
+static int local_batch(const image_options *o) { return (int)o->batch / lt_dist_size(); }
+
 static lt_status build_config(lt_train_config *tc, const image_options *o, const image_data *d,
                               const char *variant, const char *kernel, int batch, int seq)
 {
     memset(tc, 0, sizeof *tc);
+    if (o->batch % shard_count(o) != 0)
+        return lt_fail(LT_E_USAGE, "--batch %ld cannot be split into %d equal shards "
+                                   "(--shards, or one per rank)",
+                       o->batch, shard_count(o));
     lt_model_config *m = &tc->model;
     *m = lt_model_default_config(variant);
     m->vocab = VOCAB;
@@ -101,6 +115,7 @@ static lt_status build_config(lt_train_config *tc, const image_options *o, const
     m->attn.n_max = d->N;
     m->max_batch = batch;
     m->seq_len = seq;
+    tc->shards = shard_count(o);
     tc->loss = (lt_loss){.kind = LT_LOSS_MOL, .mixtures = (int)o->mixtures};
     m->classes = lt_loss_outputs(&tc->loss);
     lt_optim_kind kind;
@@ -168,10 +183,13 @@ typedef struct train_ctx {
 static lt_status make_batch(void *ctx, long step, lt_batch *batch)
 {
     train_ctx *c = ctx;
-    const int B = (int)c->o->batch, N = c->d->N;
+    /* this rank's images of the update: image i of the global batch draws
+     * from stream step * B + i, whichever rank holds it */
+    const int B = local_batch(c->o), N = c->d->N;
+    const uint64_t first = (uint64_t)step * (uint64_t)c->o->batch + (uint64_t)(lt_dist_rank() * B);
     for (int b = 0; b < B; b++) {
         lt_rng rng;
-        lt_rng_seed(&rng, (uint64_t)c->o->common.seed, (uint64_t)step * (uint64_t)B + (uint64_t)b);
+        lt_rng_seed(&rng, (uint64_t)c->o->common.seed, first + (uint64_t)b);
         uint64_t image = lt_rng_below(&rng, (uint64_t)c->d->train.count);
         fill_sequence(c->inputs + (size_t)b * N, c->targets + (size_t)b * N,
                       c->d->train.pixels + image * (size_t)N, N);
@@ -204,13 +222,14 @@ static void progress_note(void *ctx, const lt_batch_result *r, char *buf, size_t
 /* Test bits/dim over the test images, in batches, without dropout. */
 static lt_status evaluate(lt_trainer *t, train_ctx *c, double *bits_per_dim)
 {
-    const int N = c->d->N, B = (int)c->o->batch;
-    double nats = 0;
-    long counted = 0;
+    const int N = c->d->N, B = t->model.config.max_batch;
+    double sums[2] = {0, 0}, scratch[2]; /* nats, counted bytes */
     lt_progress progress;
     lt_progress_start(&progress, stderr, "test bits/dim", c->d->test.count, "images",
                       c->o->common.quiet);
-    for (int first = 0; first < c->d->test.count; first += B) {
+    /* batches of one shard's size, dealt round the ranks */
+    for (int first = lt_dist_rank() * B; first < c->d->test.count;
+         first += B * lt_dist_size()) {
         int n = c->d->test.count - first < B ? c->d->test.count - first : B;
         for (int b = 0; b < n; b++)
             fill_sequence(c->inputs + (size_t)b * N, c->targets + (size_t)b * N,
@@ -218,12 +237,13 @@ static lt_status evaluate(lt_trainer *t, train_ctx *c, double *bits_per_dim)
         lt_batch batch = {.batch = n, .n = N, .tokens = c->inputs, .targets = c->targets};
         lt_batch_result r;
         LT_TRY(lt_trainer_evaluate(t, &batch, &r));
-        nats += r.sum;
-        counted += r.counted;
+        sums[0] += r.sum;
+        sums[1] += (double)r.counted;
         lt_progress_update(&progress, first + n, NULL);
     }
     lt_progress_finish(&progress, NULL);
-    *bits_per_dim = counted ? nats / (double)counted / log(2.0) : NAN;
+    LT_TRY(lt_dist_sum_f64(sums, scratch, 2));
+    *bits_per_dim = sums[1] > 0 ? sums[0] / sums[1] / log(2.0) : NAN;
     return LT_OK;
 }
 
@@ -249,8 +269,8 @@ static lt_status train_variant(const image_options *o, const image_data *d, cons
                                double *step_seconds, lt_model *weights, trained *out)
 {
     lt_train_config tc;
-    const int B = (int)o->batch, N = d->N;
-    LT_TRY(build_config(&tc, o, d, c->variant, c->kernel, B, N));
+    const int B = local_batch(o), N = d->N;
+    LT_TRY(build_config(&tc, o, d, c->variant, c->kernel, (int)o->batch / shard_count(o), N));
     char name[256], ckpt[4400];
     checkpoint_name(name, sizeof name, d, c->variant);
     bench_run_path(run, name, ckpt, sizeof ckpt);
@@ -267,7 +287,8 @@ static lt_status train_variant(const image_options *o, const image_data *d, cons
     out->params = t.model.param_count;
     double first_loss = NAN;
     struct stat st;
-    if (status == LT_OK && run->resume && stat(ckpt, &st) == 0) {
+    /* rank 0 reads a checkpoint and the curve, then hands them on */
+    if (status == LT_OK && lt_dist_is_root() && run->resume && stat(ckpt, &st) == 0) {
         status = lt_trainer_load(&t, ckpt);
         long carried = 0;
         if (status == LT_OK && prev != NULL)
@@ -280,6 +301,9 @@ static lt_status train_variant(const image_options *o, const image_data *d, cons
         double ignored;
         bench_curve_ends(c->curves, "variant", c->variant, "loss", &first_loss, &ignored);
     }
+    status = lt_dist_agree(status);
+    if (status == LT_OK)
+        status = lt_trainer_broadcast(&t);
     char label[96];
     snprintf(label, sizeof label, "image %s %s", d->name, c->variant);
     bench_train_spec spec = {
@@ -302,9 +326,10 @@ static lt_status train_variant(const image_options *o, const image_data *d, cons
     if (status == LT_OK && strcmp(tr.status, "diverged") != 0)
         status = evaluate(&t, c, &out->bits_per_dim);
     out->peak_bytes = lt_mem_peak() - base;
-    if (status == LT_OK)
+    /* generation runs on rank 0 alone */
+    if (status == LT_OK && lt_dist_is_root())
         status = lt_model_alloc(weights, &tc.model, LT_MODEL_WEIGHTS, 1, tc.seed);
-    if (status == LT_OK)
+    if (status == LT_OK && lt_dist_is_root())
         status = lt_model_copy_params(weights, &t.model);
     out->done = status == LT_OK;
     lt_trainer_free(&t);
@@ -594,7 +619,7 @@ int main(int argc, char **argv)
                        .mixtures = 10, .eval_batch = 0, .recompute_batch = 1, .completions = 8,
                        .out = "results/image"};
     bench_common_defaults(&o.common);
-    enum { OWN_FLAGS = 30 };
+    enum { OWN_FLAGS = 31 };
     lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
         {"--dataset", LT_FLAG_CHOICE, &o.dataset, NULL, "data set", 0, 0, "mnist|cifar10", 0},
         {"--data", LT_FLAG_STRING, &o.data, "DIR",
@@ -652,6 +677,9 @@ int main(int argc, char **argv)
         {"--gen-only", LT_FLAG_BOOL, &o.gen_only, NULL,
          "skip training: measure generation speed with untrained weights (speed does not "
          "depend on them; the CSV says so)", 0, 0, NULL, 0},
+        {"--shards", LT_FLAG_INT, &o.shards, "S",
+         "split each update's batch into S shards summed in a fixed tree (a power of two; "
+         "0 = one per MPI rank)", 0, 1024, NULL, 0},
         {"--completions", LT_FLAG_INT, &o.completions, "N",
          "test images completed from their upper half in the completion grid; 0 = none", 0, 64,
          NULL, 0},
@@ -749,7 +777,8 @@ int main(int argc, char **argv)
             continue;
         lt_train_config tc;
         size_t bytes;
-        status = build_config(&tc, &o, &d, variants[i], kernels[i], (int)o.batch, d.N);
+        status = build_config(&tc, &o, &d, variants[i], kernels[i],
+                              (int)o.batch / shard_count(&o), d.N);
         if (status == LT_OK && !o.gen_only)
             status = lt_trainer_plan(&tc, lt_threads_get(), &bytes);
         if (status == LT_OK && !o.gen_only)
@@ -782,6 +811,7 @@ int main(int argc, char **argv)
     bench_table_init(&results, result_columns, sizeof result_columns / sizeof *result_columns);
     if (status == LT_OK)
         status = bench_table_journal(&curves, curves_path);
+    status = lt_dist_agree(status);
     if (status != LT_OK)
         return bench_report(cli.program, status, field_flags);
 
@@ -825,7 +855,8 @@ int main(int argc, char **argv)
         }
         lt_train_config tc;
         lt_attn attn;
-        status = build_config(&tc, &o, &d, variants[v], kernels[v], (int)o.batch, d.N);
+        status = build_config(&tc, &o, &d, variants[v], kernels[v],
+                              (int)o.batch / shard_count(&o), d.N);
         if (status == LT_OK)
             status = lt_attn_init(&attn, &tc.model.attn);
         if (status != LT_OK)
@@ -852,7 +883,8 @@ int main(int argc, char **argv)
             continue;
         }
         gen_kind kinds[3];
-        int kind_count = modes_for(&o, &caps[v], variants[v], kinds);
+        /* generation stays on rank 0 */
+        int kind_count = lt_dist_is_root() ? modes_for(&o, &caps[v], variants[v], kinds) : 0;
         int first_of_variant = gen_count;
         for (int k = 0; k < kind_count && status == LT_OK && !bench_interrupted(); k++) {
             int batches = kinds[k] == GEN_RECOMPUTE ? 1 : gen_batch_count;

@@ -12,6 +12,7 @@
 
 #include "attn/attn.h"
 #include "common.h"
+#include "core/dist.h"
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -51,7 +52,7 @@ static const bench_presets presets = {
 typedef struct speech_options {
     const char *preset, *models, *kernel, *cache, *out;
     double hours, lr, lstm_lr, clip, dropout;
-    long epochs, batch, stack, layers, heads, head_dim, ffn, proj_k, lstm_layers, hidden;
+    long epochs, batch, stack, layers, heads, head_dim, ffn, proj_k, lstm_layers, hidden, shards;
     int resume, overwrite;
     bench_common common;
 } speech_options;
@@ -59,7 +60,8 @@ typedef struct speech_options {
 static const bench_field_flag field_flags[] = {
     {"hours", "--hours"}, {"layers", "--layers"}, {"heads", "--heads"},
     {"head_dim", "--head-dim"}, {"ffn", "--ffn"}, {"hidden", "--hidden"},
-    {"proj_k", "--proj-k"}, {"kernel", "--kernel"}, {"stack", "--stack"}, {NULL, NULL}};
+    {"proj_k", "--proj-k"}, {"kernel", "--kernel"}, {"stack", "--stack"},
+    {"shards", "--shards"}, {"batch", "--batch"}, {NULL, NULL}};
 
 /* ---- the corpus as batches ---- */
 
@@ -69,7 +71,7 @@ typedef struct split_batches {
     const lt_speech_split *split;
     int *order;  /* utterance indices by frames */
     int count;   /* batches */
-    int size;    /* utterances per batch (the last may hold fewer) */
+    int size;    /* utterances per batch (the last may hold fewer unless whole) */
 } split_batches;
 
 typedef struct corpus_view {
@@ -92,11 +94,14 @@ static int by_frames(const void *a, const void *b, void *split)
     return fa != fb ? (fa < fb ? -1 : 1) : (*(const int *)a < *(const int *)b ? -1 : 1);
 }
 
-static lt_status make_batches(split_batches *sb, const lt_speech_split *split, int size)
+/* With `whole`, only full batches (sharded training splits every batch
+ * into equal shards; the longest few utterances are then left out). */
+static lt_status make_batches(split_batches *sb, const lt_speech_split *split, int size,
+                              int whole)
 {
     sb->split = split;
     sb->size = size;
-    sb->count = (split->count + size - 1) / size;
+    sb->count = whole ? split->count / size : (split->count + size - 1) / size;
     LT_TRY(lt_mem_alloc((void **)&sb->order, (size_t)split->count * sizeof(int), "batch order"));
     for (int i = 0; i < split->count; i++)
         sb->order[i] = i;
@@ -104,17 +109,28 @@ static lt_status make_batches(split_batches *sb, const lt_speech_split *split, i
     return LT_OK;
 }
 
-/* Fills the batch buffers with batch `j` of a split; labels are phones + 1
+/* Fills the batch buffers with `count` utterances of a split from position
+ * `first` of its length order (clipped to the split); labels are phones + 1
  * (class 0 is CTC's blank). */
-static lt_batch fill_batch(corpus_view *v, const split_batches *sb, int j)
+/* Positions of the longest of `count` utterances from `first`. */
+static int longest(const corpus_view *v, const split_batches *sb, int first, int count)
 {
-    int first = j * sb->size, n = sb->split->count - first < sb->size ? sb->split->count - first
-                                                                       : sb->size;
-    int n_pos = 0, at = 0;
-    for (int b = 0; b < n; b++) {
-        int p = positions(sb->split->utts[sb->order[first + b]].frames, v->stack);
+    int n_pos = 0;
+    for (int b = first; b < first + count && b < sb->split->count; b++) {
+        int p = positions(sb->split->utts[sb->order[b]].frames, v->stack);
         n_pos = p > n_pos ? p : n_pos;
     }
+    return n_pos;
+}
+
+/* `pad_to` positions at least: a rank's share of an update is padded as the
+ * whole update's batch is, so its shards are the same whatever the ranks. */
+static lt_batch fill_range(corpus_view *v, const split_batches *sb, int first, int count,
+                           int pad_to)
+{
+    int n = sb->split->count - first < count ? sb->split->count - first : count;
+    int n_pos = longest(v, sb, first, count), at = 0;
+    n_pos = pad_to > n_pos ? pad_to : n_pos;
     const size_t row = (size_t)n_pos * v->stack * LT_SPEECH_MELS;
     memset(v->features, 0, (size_t)n * row * sizeof(float));
     for (int b = 0; b < n; b++) {
@@ -192,9 +208,14 @@ static lt_status load_corpus(corpus_view *v, const speech_options *o)
             v->max_labels = l > v->max_labels ? l : v->max_labels;
         }
     }
-    LT_TRY(make_batches(&v->train, &v->corpus.train, (int)o->batch));
-    LT_TRY(make_batches(&v->dev, &v->corpus.dev, (int)o->batch));
-    LT_TRY(make_batches(&v->test, &v->corpus.test, (int)o->batch));
+    int sharded = (o->shards > 0 ? o->shards : lt_dist_size()) > 1;
+    LT_TRY(make_batches(&v->train, &v->corpus.train, (int)o->batch, sharded));
+    if (v->train.count < 1)
+        return lt_fail(LT_E_USAGE, "batch: %ld utterances per update, but the training split "
+                                   "has %d",
+                       o->batch, v->corpus.train.count);
+    LT_TRY(make_batches(&v->dev, &v->corpus.dev, (int)o->batch, 0));
+    LT_TRY(make_batches(&v->test, &v->corpus.test, (int)o->batch, 0));
     size_t B = (size_t)o->batch;
     LT_TRY(lt_mem_alloc((void **)&v->features,
                         B * v->max_positions * v->stack * LT_SPEECH_MELS * sizeof(float),
@@ -225,10 +246,19 @@ static void free_corpus(corpus_view *v)
 
 static int is_lstm(const char *model) { return strcmp(model, "bilstm") == 0; }
 
+static int shard_count(const speech_options *o)
+{
+    return o->shards > 0 ? (int)o->shards : lt_dist_size();
+}
+
 static lt_status build_config(lt_train_config *tc, const speech_options *o, const corpus_view *v,
                               const char *model, const char *kernel)
 {
     memset(tc, 0, sizeof *tc);
+    if (o->batch % shard_count(o) != 0)
+        return lt_fail(LT_E_USAGE, "--batch %ld cannot be split into %d equal shards "
+                                   "(--shards, or one per rank)",
+                       o->batch, shard_count(o));
     lt_model_config *m = &tc->model;
     int lstm = is_lstm(model);
     *m = lt_model_default_config(lstm ? "softmax" : model);
@@ -236,8 +266,9 @@ static lt_status build_config(lt_train_config *tc, const speech_options *o, cons
     m->features = LT_SPEECH_MELS;
     m->stack = v->stack;
     m->classes = CLASSES;
-    m->max_batch = (int)o->batch;
+    m->max_batch = (int)o->batch / shard_count(o); /* one shard's utterances */
     m->seq_len = v->max_positions;
+    tc->shards = shard_count(o);
     m->dropout = (float)o->dropout;
     if (lstm) {
         m->body = LT_BODY_BILSTM;
@@ -264,35 +295,47 @@ static lt_status build_config(lt_train_config *tc, const speech_options *o, cons
 }
 
 /* CTC loss per utterance and PER (edit distance / reference phones, greedy
- * best-path decoding) of a split, without dropout. */
+ * best-path decoding) of a split, without dropout: chunks of one shard's
+ * size in length order, dealt round the ranks, the counts summed. */
 static lt_status evaluate(lt_trainer *t, corpus_view *v, const split_batches *sb, double *loss,
-                          double *per, int32_t *example, int *example_len)
+                          double *per)
 {
-    double nats = 0;
-    long edits = 0, phones = 0, utts = 0;
-    for (int j = 0; j < sb->count; j++) {
-        lt_batch batch = fill_batch(v, sb, j);
+    const int chunk = t->model.config.max_batch;
+    double sums[4] = {0, 0, 0, 0}, scratch[4]; /* nats, utterances, edits, phones */
+    for (int first = lt_dist_rank() * chunk; first < sb->split->count;
+         first += chunk * lt_dist_size()) {
+        lt_batch batch = fill_range(v, sb, first, chunk, 0);
         lt_batch_result r;
         LT_TRY(lt_trainer_evaluate(t, &batch, &r));
-        nats += r.sum;
-        utts += batch.batch;
+        sums[0] += r.sum;
+        sums[1] += batch.batch;
         int at = 0;
         for (int b = 0; b < batch.batch; b++) {
             const float *logits = t->model.logits + (size_t)b * batch.n * CLASSES;
             int n = lt_ctc_greedy_decode(v->decoded, logits, batch.lengths[b], CLASSES);
-            edits += lt_edit_distance(v->labels + at, batch.label_lengths[b], v->decoded, n,
-                                      v->work);
-            phones += batch.label_lengths[b];
-            /* the first utterance of the split, for the figure */
-            if (example != NULL && sb->order[j * sb->size + b] == 0) {
-                memcpy(example, v->decoded, (size_t)n * sizeof(int32_t));
-                *example_len = n;
-            }
+            sums[2] += (double)lt_edit_distance(v->labels + at, batch.label_lengths[b],
+                                                v->decoded, n, v->work);
+            sums[3] += batch.label_lengths[b];
             at += batch.label_lengths[b];
         }
     }
-    *loss = utts ? nats / (double)utts : NAN;
-    *per = phones ? (double)edits / (double)phones : NAN;
+    LT_TRY(lt_dist_sum_f64(sums, scratch, 4));
+    *loss = sums[1] > 0 ? sums[0] / sums[1] : NAN;
+    *per = sums[3] > 0 ? sums[2] / sums[3] : NAN;
+    return LT_OK;
+}
+
+/* Greedy decoding of the first test utterance, for the figure. */
+static lt_status decode_example(lt_trainer *t, corpus_view *v, int32_t *out, int *len)
+{
+    const split_batches *sb = &v->test;
+    int at = 0;
+    while (sb->order[at] != 0)
+        at++;
+    lt_batch batch = fill_range(v, sb, at, 1, 0);
+    lt_batch_result r;
+    LT_TRY(lt_trainer_evaluate(t, &batch, &r));
+    *len = lt_ctc_greedy_decode(out, t->model.logits, batch.lengths[0], CLASSES);
     return LT_OK;
 }
 
@@ -361,7 +404,10 @@ static lt_status make_batch(void *ctx, long step, lt_batch *batch)
         order[i] = order[k];
         order[k] = tmp;
     }
-    *batch = fill_batch(r->v, sb, order[slot]);
+    /* this rank's share of the update's utterances */
+    int local = sb->size / lt_dist_size(), first = order[slot] * sb->size;
+    *batch = fill_range(r->v, sb, first + lt_dist_rank() * local, local,
+                        longest(r->v, sb, first, sb->size));
     return LT_OK;
 }
 
@@ -380,9 +426,8 @@ static lt_status after_update(void *ctx, const lt_trainer *trainer, const lt_bat
     double epoch_s = elapsed - r->last_elapsed - r->last_eval_s;
     double t0 = lt_time_now();
     double dev_loss, dev_per, test_loss, test_per;
-    LT_TRY(evaluate(r->trainer, r->v, &r->v->dev, &dev_loss, &dev_per, NULL, NULL));
-    LT_TRY(evaluate(r->trainer, r->v, &r->v->test, &test_loss, &test_per, r->example,
-                    &r->example_len));
+    LT_TRY(evaluate(r->trainer, r->v, &r->v->dev, &dev_loss, &dev_per));
+    LT_TRY(evaluate(r->trainer, r->v, &r->v->test, &test_loss, &test_per));
     r->last_eval_s = lt_time_now() - t0;
     r->last_elapsed = elapsed;
     if (r->epochs_timed < 4096)
@@ -450,7 +495,8 @@ static lt_status train_model(model_run *r, const bench_run *run, const lt_csv_ta
     r->best_dev = INFINITY;
     const long nb = r->v->train.count;
     struct stat st;
-    if (run->resume && stat(ckpt, &st) == 0) {
+    /* rank 0 reads a checkpoint and the curve, then hands them on */
+    if (lt_dist_is_root() && run->resume && stat(ckpt, &st) == 0) {
         status = lt_trainer_load(&t, ckpt);
         long carried = 0;
         if (status == LT_OK && prev != NULL)
@@ -468,6 +514,11 @@ static lt_status train_model(model_run *r, const bench_run *run, const lt_csv_ta
                 r->elapsed_offset = bench_cell_num(r->curves, i, "elapsed_s");
             }
     }
+    status = lt_dist_agree(status);
+    if (status == LT_OK)
+        status = lt_trainer_broadcast(&t);
+    if (status == LT_OK)
+        status = lt_dist_broadcast(&r->best_dev, sizeof r->best_dev);
     char label[64];
     snprintf(label, sizeof label, "speech %s", r->model);
     bench_train_spec spec = {.label = label, .steps = o->epochs * nb, .checkpoint_every = nb,
@@ -477,6 +528,8 @@ static lt_status train_model(model_run *r, const bench_run *run, const lt_csv_ta
     bench_train_result tr;
     if (status == LT_OK)
         status = bench_train(&t, &spec, NAN, step_seconds, &tr);
+    if (status == LT_OK && lt_dist_is_root())
+        status = decode_example(&t, r->v, r->example, &r->example_len);
     if (status == LT_OK) {
         out->status = tr.status;
         snprintf(out->note, sizeof out->note, "%s", tr.note);
@@ -614,7 +667,7 @@ int main(int argc, char **argv)
                         .kernel = "default", .cache = "results/speech/cache",
                         .out = "results/speech", .stack = 3, .proj_k = 64, .clip = 1.0};
     bench_common_defaults(&o.common);
-    enum { OWN_FLAGS = 22 };
+    enum { OWN_FLAGS = 23 };
     lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
         {"--preset", LT_FLAG_CHOICE, &o.preset, NULL,
          "size of the run (see Presets below); the defaults shown are the small preset's", 0, 0,
@@ -653,6 +706,9 @@ int main(int argc, char **argv)
          NULL, 0},
         {"--clip", LT_FLAG_DOUBLE, &o.clip, "NORM", "global gradient-norm clipping; 0 = off", 0,
          1e9, NULL, 0},
+        {"--shards", LT_FLAG_INT, &o.shards, "S",
+         "split each update's batch into S shards summed in a fixed tree (a power of two; "
+         "0 = one per MPI rank; above 1, training uses whole batches only)", 0, 1024, NULL, 0},
         {"--resume", LT_FLAG_BOOL, &o.resume, NULL,
          "continue each model from OUT/checkpoints where one exists", 0, 0, NULL, 0},
         {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
@@ -737,7 +793,12 @@ int main(int argc, char **argv)
         status = bench_run_open(&run, o.out, o.resume, o.overwrite, files, 2, ckpts, model_count);
     corpus_view v;
     memset(&v, 0, sizeof v);
-    if (status == LT_OK)
+    /* rank 0 builds the corpus (and its cache) first; the others then read
+     * the cache where they share the folder, or build the same bytes */
+    if (status == LT_OK && lt_dist_is_root())
+        status = load_corpus(&v, &o);
+    status = lt_dist_agree(status);
+    if (status == LT_OK && !lt_dist_is_root())
         status = load_corpus(&v, &o);
     for (int i = 0; status == LT_OK && i < model_count; i++) {
         lt_train_config tc;
@@ -761,6 +822,7 @@ int main(int argc, char **argv)
     bench_table_init(&results, result_columns, sizeof result_columns / sizeof *result_columns);
     if (status == LT_OK)
         status = bench_table_journal(&curves, curves_path);
+    status = lt_dist_agree(status);
     if (status != LT_OK) {
         free_corpus(&v);
         return bench_report(cli.program, status, field_flags);
@@ -809,7 +871,7 @@ int main(int argc, char **argv)
             break;
         add_result(&results, &r, &out, &v);
         diverged |= strcmp(out.status, "diverged") == 0;
-        if (r.example_len > 0)
+        if (lt_dist_is_root() && r.example_len > 0)
             status = utterance_figure(&run, &v, models[i], example, r.example_len);
     }
     lt_mem_free(step_seconds);
