@@ -22,6 +22,7 @@ static const program_entry programs[] = {
     {"attention", "run one attention kernel on .npy inputs (check against your framework)"},
     {"plot", "redraw the paper's figures from result CSVs (gnuplot)"},
     {"compare", "compare two result CSVs: pass/fail for performance-regression tracking"},
+    {"suite", "every experiment at one preset, every figure, and a report beside the paper"},
 };
 enum { PROGRAM_COUNT = sizeof programs / sizeof programs[0] };
 
