@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "attn/attn.h"
 #include "common.h"
@@ -323,28 +322,15 @@ static lt_status train_variant(const copy_options *o, const bench_run *run, vari
         status = lt_trainer_init(&t, &tc, threads);
     out->params = t.model.param_count;
 
-    /* every rank starts from rank 0's parameters; rank 0 alone reads a
-     * checkpoint and the earlier curve, and hands them on */
-    struct stat st;
-    double first_loss = NAN;
-    if (status == LT_OK && lt_dist_is_root() && run->resume && stat(ckpt, &st) == 0) {
-        status = lt_trainer_load(&t, ckpt);
-        long carried = 0;
-        if (status == LT_OK && prev != NULL)
-            status = bench_carry_rows(v->curves, prev, prev_path, "variant", v->variant, t.step,
-                                      &carried);
-        if (status == LT_OK && carried != t.step)
-            status = lt_fail(LT_E_INPUT,
-                             "--resume: %s holds %ld curve rows of %s but its checkpoint is at "
-                             "update %ld; --overwrite starts over",
-                             prev_path ? prev_path : "the output folder", carried, v->variant,
-                             t.step);
-        double ignored;
-        bench_curve_ends(v->curves, "variant", v->variant, "loss", &first_loss, &ignored);
-    }
-    status = lt_dist_agree(status);
+    /* every rank starts from rank 0's parameters, or from the checkpoint
+     * rank 0 read */
+    double first_loss = NAN, ignored;
+    long carried = 0;
     if (status == LT_OK)
-        status = lt_trainer_broadcast(&t);
+        status = bench_resume(&t, run, ckpt, v->curves, prev, prev_path, "variant", v->variant,
+                              1, &carried);
+    if (carried > 0)
+        bench_curve_ends(v->curves, "variant", v->variant, "loss", &first_loss, &ignored);
     out->complete = status == LT_OK && t.step >= o->steps && run->resume;
     char label[64];
     snprintf(label, sizeof label, "copy %s N=%d", v->variant, N);
@@ -544,14 +530,11 @@ int main(int argc, char **argv)
         "The synthetic copy task of the paper (sec. 4.1.1, Figure 2): train a causal "
         "transformer per\nattention variant to repeat a random sequence of symbols.",
         details, flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
-    /* The default preset fills the flags first, so --help shows its values. */
-    lt_status status = bench_presets_apply(&cli, &presets, o.preset);
-    LT_ASSERT(status == LT_OK);
     int exit_now;
-    int code = bench_parse(&cli, &o.common, argc, argv, &exit_now);
+    int code = bench_parse_presets(&cli, &presets, &o.preset, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
-    status = bench_presets_apply(&cli, &presets, o.preset);
+    lt_status status = LT_OK;
     char scaling_note[512];
     scale_to_length(&o, &cli, scaling_note, sizeof scaling_note);
 
@@ -597,23 +580,19 @@ int main(int argc, char **argv)
     if (status != LT_OK)
         return bench_report(cli.program, status, field_flags);
 
-    char curves_path[4400], summary_path[4400], prev_path[4400] = "", prev_summary_path[4400];
-    bench_run_path(&run, "curves.csv", curves_path, sizeof curves_path);
+    char curves_path[4400], summary_path[4400], prev_path[4400], prev_summary_path[4400];
     bench_run_path(&run, "summary.csv", summary_path, sizeof summary_path);
     /* A resumed run reads what the earlier one left: its rows continue. */
     lt_csv_table prev, prev_summary;
     int have_prev = 0, have_prev_summary = 0;
-    if (o.resume)
-        status = bench_table_read_previous(&prev, &have_prev, curves_path, prev_path,
-                                           sizeof prev_path);
+    bench_table curves, summary;
+    bench_table_init(&summary, summary_columns, sizeof summary_columns / sizeof *summary_columns);
+    status = bench_open_curves(&curves, curve_columns, sizeof curve_columns / sizeof *curve_columns,
+                               &run, "curves.csv", curves_path, sizeof curves_path, &prev,
+                               &have_prev, prev_path, sizeof prev_path);
     if (status == LT_OK && o.resume)
         status = bench_table_read_previous(&prev_summary, &have_prev_summary, summary_path,
                                            prev_summary_path, sizeof prev_summary_path);
-    bench_table curves, summary;
-    bench_table_init(&curves, curve_columns, sizeof curve_columns / sizeof *curve_columns);
-    bench_table_init(&summary, summary_columns, sizeof summary_columns / sizeof *summary_columns);
-    if (status == LT_OK)
-        status = bench_table_journal(&curves, curves_path);
     status = lt_dist_agree(status);
     if (status != LT_OK)
         return bench_report(cli.program, status, field_flags);

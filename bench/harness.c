@@ -595,3 +595,59 @@ void bench_curve_ends(const bench_table *t, const char *column, const char *valu
     }
     *last_mean = sum / (double)tail;
 }
+
+/* ---- the steps every training program takes ---- */
+
+int bench_parse_presets(lt_cli *cli, const bench_presets *presets, const char *const *preset,
+                        bench_common *common, int argc, char **argv, int *exit_now)
+{
+    lt_status status = bench_presets_apply(cli, presets, *preset);
+    LT_ASSERT(status == LT_OK); /* the program's own table */
+    int code = bench_parse(cli, common, argc, argv, exit_now);
+    if (*exit_now)
+        return code;
+    status = bench_presets_apply(cli, presets, *preset);
+    if (status != LT_OK) {
+        *exit_now = 1;
+        return lt_cli_report(cli->program, status);
+    }
+    return 0;
+}
+
+lt_status bench_open_curves(bench_table *curves, const char *const *columns, int ncols,
+                            const bench_run *run, const char *name, char *path, size_t size,
+                            lt_csv_table *prev, int *have_prev, char *prev_path,
+                            size_t prev_size)
+{
+    bench_run_path(run, name, path, size);
+    *have_prev = 0;
+    prev_path[0] = '\0';
+    bench_table_init(curves, columns, ncols);
+    if (run->resume)
+        LT_TRY(bench_table_read_previous(prev, have_prev, path, prev_path, prev_size));
+    return bench_table_journal(curves, path);
+}
+
+lt_status bench_resume(lt_trainer *t, const bench_run *run, const char *checkpoint,
+                       bench_table *curves, const lt_csv_table *prev, const char *prev_path,
+                       const char *key_column, const char *key, long steps_per_row,
+                       long *carried)
+{
+    struct stat st;
+    lt_status status = LT_OK;
+    *carried = 0;
+    if (lt_dist_is_root() && run->resume && stat(checkpoint, &st) == 0) {
+        status = lt_trainer_load(t, checkpoint);
+        if (status == LT_OK && prev != NULL)
+            status = bench_carry_rows(curves, prev, prev_path, key_column, key, t->step,
+                                      carried);
+        if (status == LT_OK && *carried != t->step / steps_per_row)
+            status = lt_fail(LT_E_INPUT,
+                             "--resume: %s holds %ld curve rows of %s but its checkpoint is at "
+                             "update %ld (%ld update%s a row); --overwrite starts over",
+                             prev != NULL ? prev_path : "the output folder", *carried, key,
+                             t->step, steps_per_row, steps_per_row > 1 ? "s" : "");
+    }
+    LT_TRY(lt_dist_agree(status));
+    return lt_trainer_broadcast(t);
+}

@@ -19,9 +19,13 @@
 
 #include <stdio.h>
 
+#include "common.h"
 #include "core/cli.h"
+#include "core/progress.h"
 #include "core/status.h"
+#include "core/timer.h"
 #include "io/csv.h"
+#include "model/train.h"
 
 /* ---- presets ---- */
 
@@ -165,11 +169,32 @@ typedef struct bench_field_flag {
 /* lt_cli_report with the message's leading "field:" replaced by its flag. */
 int bench_report(const char *program, lt_status status, const bench_field_flag *map);
 
-/* ---- the training loop ---- */
+/* ---- the steps every training program takes ---- */
 
-#include "core/progress.h"
-#include "core/timer.h"
-#include "model/train.h"
+/* Parses argv with the preset table: the default preset (*preset as given)
+ * first fills the flags so --help shows its values, then the preset chosen
+ * on the command line fills the flags not given. As bench_parse. */
+int bench_parse_presets(lt_cli *cli, const bench_presets *presets, const char *const *preset,
+                        bench_common *common, int argc, char **argv, int *exit_now);
+
+/* A run's per-update (or per-epoch) curve: reads what an earlier run left
+ * for OUT/name when resuming (*prev, *have_prev, prev_path), starts the
+ * table and its journal (rank 0). */
+lt_status bench_open_curves(bench_table *curves, const char *const *columns, int ncols,
+                            const bench_run *run, const char *name, char *path, size_t size,
+                            lt_csv_table *prev, int *have_prev, char *prev_path,
+                            size_t prev_size);
+
+/* Continues a model from its checkpoint where --resume finds one (rank 0
+ * reads it and the earlier curve, carrying the rows of `key_column` = key
+ * up to the checkpoint; there must be step / steps_per_row of them), then
+ * every rank gets rank 0's state. *carried receives the rows carried. */
+lt_status bench_resume(lt_trainer *trainer, const bench_run *run, const char *checkpoint,
+                       bench_table *curves, const lt_csv_table *prev, const char *prev_path,
+                       const char *key_column, const char *key, long steps_per_row,
+                       long *carried);
+
+/* ---- the training loop ---- */
 
 /* What one training run of one model needs from its program. */
 typedef struct bench_train_spec {

@@ -285,25 +285,13 @@ static lt_status train_variant(const image_options *o, const image_data *d, cons
     if (status == LT_OK)
         status = lt_trainer_init(&t, &tc, lt_threads_get());
     out->params = t.model.param_count;
-    double first_loss = NAN;
-    struct stat st;
-    /* rank 0 reads a checkpoint and the curve, then hands them on */
-    if (status == LT_OK && lt_dist_is_root() && run->resume && stat(ckpt, &st) == 0) {
-        status = lt_trainer_load(&t, ckpt);
-        long carried = 0;
-        if (status == LT_OK && prev != NULL)
-            status = bench_carry_rows(c->curves, prev, prev_path, "variant", c->variant, t.step,
-                                      &carried);
-        if (status == LT_OK && carried != t.step)
-            status = lt_fail(LT_E_INPUT, "--resume: the curve holds %ld rows of %s but its "
-                                         "checkpoint is at update %ld; --overwrite starts over",
-                             carried, c->variant, t.step);
-        double ignored;
-        bench_curve_ends(c->curves, "variant", c->variant, "loss", &first_loss, &ignored);
-    }
-    status = lt_dist_agree(status);
+    double first_loss = NAN, ignored;
+    long carried = 0;
     if (status == LT_OK)
-        status = lt_trainer_broadcast(&t);
+        status = bench_resume(&t, run, ckpt, c->curves, prev, prev_path, "variant", c->variant,
+                              1, &carried);
+    if (carried > 0)
+        bench_curve_ends(c->curves, "variant", c->variant, "loss", &first_loss, &ignored);
     char label[96];
     snprintf(label, sizeof label, "image %s %s", d->name, c->variant);
     bench_train_spec spec = {
@@ -716,14 +704,12 @@ int main(int argc, char **argv)
                   "Tables 1 and 2): bits/dim and images/s per attention variant and generation "
                   "mode.",
                   details, flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
-    lt_status status = bench_presets_apply(&cli, &presets, o.preset);
-    LT_ASSERT(status == LT_OK);
     o.layers = 2, o.steps = 1000; /* the small preset's per-dataset values, for --help */
     int exit_now;
-    int code = bench_parse(&cli, &o.common, argc, argv, &exit_now);
+    int code = bench_parse_presets(&cli, &presets, &o.preset, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
-    status = bench_presets_apply(&cli, &presets, o.preset);
+    lt_status status = LT_OK;
     int mnist = strcmp(o.dataset, "mnist") == 0, paper = strcmp(o.preset, "paper") == 0;
     if (!lt_cli_flag(&cli, "--layers")->seen && paper)
         o.layers = mnist ? 8 : 16;
@@ -798,19 +784,17 @@ int main(int argc, char **argv)
     if (status == LT_OK)
         status = bench_run_open(&run, o.out, o.resume, o.overwrite, files, 2, ckpts,
                                 o.gen_only ? 0 : variant_count);
-    char csv_path[4400], curves_path[4400], prev_path[4400] = "";
+    char csv_path[4400], curves_path[4400], prev_path[4400];
     bench_run_path(&run, csv_name, csv_path, sizeof csv_path);
-    bench_run_path(&run, curves_name, curves_path, sizeof curves_path);
     lt_csv_table prev;
     int have_prev = 0;
-    if (status == LT_OK && o.resume)
-        status = bench_table_read_previous(&prev, &have_prev, curves_path, prev_path,
-                                           sizeof prev_path);
     bench_table curves, results;
-    bench_table_init(&curves, curve_columns, sizeof curve_columns / sizeof *curve_columns);
     bench_table_init(&results, result_columns, sizeof result_columns / sizeof *result_columns);
     if (status == LT_OK)
-        status = bench_table_journal(&curves, curves_path);
+        status = bench_open_curves(&curves, curve_columns,
+                                   sizeof curve_columns / sizeof *curve_columns, &run,
+                                   curves_name, curves_path, sizeof curves_path, &prev,
+                                   &have_prev, prev_path, sizeof prev_path);
     status = lt_dist_agree(status);
     if (status != LT_OK)
         return bench_report(cli.program, status, field_flags);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "attn/attn.h"
 #include "common.h"
@@ -494,29 +493,15 @@ static lt_status train_model(model_run *r, const bench_run *run, const lt_csv_ta
     out->params = t.model.param_count;
     r->best_dev = INFINITY;
     const long nb = r->v->train.count;
-    struct stat st;
-    /* rank 0 reads a checkpoint and the curve, then hands them on */
-    if (lt_dist_is_root() && run->resume && stat(ckpt, &st) == 0) {
-        status = lt_trainer_load(&t, ckpt);
-        long carried = 0;
-        if (status == LT_OK && prev != NULL)
-            status = bench_carry_rows(r->curves, prev, prev_path, "model", r->model, t.step,
-                                      &carried);
-        if (status == LT_OK && carried != t.step / nb)
-            status = lt_fail(LT_E_INPUT, "--resume: the curve holds %ld epochs of %s but its "
-                                         "checkpoint is at update %ld (%ld per epoch); "
-                                         "--overwrite starts over",
-                             carried, r->model, t.step, nb);
-        for (long i = 0; i < r->curves->rows; i++)
-            if (strcmp(bench_cell(r->curves, i, "model"), r->model) == 0) {
-                double dev = bench_cell_num(r->curves, i, "dev_per");
-                r->best_dev = dev < r->best_dev ? dev : r->best_dev;
-                r->elapsed_offset = bench_cell_num(r->curves, i, "elapsed_s");
-            }
-    }
-    status = lt_dist_agree(status);
-    if (status == LT_OK)
-        status = lt_trainer_broadcast(&t);
+    long carried = 0;
+    status = bench_resume(&t, run, ckpt, r->curves, prev, prev_path, "model", r->model, nb,
+                          &carried);
+    for (long i = 0; status == LT_OK && carried > 0 && i < r->curves->rows; i++)
+        if (strcmp(bench_cell(r->curves, i, "model"), r->model) == 0) {
+            double dev = bench_cell_num(r->curves, i, "dev_per");
+            r->best_dev = dev < r->best_dev ? dev : r->best_dev;
+            r->elapsed_offset = bench_cell_num(r->curves, i, "elapsed_s");
+        }
     if (status == LT_OK)
         status = lt_dist_broadcast(&r->best_dev, sizeof r->best_dev);
     char label[64];
@@ -741,13 +726,11 @@ int main(int argc, char **argv)
                   "WSJ-style phoneme recognition with CTC (the paper's sec. 4.3, Table 3): "
                   "phoneme error\nrate and time per epoch per model.",
                   details, flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
-    lt_status status = bench_presets_apply(&cli, &presets, o.preset);
-    LT_ASSERT(status == LT_OK);
     int exit_now;
-    int code = bench_parse(&cli, &o.common, argc, argv, &exit_now);
+    int code = bench_parse_presets(&cli, &presets, &o.preset, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
-    status = bench_presets_apply(&cli, &presets, o.preset);
+    lt_status status = LT_OK;
 
     char text[256];
     const char *models[MAX_MODELS], *kernels[MAX_MODELS];
@@ -809,19 +792,17 @@ int main(int argc, char **argv)
         if (status == LT_OK)
             status = lt_mem_plan(bytes, "training");
     }
-    char csv_path[4400], curves_path[4400], prev_path[4400] = "";
+    char csv_path[4400], curves_path[4400], prev_path[4400];
     bench_run_path(&run, "speech.csv", csv_path, sizeof csv_path);
-    bench_run_path(&run, "speech-curves.csv", curves_path, sizeof curves_path);
     lt_csv_table prev;
     int have_prev = 0;
-    if (status == LT_OK && o.resume)
-        status = bench_table_read_previous(&prev, &have_prev, curves_path, prev_path,
-                                           sizeof prev_path);
     bench_table curves, results;
-    bench_table_init(&curves, curve_columns, sizeof curve_columns / sizeof *curve_columns);
     bench_table_init(&results, result_columns, sizeof result_columns / sizeof *result_columns);
     if (status == LT_OK)
-        status = bench_table_journal(&curves, curves_path);
+        status = bench_open_curves(&curves, curve_columns,
+                                   sizeof curve_columns / sizeof *curve_columns, &run,
+                                   "speech-curves.csv", curves_path, sizeof curves_path, &prev,
+                                   &have_prev, prev_path, sizeof prev_path);
     status = lt_dist_agree(status);
     if (status != LT_OK) {
         free_corpus(&v);
