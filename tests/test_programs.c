@@ -110,8 +110,9 @@ Test(copy, resume_continues_and_unwritable_output_fails_cleanly, .timeout = 300)
              "copy --variants linear --seq 16 --batch 2 --steps 4 --lr-drops none --quiet --out %s",
              dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
-    snprintf(args, sizeof args, "copy --preset quick --variants linear --steps 4 --quiet --out %s",
-             dir);
+    /* A fresh run over an earlier run's checkpoints must say so. */
+    snprintf(args, sizeof args,
+             "copy --preset quick --variants linear --steps 4 --overwrite --quiet --out %s", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     snprintf(args, sizeof args,
              "copy --preset quick --variants linear --steps 7 --resume --quiet --out %s", dir);
@@ -129,12 +130,19 @@ Test(copy, resume_continues_and_unwritable_output_fails_cleanly, .timeout = 300)
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("ffn=64");
 
+    /* With nothing to resume, --resume starts fresh (as --help says). */
+    char fresh[64];
+    make_temp_dir(fresh);
+    snprintf(args, sizeof args,
+             "copy --preset quick --variants linear --steps 2 --resume --quiet --out %s", fresh);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/summary.csv", fresh);
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(cell_num(&t, 0, "first_step"), 0);
+    lt_csv_table_free(&t);
+
     char empty[64];
     make_temp_dir(empty);
-    snprintf(args, sizeof args, "copy --preset quick --variants linear --resume --quiet --out %s",
-             empty);
-    cr_assert_eq(ltbench(args), 2, "%s", output);
-    ASSERT_MENTIONS("no checkpoint");
 
     /* An output folder below a regular file: exit 2 and nothing written. */
     snprintf(path, sizeof path, "%s/plain", empty);
