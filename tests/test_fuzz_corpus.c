@@ -77,6 +77,7 @@ static void replay(const char *name)
 
 Test(corpus, npy) { replay("npy"); }
 Test(corpus, checkpoint) { replay("checkpoint"); }
+Test(corpus, checkpoint_crc) { replay("checkpoint_crc"); }
 Test(corpus, csv) { replay("csv"); }
 Test(corpus, idx) { replay("idx"); }
 Test(corpus, idx_gz) { replay("idx_gz"); }
@@ -86,7 +87,7 @@ Test(corpus, cifar_subset) { replay("cifar_subset"); }
 /* Every target has a corpus replayed above, and every corpus a target. */
 Test(corpus, folders_match_targets)
 {
-    cr_assert_eq(fuzz_target_count, 7, "a new target needs its Test() above");
+    cr_assert_eq(fuzz_target_count, 8, "a new target needs its Test() above");
     char dir[4096];
     corpus_dir(dir, sizeof dir, "");
     struct dirent **entries;

@@ -169,6 +169,13 @@ static void npy_seeds(void)
 
 /* ---- checkpoints --------------------------------------------------------- */
 
+/* Both checkpoint targets start from the same seeds. */
+static void ckpt_seed(const char *name, const void *data, size_t size)
+{
+    seed("checkpoint", name, data, size);
+    seed("checkpoint_crc", name, data, size);
+}
+
 static void checkpoint_seeds(void)
 {
     const char *path = scratch_path("c.ckpt");
@@ -184,32 +191,39 @@ static void checkpoint_seeds(void)
         fail("%s", lt_last_error());
     size_t size;
     unsigned char *data = slurp(path, &size);
-    seed("checkpoint", "ok_three_sections.ckpt", data, size);
-    seed("checkpoint", "bad_truncated.ckpt", data, size / 2);
-    seed("checkpoint", "bad_header_only.ckpt", data, 16);
+    ckpt_seed("ok_three_sections.ckpt", data, size);
+    ckpt_seed("bad_truncated.ckpt", data, size / 2);
+    ckpt_seed("bad_header_only.ckpt", data, 16);
     unsigned char *longer = malloc(size + 4);
     memcpy(longer, data, size);
     memset(longer + size, 0, 4);
-    seed("checkpoint", "bad_trailing_bytes.ckpt", longer, size + 4);
+    ckpt_seed("bad_trailing_bytes.ckpt", longer, size + 4);
     free(longer);
-    data[size - 5] ^= 0x10; /* inside the last section's packed data */
-    seed("checkpoint", "bad_crc.ckpt", data, size);
+    /* checkpoint_crc rewrites record CRCs, so this one is only "checkpoint"'s. */
+    data[size - 5] ^= 0x10; /* the last section's record CRC */
+    seed("checkpoint", "bad_record_crc.ckpt", data, size);
     data[size - 5] ^= 0x10;
+    data[size / 2] ^= 0x40; /* inside the params section's packed data */
+    ckpt_seed("bad_packed_data.ckpt", data, size);
+    data[size / 2] ^= 0x40;
+    data[26] += 1; /* the config section's raw length (23 -> 24) */
+    ckpt_seed("bad_raw_length.ckpt", data, size);
+    data[26] -= 1;
     data[12] = 200; /* section count */
-    seed("checkpoint", "bad_section_count.ckpt", data, size);
+    ckpt_seed("bad_section_count.ckpt", data, size);
     data[12] = 3;
     data[8] = 2; /* version */
-    seed("checkpoint", "bad_version.ckpt", data, size);
+    ckpt_seed("bad_version.ckpt", data, size);
     data[0] = 'X';
-    seed("checkpoint", "bad_magic.ckpt", data, size);
+    ckpt_seed("bad_magic.ckpt", data, size);
     free(data);
 
     if (lt_ckpt_writer_open(&w, path) != LT_OK || lt_ckpt_writer_commit(w) != LT_OK)
         fail("%s", lt_last_error());
     data = slurp(path, &size);
-    seed("checkpoint", "ok_no_sections.ckpt", data, size);
+    ckpt_seed("ok_no_sections.ckpt", data, size);
     free(data);
-    seed("checkpoint", "bad_empty.ckpt", "", 0);
+    ckpt_seed("bad_empty.ckpt", "", 0);
 }
 
 /* ---- CSV ----------------------------------------------------------------- */
