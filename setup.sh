@@ -48,17 +48,20 @@ if [ ! -f build/build.ninja ]; then
 fi
 meson compile -C build
 
-# Runs the suite in build folder $1 (more meson test arguments after it).
+# Runs the suite in build folder $1, with test setup $2 if given.
 run_suite() {
-  local dir=$1
-  shift
-  local status=0
-  meson test -C "$dir" --print-errorlogs "$@" || status=$?
+  local dir=$1 setup=${2:-} log=testlog.txt status=0
+  local args=(-C "$dir" --print-errorlogs)
+  if [ -n "$setup" ]; then
+    args+=(--setup "$setup")
+    log=testlog-$setup.txt
+  fi
+  meson test "${args[@]}" || status=$?
   # Criterion counts its cases per executable; add them up into one line.
   awk '/Synthesis: Tested:/ { for (i = 1; i <= NF; i++) {
          if ($i == "Passing:") p += $(i + 1); if ($i == "Failing:") f += $(i + 1);
          if ($i == "Crashing:") f += $(i + 1) } }
-       END { printf "tests: %d passed, %d failed\n", p, f }' "$dir/meson-logs/testlog.txt"
+       END { printf "tests: %d passed, %d failed\n", p, f }' "$dir/meson-logs/$log"
   return "$status"
 }
 
@@ -71,7 +74,7 @@ case "$mode" in
       meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined
     fi
     meson compile -C build-asan
-    run_suite build-asan --setup asan ;;
+    run_suite build-asan asan ;;
   fuzz)
     if [ ! -f build-fuzz/build.ninja ]; then
       CC=clang meson setup build-fuzz -Dfuzz=true
