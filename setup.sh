@@ -6,15 +6,22 @@
 #
 #   ./setup.sh           set up and build
 #   ./setup.sh --test    set up, build and run the whole test suite
+#   ./setup.sh --asan    also build into build-asan/ with AddressSanitizer and
+#                        UBSan and run the whole suite there (a few minutes)
+#   ./setup.sh --fuzz    also install clang and libFuzzer and build the
+#                        fuzz harnesses into build-fuzz/ (tests/fuzz/README.md)
 set -euo pipefail
 cd "$(dirname "$0")"
 
-run_tests=0
+mode=build
 case "${1:-}" in
   "") ;;
-  --test) run_tests=1 ;;
-  -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "setup.sh: unknown argument '$1' (expected nothing or --test)" >&2; exit 2 ;;
+  --test) mode=test ;;
+  --asan) mode=asan ;;
+  --fuzz) mode=fuzz ;;
+  -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "setup.sh: unknown argument '$1' (expected nothing, --test, --asan or --fuzz)" >&2
+     exit 2 ;;
 esac
 
 # gnuplot-nox draws `ltbench plot`'s figures (pngcairo, no X11).
@@ -22,6 +29,9 @@ packages=(build-essential meson ninja-build pkg-config
           libpng-dev zlib1g-dev libcriterion-dev libopenblas-openmp-dev gnuplot-nox
           libespeak-ng-dev espeak-ng-data libfftw3-dev wordnet-base
           libopenmpi-dev openmpi-bin)
+# Fuzzing only: clang, its libFuzzer and sanitizer runtimes, its OpenMP.
+# (The sanitizer build uses gcc's runtimes, which build-essential brings.)
+[ "$mode" != fuzz ] || packages+=(clang libclang-rt-dev libomp-dev)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -40,13 +50,37 @@ if [ ! -f build/build.ninja ]; then
 fi
 meson compile -C build
 
-if [ "$run_tests" -eq 1 ]; then
-  status=0
-  meson test -C build --print-errorlogs || status=$?
+# Runs the suite in build folder $1, with test setup $2 if given.
+run_suite() {
+  local dir=$1 setup=${2:-} log=testlog.txt status=0
+  local args=(-C "$dir" --print-errorlogs)
+  if [ -n "$setup" ]; then
+    args+=(--setup "$setup")
+    log=testlog-$setup.txt
+  fi
+  meson test "${args[@]}" || status=$?
   # Criterion counts its cases per executable; add them up into one line.
   awk '/Synthesis: Tested:/ { for (i = 1; i <= NF; i++) {
          if ($i == "Passing:") p += $(i + 1); if ($i == "Failing:") f += $(i + 1);
          if ($i == "Crashing:") f += $(i + 1) } }
-       END { printf "tests: %d passed, %d failed\n", p, f }' build/meson-logs/testlog.txt
-  exit "$status"
-fi
+       END { printf "tests: %d passed, %d failed\n", p, f }' "$dir/meson-logs/$log"
+  return "$status"
+}
+
+case "$mode" in
+  test) run_suite build ;;
+  asan)
+    # Every ASan, LeakSanitizer or UBSan report fails its test (the 'asan'
+    # test setup in tests/meson.build).
+    if [ ! -f build-asan/build.ninja ]; then
+      meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined
+    fi
+    meson compile -C build-asan
+    run_suite build-asan asan ;;
+  fuzz)
+    if [ ! -f build-fuzz/build.ninja ]; then
+      CC=clang meson setup build-fuzz -Dfuzz=true
+    fi
+    meson compile -C build-fuzz
+    echo "setup: fuzz harnesses in build-fuzz/tests/fuzz/; run them with tests/fuzz/run.sh" >&2 ;;
+esac

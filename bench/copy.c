@@ -444,6 +444,18 @@ static const bench_print_col summary_print[] = {
     {"eval acc", "eval_copy_accuracy", "%.3f", 0, 8},
 };
 
+/* The earlier run's tables and this run's, released on every way out of main
+ * so a failed run leaks nothing (the sanitizer build checks). Zeroed tables
+ * are ignored. */
+static void free_tables(lt_csv_table *prev, lt_csv_table *prev_summary, bench_table *curves,
+                        bench_table *summary)
+{
+    lt_csv_table_free(prev);
+    lt_csv_table_free(prev_summary);
+    bench_table_free(curves);
+    bench_table_free(summary);
+}
+
 int main(int argc, char **argv)
 {
     copy_options o = {.preset = "small", .variants = "softmax,linear,linformer",
@@ -584,6 +596,8 @@ int main(int argc, char **argv)
     bench_run_path(&run, "summary.csv", summary_path, sizeof summary_path);
     /* A resumed run reads what the earlier one left: its rows continue. */
     lt_csv_table prev, prev_summary;
+    memset(&prev, 0, sizeof prev);
+    memset(&prev_summary, 0, sizeof prev_summary);
     int have_prev = 0, have_prev_summary = 0;
     bench_table curves, summary;
     bench_table_init(&summary, summary_columns, sizeof summary_columns / sizeof *summary_columns);
@@ -594,8 +608,10 @@ int main(int argc, char **argv)
         status = bench_table_read_previous(&prev_summary, &have_prev_summary, summary_path,
                                            prev_summary_path, sizeof prev_summary_path);
     status = lt_dist_agree(status);
-    if (status != LT_OK)
+    if (status != LT_OK) {
+        free_tables(&prev, &prev_summary, &curves, &summary);
         return bench_report(cli.program, status, field_flags);
+    }
 
     printf("ltbench copy: preset %s, N=%ld, batch %ld, %ld updates, %ld layers, %ld heads x %ld, "
            "FFN %ld, dropout %g, %s lr %g drops %s, clip %g, %d threads x %d ranks, %d shards, "
@@ -663,8 +679,9 @@ int main(int argc, char **argv)
     }
     lt_mem_free(step_seconds);
     if (status != LT_OK) {
-        /* the journal stays for --resume; finished files are untouched */
-        bench_table_detach(&curves);
+        /* the journal stays for --resume (freeing a table detaches it);
+         * finished files are untouched */
+        free_tables(&prev, &prev_summary, &curves, &summary);
         return bench_report(cli.program, status, field_flags);
     }
     printf("\n");
@@ -678,15 +695,10 @@ int main(int argc, char **argv)
     status = bench_table_commit(&curves, curves_path);
     if (status == LT_OK)
         status = bench_table_commit(&summary, summary_path);
+    free_tables(&prev, &prev_summary, &curves, &summary);
     if (status != LT_OK)
         return bench_report(cli.program, status, field_flags);
     printf("\nwrote %s and %s\n", curves_path, summary_path);
-    if (have_prev)
-        lt_csv_table_free(&prev);
-    if (have_prev_summary)
-        lt_csv_table_free(&prev_summary);
-    bench_table_free(&curves);
-    bench_table_free(&summary);
     if (bench_interrupted()) {
         fprintf(stderr, "ltbench copy: interrupted; --resume continues from the checkpoints\n");
         return bench_interrupt_exit_code();

@@ -88,6 +88,30 @@ Test(mem, calloc_zeroes_and_zero_size_is_valid)
     lt_mem_free(p);
 }
 
+/* In an AddressSanitizer build the slack after the bytes asked for (and the
+ * header before them) is poisoned, so overflows into it are reported. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+
+Test(mem, asan_sees_the_rounding_padding)
+{
+    unsigned char *p;
+    cr_assert_eq(lt_mem_alloc((void **)&p, 100, "padded"), LT_OK);
+    cr_assert_eq(__asan_region_is_poisoned(p, 100), NULL, "the bytes asked for are usable");
+    for (int i = 100; i < 128; i++)
+        cr_assert(__asan_address_is_poisoned(p + i), "padding byte %d is not poisoned", i);
+    cr_assert(__asan_address_is_poisoned(p - 1), "the header is not poisoned");
+    lt_mem_free(p);
+}
+#endif
+
 Test(mem, budget_refuses_allocation_and_plan)
 {
     size_t base = lt_mem_current();

@@ -8,6 +8,25 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* Under AddressSanitizer the block header and the padding up to the 64-byte
+ * rounding are poisoned, so a read or write past the bytes asked for is
+ * reported like any heap overflow instead of landing silently in slack. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LT_MEM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LT_MEM_ASAN 1
+#endif
+#endif
+#ifdef LT_MEM_ASAN
+#include <sanitizer/asan_interface.h>
+#define poison(addr, size) ASAN_POISON_MEMORY_REGION((addr), (size))
+#define unpoison(addr, size) ASAN_UNPOISON_MEMORY_REGION((addr), (size))
+#else
+#define poison(addr, size) ((void)(addr), (void)(size))
+#define unpoison(addr, size) ((void)(addr), (void)(size))
+#endif
+
 /* Each block is preceded by one aligned header line that records its charged
  * size, so lt_mem_free needs no size argument. */
 typedef struct block_header {
@@ -64,13 +83,15 @@ lt_status lt_mem_alloc(void **out, size_t bytes, const char *what)
     header->charged = charged;
     header->magic = BLOCK_MAGIC;
     *out = raw + HEADER_BYTES;
+    poison(raw, HEADER_BYTES);
+    poison(raw + HEADER_BYTES + bytes, charged - bytes);
     return LT_OK;
 }
 
 lt_status lt_mem_calloc(void **out, size_t bytes, const char *what)
 {
     LT_TRY(lt_mem_alloc(out, bytes, what));
-    memset(*out, 0, lt_mem_rounded(bytes));
+    memset(*out, 0, bytes);
     return LT_OK;
 }
 
@@ -79,6 +100,7 @@ void lt_mem_free(void *block)
     if (block == NULL)
         return;
     block_header *header = (block_header *)((unsigned char *)block - HEADER_BYTES);
+    unpoison(header, sizeof *header);
     LT_ASSERT(header->magic == BLOCK_MAGIC);
     header->magic = 0;
     atomic_fetch_sub(&current_bytes, header->charged);
