@@ -83,11 +83,12 @@ Test(corpus, idx) { replay("idx"); }
 Test(corpus, idx_gz) { replay("idx_gz"); }
 Test(corpus, cifar) { replay("cifar"); }
 Test(corpus, cifar_subset) { replay("cifar_subset"); }
+Test(corpus, speech_cache) { replay("speech_cache"); }
 
 /* Every target has a corpus replayed above, and every corpus a target. */
 Test(corpus, folders_match_targets)
 {
-    cr_assert_eq(fuzz_target_count, 8, "a new target needs its Test() above");
+    cr_assert_eq(fuzz_target_count, 9, "a new target needs its Test() above");
     char dir[4096];
     corpus_dir(dir, sizeof dir, "");
     struct dirent **entries;

@@ -17,6 +17,7 @@
 #include "core/mem.h"
 #include "fuzz/targets.h"
 #include "io/checkpoint.h"
+#include "datasets/speech.h"
 #include "io/cifar.h"
 #include "io/npy.h"
 
@@ -392,6 +393,30 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return remove(path);
 }
 
+/* A real cache of the smallest corpus (espeak-ng speaks it), and damaged
+ * copies: truncated, a flipped byte, garbage. */
+static void speech_cache_seeds(void)
+{
+    lt_speech_config cfg = {.hours = LT_SPEECH_MIN_HOURS, .seed = 3, .cache_dir = scratch};
+    lt_speech_corpus c;
+    lt_speech_origin origin;
+    if (lt_speech_load(&c, &cfg, NULL, &origin) != LT_OK)
+        fail("speech corpus: %s", lt_last_error());
+    lt_speech_free(&c);
+    char path[PATH_LEN];
+    if (lt_speech_cache_path(path, sizeof path, &cfg) != LT_OK)
+        fail("speech cache path: %s", lt_last_error());
+    size_t size;
+    unsigned char *data = slurp(path, &size);
+    seed("speech_cache", "ok_tiny.ltspeech", data, size);
+    seed("speech_cache", "bad_truncated.ltspeech", data, size / 2);
+    data[size / 3] ^= 0x5a;
+    seed("speech_cache", "bad_flipped.ltspeech", data, size);
+    seed("speech_cache", "bad_header_only.ltspeech", data, 64);
+    seed_text("speech_cache", "bad_text.ltspeech", "not a speech corpus\n");
+    free(data);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -409,6 +434,7 @@ int main(int argc, char **argv)
     idx_seeds();
     cifar_seeds();
     cifar_subset_seeds();
+    speech_cache_seeds();
     nftw(scratch, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     if (lt_mem_current() != 0)
         fail("%zu tracked bytes left allocated", lt_mem_current());

@@ -11,6 +11,7 @@
 #include "core/mem.h"
 #include "datasets/images.h"
 #include "io/checkpoint.h"
+#include "datasets/speech.h"
 #include "io/cifar.h"
 #include "io/csv.h"
 #include "io/idx.h"
@@ -393,6 +394,32 @@ static lt_status target_cifar_subset(const char *dir, const uint8_t *data, size_
 
 /* ---- the table ------------------------------------------------------------- */
 
+/* The speech corpus cache (src/datasets/speech.c): every utterance's
+ * features, phones and text are touched. */
+static lt_status target_speech_cache(const char *dir, const uint8_t *data, size_t size)
+{
+    char path[PATH_LEN];
+    put_file(path, dir, "corpus.ltspeech", data, size);
+    lt_speech_corpus c;
+    lt_speech_cache_info info;
+    lt_status status = lt_speech_cache_read(&c, &info, path);
+    check_clean(status, path);
+    if (status != LT_OK)
+        return status;
+    const lt_speech_split *splits[3] = {&c.train, &c.dev, &c.test};
+    for (int s = 0; s < 3; s++)
+        for (int i = 0; i < splits[s]->count; i++) {
+            const lt_utterance *u = &splits[s]->utts[i];
+            touch(u->features, (size_t)u->frames * LT_SPEECH_MELS * sizeof(float));
+            touch(u->phones, (size_t)u->n_phones * sizeof(int32_t));
+            touch(u->text, strlen(u->text));
+            if (u->speaker < 0 || u->speaker >= c.n_speakers)
+                die("%s: speaker %d of %d accepted", path, u->speaker, c.n_speakers);
+        }
+    lt_speech_free(&c);
+    return LT_OK;
+}
+
 const fuzz_target fuzz_targets[] = {
     {"npy", target_npy},
     {"checkpoint", target_checkpoint},
@@ -402,6 +429,7 @@ const fuzz_target fuzz_targets[] = {
     {"idx_gz", target_idx_gz},
     {"cifar", target_cifar},
     {"cifar_subset", target_cifar_subset},
+    {"speech_cache", target_speech_cache},
 };
 const int fuzz_target_count = (int)(sizeof fuzz_targets / sizeof fuzz_targets[0]);
 
