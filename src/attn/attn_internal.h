@@ -157,6 +157,9 @@ void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_r
 void attn_softmax_rows_backward(float *dp, size_t ld_dp, const float *p, size_t ld_p, int rows,
                                 int cols, int inner);
 
+/* Tokens per chunk of linear-causal-chunked for head dimensions D, M. */
+int attn_linear_chunk(int D, int M);
+
 /* param_count and init_params of variants without parameters. */
 size_t attn_no_params(const lt_attn_config *config);
 void attn_no_init_params(const lt_attn_config *config, float *params, unsigned long long seed);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <cblas.h>
+#include <omp.h>
 
 #include "attn/attn_internal.h"
 
@@ -20,12 +21,13 @@
 #define BLOCK_ROWS 128
 
 static const char KERNEL_GEMM[] = "softmax-gemm";
+static const char KERNEL_TILED[] = "softmax-tiled";
 static const char KERNEL_REFERENCE[] = "softmax-reference";
 
 /* Indexes softmax_kernels below (resolved once by lt_attn_init). */
-enum { GEMM, REFERENCE };
+typedef enum softmax_kernel { GEMM, TILED, REFERENCE } softmax_kernel;
 
-static int uses_reference(const lt_attn *attn) { return attn->kernel == REFERENCE; }
+static softmax_kernel kernel_of(const lt_attn *attn) { return (softmax_kernel)attn->kernel; }
 
 static float score_scale(int D) { return 1.0f / sqrtf((float)D); }
 
@@ -87,6 +89,247 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
                     h.k, D, 1.0f, h.dq + (size_t)r0 * D, D);
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, scale, ds, cols,
                     h.q + (size_t)r0 * D, D, 1.0f, h.dk, D);
+    }
+}
+
+/* ---- softmax-tiled: online softmax over key tiles ---- */
+
+/* Forward walks the keys a tile at a time for each block of TILE_ROWS
+ * queries, keeping a running row maximum m and sum l and rescaling the
+ * output rows when the maximum grows (Milakov and Gimelshein's online
+ * softmax; FlashAttention's loop). Only lse = m + log l is saved per row.
+ * Backward recomputes each tile's probabilities from lse, and first the
+ * output rows themselves, for D_i = dO_i . O_i (the row term of the softmax
+ * gradient; the output is not saved). Scratch is a few tiles a thread and D
+ * (N floats) a head: no N x N buffer anywhere.
+ *
+ * Tiles of 64 queries x 256 keys keep a score tile at 64 KiB (L2) and give
+ * GEMMs with sides 64, 256 and D; larger tiles did not run faster. */
+#define TILE_ROWS 64
+#define TILE_COLS 256
+
+typedef struct tile_scratch {
+    float *S;  /* (TILE_ROWS, TILE_COLS): scores, then probabilities */
+    float *dP; /* (TILE_ROWS, TILE_COLS): dL/dP, then dL/dS */
+    float *O;  /* (TILE_ROWS, M): recomputed output rows (backward) */
+    float *m, *l; /* (TILE_ROWS): running max and sum */
+} tile_scratch;
+
+/* Per-thread scratch floats of the tiled kernel, beside tile_scratch_of. */
+static size_t tile_scratch_bytes(int M)
+{
+    return 2 * attn_round(sizeof(float) * TILE_ROWS * TILE_COLS) +
+           attn_round(sizeof(float) * TILE_ROWS * (size_t)M) +
+           2 * attn_round(sizeof(float) * TILE_ROWS);
+}
+
+/* Scratch `slot` of a head's workspace, after its D (N floats): slot 0
+ * when the head has one thread, the thread's number when several share it. */
+static tile_scratch tile_scratch_of(char *ws, int N, int M, int slot)
+{
+    char *cursor = ws + attn_round(sizeof(float) * (size_t)N) + (size_t)slot * tile_scratch_bytes(M);
+    tile_scratch t;
+    t.S = attn_take(&cursor, (size_t)TILE_ROWS * TILE_COLS);
+    t.dP = attn_take(&cursor, (size_t)TILE_ROWS * TILE_COLS);
+    t.O = attn_take(&cursor, (size_t)TILE_ROWS * M);
+    t.m = attn_take(&cursor, TILE_ROWS);
+    t.l = attn_take(&cursor, TILE_ROWS);
+    return t;
+}
+
+/* What the tile loops of one head share. */
+typedef struct tile_head {
+    attn_head h;
+    int N, D, M, causal;
+    float scale;
+    float *lse; /* (N) saved, or NULL (inference) */
+    float *delta; /* (N) D_i, backward */
+} tile_head;
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* Keys that query block [i0, i0 + rows) sees: all, or up to its last row. */
+static int tile_key_end(const tile_head *t, int i0, int rows)
+{
+    return t->causal ? i0 + rows : t->N;
+}
+
+/* S (rows x cols, stride TILE_COLS) = Q_i K_j^T / sqrt(D), entries of keys
+ * after their query's position set to -INFINITY when causal. */
+static void tile_scores(const tile_head *t, float *S, int i0, int rows, int j0, int cols)
+{
+    const int D = t->D;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, t->scale,
+                t->h.q + (size_t)i0 * D, D, t->h.k + (size_t)j0 * D, D, 0.0f, S, TILE_COLS);
+    if (t->causal && j0 + cols > i0 + 1)
+        for (int r = 0; r < rows; r++)
+            for (int j = i0 + r + 1 - j0 < 0 ? 0 : i0 + r + 1 - j0; j < cols; j++)
+                S[(size_t)r * TILE_COLS + j] = -INFINITY;
+}
+
+/* In place: S row r becomes exp(S - lse_r), the tile's probabilities. */
+static void tile_probs(float *S, const float *lse, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++) {
+        float *row = S + (size_t)r * TILE_COLS;
+        for (int j = 0; j < cols; j++)
+            row[j] = attn_exp_nonpositive(row[j] - lse[r]);
+    }
+}
+
+static void tiled_block_forward(const tile_head *t, const tile_scratch *w, int i0)
+{
+    const int M = t->M, rows = min_int(TILE_ROWS, t->N - i0);
+    const int end = tile_key_end(t, i0, rows);
+    float *out = t->h.out + (size_t)i0 * M;
+    for (int r = 0; r < rows; r++) {
+        w->m[r] = -INFINITY;
+        w->l[r] = 0.0f;
+    }
+    memset(out, 0, sizeof(float) * (size_t)rows * M);
+    for (int j0 = 0; j0 < end; j0 += TILE_COLS) {
+        int cols = min_int(TILE_COLS, end - j0);
+        tile_scores(t, w->S, i0, rows, j0, cols);
+        for (int r = 0; r < rows; r++) {
+            float *row = w->S + (size_t)r * TILE_COLS;
+            float max = w->m[r];
+#pragma omp simd reduction(max : max)
+            for (int j = 0; j < cols; j++)
+                max = row[j] > max ? row[j] : max;
+            /* exp(-inf) = 0 on the first tile; max is finite: key 0 is always seen */
+            float shrink = attn_exp_nonpositive(w->m[r] - max), sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+            for (int j = 0; j < cols; j++) {
+                row[j] = attn_exp_nonpositive(row[j] - max);
+                sum += row[j];
+            }
+            w->m[r] = max;
+            w->l[r] = w->l[r] * shrink + sum;
+            if (shrink != 1.0f)
+                for (int m = 0; m < M; m++)
+                    out[(size_t)r * M + m] *= shrink;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, cols, 1.0f, w->S,
+                    TILE_COLS, t->h.v + (size_t)j0 * M, M, 1.0f, out, M);
+    }
+    for (int r = 0; r < rows; r++) {
+        float inv = 1.0f / w->l[r];
+        for (int m = 0; m < M; m++)
+            out[(size_t)r * M + m] *= inv;
+        if (t->lse != NULL)
+            t->lse[i0 + r] = w->m[r] + logf(w->l[r]);
+    }
+}
+
+/* delta_i = dO_i . O_i for the rows of block i0, O rebuilt from lse. */
+static void tiled_block_delta(const tile_head *t, const tile_scratch *w, int i0)
+{
+    const int M = t->M, rows = min_int(TILE_ROWS, t->N - i0);
+    const int end = tile_key_end(t, i0, rows);
+    for (int j0 = 0; j0 < end; j0 += TILE_COLS) {
+        int cols = min_int(TILE_COLS, end - j0);
+        tile_scores(t, w->S, i0, rows, j0, cols);
+        tile_probs(w->S, t->lse + i0, rows, cols);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, cols, 1.0f, w->S,
+                    TILE_COLS, t->h.v + (size_t)j0 * M, M, j0 == 0 ? 0.0f : 1.0f, w->O, M);
+    }
+    for (int r = 0; r < rows; r++) {
+        const float *g = t->h.d_out + (size_t)(i0 + r) * M, *o = w->O + (size_t)r * M;
+        float dot = 0.0f;
+        for (int m = 0; m < M; m++)
+            dot += g[m] * o[m];
+        t->delta[i0 + r] = dot;
+    }
+}
+
+/* Gradients through tile (i0, j0): dQ_i += dS K_j / sqrt(D) with `dq`,
+ * dV_j += P^T dO_i and dK_j += dS^T Q_i / sqrt(D) with `dkv`. */
+static void tiled_tile_backward(const tile_head *t, const tile_scratch *w, int i0, int j0,
+                                int dq, int dkv)
+{
+    const int D = t->D, M = t->M;
+    const int rows = min_int(TILE_ROWS, t->N - i0);
+    const int cols = min_int(TILE_COLS, tile_key_end(t, i0, rows) - j0);
+    const float *g = t->h.d_out + (size_t)i0 * M;
+    tile_scores(t, w->S, i0, rows, j0, cols);
+    tile_probs(w->S, t->lse + i0, rows, cols);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, M, 1.0f, g, M,
+                t->h.v + (size_t)j0 * M, M, 0.0f, w->dP, TILE_COLS);
+    for (int r = 0; r < rows; r++) {
+        const float *p = w->S + (size_t)r * TILE_COLS;
+        float *d = w->dP + (size_t)r * TILE_COLS, delta = t->delta[i0 + r];
+        for (int j = 0; j < cols; j++)
+            d[j] = p[j] * (d[j] - delta);
+    }
+    if (dq)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, t->scale, w->dP,
+                    TILE_COLS, t->h.k + (size_t)j0 * D, D, 1.0f, t->h.dq + (size_t)i0 * D, D);
+    if (dkv) {
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, M, rows, 1.0f, w->S, TILE_COLS,
+                    g, M, 1.0f, t->h.dv + (size_t)j0 * M, M);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, t->scale, w->dP,
+                    TILE_COLS, t->h.q + (size_t)i0 * D, D, 1.0f, t->h.dk + (size_t)j0 * D, D);
+    }
+}
+
+static tile_head tile_head_of(const attn_call *call, int bh, char *ws)
+{
+    tile_head t;
+    t.h = attn_view_head(call, bh);
+    t.N = attn_head_rows(call, bh);
+    t.D = call->shape.D;
+    t.M = call->shape.M;
+    t.causal = call->attn->config.causal;
+    t.scale = score_scale(t.D);
+    t.lse = call->saved != NULL ? (float *)call->saved + (size_t)bh * call->shape.N : NULL;
+    t.delta = (float *)ws;
+    return t;
+}
+
+static void tiled_head_forward(const attn_call *call, int bh, char *ws, int inner)
+{
+    const tile_head t = tile_head_of(call, bh, ws);
+#pragma omp parallel for schedule(static) if (inner) num_threads(call->threads)
+    for (int i0 = 0; i0 < t.N; i0 += TILE_ROWS) {
+        tile_scratch w = tile_scratch_of(ws, call->shape.N, t.M, omp_get_thread_num());
+        tiled_block_forward(&t, &w, i0);
+    }
+}
+
+/* One thread per head: a single sweep over the query blocks, each tile
+ * adding to dQ, dK and dV. Threads sharing a head: query blocks in parallel
+ * for dQ, then key blocks in parallel for dK and dV, every tile computed
+ * twice. dQ_i sums its tiles in key order and dK_j, dV_j in query order
+ * either way, so both plans give the same bits. */
+static void tiled_head_backward(const attn_call *call, int bh, char *ws, int inner)
+{
+    const tile_head t = tile_head_of(call, bh, ws);
+    if (!inner) {
+        tile_scratch w = tile_scratch_of(ws, call->shape.N, t.M, 0);
+        for (int i0 = 0; i0 < t.N; i0 += TILE_ROWS) {
+            tiled_block_delta(&t, &w, i0);
+            for (int j0 = 0; j0 < tile_key_end(&t, i0, min_int(TILE_ROWS, t.N - i0));
+                 j0 += TILE_COLS)
+                tiled_tile_backward(&t, &w, i0, j0, 1, 1);
+        }
+        return;
+    }
+#pragma omp parallel num_threads(call->threads)
+    {
+        tile_scratch w = tile_scratch_of(ws, call->shape.N, t.M, omp_get_thread_num());
+#pragma omp for schedule(static)
+        for (int i0 = 0; i0 < t.N; i0 += TILE_ROWS) {
+            tiled_block_delta(&t, &w, i0);
+            for (int j0 = 0; j0 < tile_key_end(&t, i0, min_int(TILE_ROWS, t.N - i0));
+                 j0 += TILE_COLS)
+                tiled_tile_backward(&t, &w, i0, j0, 1, 0);
+        }
+#pragma omp for schedule(static)
+        for (int j0 = 0; j0 < t.N; j0 += TILE_COLS) {
+            /* causal: the first query block whose last row reaches key j0 */
+            for (int i0 = t.causal ? j0 / TILE_ROWS * TILE_ROWS : 0; i0 < t.N; i0 += TILE_ROWS)
+                tiled_tile_backward(&t, &w, i0, j0, 0, 1);
+        }
     }
 }
 
@@ -171,16 +414,22 @@ static lt_status softmax_check_config(const lt_attn_config *config)
     return LT_OK;
 }
 
+/* Probabilities P (B,H,N,N), or for softmax-tiled the row log-sum-exp
+ * (B,H,N). */
 static size_t softmax_saved_bytes(const lt_attn *attn, lt_attn_shape shape)
 {
-    (void)attn;
-    return (size_t)shape.B * shape.H * shape.N * shape.N * sizeof(float);
+    size_t rows = (size_t)shape.B * shape.H * shape.N;
+    return rows * (kernel_of(attn) == TILED ? 1 : (size_t)shape.N) * sizeof(float);
 }
 
 static size_t softmax_slice_bytes(const lt_attn *attn, lt_attn_shape shape)
 {
-    size_t rows = uses_reference(attn) ? 1 : (size_t)block_rows(shape.N);
-    return rows * shape.N * sizeof(float);
+    switch (kernel_of(attn)) {
+    case GEMM: return (size_t)block_rows(shape.N) * shape.N * sizeof(float);
+    case TILED: return attn_round(sizeof(float) * (size_t)shape.N) + tile_scratch_bytes(shape.M);
+    case REFERENCE: break;
+    }
+    return (size_t)shape.N * sizeof(float);
 }
 
 /* Model: QK^T is 2 N^2 D and PV is 2 N^2 M multiply-adds counted as 2, so a
@@ -197,16 +446,23 @@ static double softmax_flops(const lt_attn *attn, lt_attn_shape shape, int backwa
     return backward ? 2.0 * forward : forward;
 }
 
+/* Per-head functions of each kernel, indexed by softmax_kernel. */
+static const struct {
+    attn_head_fn forward, backward;
+} kernel_fns[] = {
+    [GEMM] = {gemm_head_forward, gemm_head_backward},
+    [TILED] = {tiled_head_forward, tiled_head_backward},
+    [REFERENCE] = {reference_head_forward, reference_head_backward},
+};
+
 static void softmax_forward(const attn_call *call)
 {
-    attn_for_each_head(call, uses_reference(call->attn) ? reference_head_forward
-                                                         : gemm_head_forward);
+    attn_for_each_head(call, kernel_fns[kernel_of(call->attn)].forward);
 }
 
 static void softmax_backward(const attn_call *call)
 {
-    attn_for_each_head(call, uses_reference(call->attn) ? reference_head_backward
-                                                         : gemm_head_backward);
+    attn_for_each_head(call, kernel_fns[kernel_of(call->attn)].backward);
 }
 
 /* ---- recurrent form: a key/value cache ---- */
@@ -269,15 +525,16 @@ static lt_status softmax_step(const lt_attn *attn, char *payload, int B, int H, 
 }
 
 static const attn_kernel_info softmax_kernels[] = {
-    {KERNEL_GEMM, ATTN_EITHER},
-    {KERNEL_REFERENCE, ATTN_EITHER},
+    [GEMM] = {KERNEL_GEMM, ATTN_EITHER},
+    [TILED] = {KERNEL_TILED, ATTN_EITHER},
+    [REFERENCE] = {KERNEL_REFERENCE, ATTN_EITHER},
 };
 
 const lt_attn_variant lt_attn_softmax_variant = {
     .name = "softmax",
     .kernels = softmax_kernels,
-    .kernel_count = 2,
-    .kernel_names = "softmax-gemm|softmax-reference",
+    .kernel_count = 3,
+    .kernel_names = "softmax-gemm|softmax-tiled|softmax-reference",
     .check_config = softmax_check_config,
     .param_count = attn_no_params,
     .init_params = attn_no_init_params,
