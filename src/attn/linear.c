@@ -895,6 +895,9 @@ static void linear_backward(const attn_call *call)
 
 /* ---- recurrent form: the (S, z) state ---- */
 
+/* Below this many state elements a step stays on one thread. */
+#define STEP_PARALLEL_MIN 16384
+
 /* Per head: S (D, M), z (D), then two rows of features (pq, pk) as scratch. */
 static size_t head_state_floats(int D, int M) { return (size_t)D * M + 3 * (size_t)D; }
 
@@ -911,7 +914,9 @@ static lt_status linear_step(const lt_attn *attn, char *payload, int B, int H, i
     (void)max_steps, (void)steps;
     const lt_feature_map map = attn->config.feature_map;
     const int heads = B * H;
-#pragma omp parallel for schedule(static)
+    /* a head's update is only 2 D M multiply-adds: small batches stay on
+     * one thread, where a parallel region would cost more than it saves */
+#pragma omp parallel for schedule(static) if ((double)heads * D * M >= STEP_PARALLEL_MIN)
     for (int bh = 0; bh < heads; bh++) {
         float *S = (float *)payload + (size_t)bh * head_state_floats(D, M);
         float *z = S + (size_t)D * M, *pq = z + D, *pk = pq + D;
