@@ -610,9 +610,8 @@ static void *new_state(const lt_attn *attn, int B, int H, int D, int M, int max_
 }
 
 /* Causal forward all at once, then the same tokens one step at a time. */
-static void check_steps_match_forward(lt_attn_config config, double bound)
+static void check_steps_match_forward_shape(lt_attn_config config, lt_attn_shape s, double bound)
 {
-    lt_attn_shape s = shape_of(2, 3, 75, 5, 4);
     run r;
     run_setup(&r, config, s, 13, -1.0f, 1.0f);
     run_forward(&r);
@@ -641,6 +640,14 @@ static void check_steps_match_forward(lt_attn_config config, double bound)
     lt_mem_free(out);
     lt_mem_free(stepped);
     run_free(&r);
+}
+
+/* Odd sizes (vector tails), and the image experiment's D = M = 32 over more
+ * rows than a step scores at once. */
+static void check_steps_match_forward(lt_attn_config config, double bound)
+{
+    check_steps_match_forward_shape(config, shape_of(2, 3, 75, 5, 4), bound);
+    check_steps_match_forward_shape(config, shape_of(1, 2, 700, 32, 32), bound);
 }
 
 Test(attn_recurrent, linear_prefix_steps_equal_forward_exactly)
