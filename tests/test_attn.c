@@ -1023,6 +1023,57 @@ Test(attn_plan, flop_model)
     cr_expect_float_eq(lin_fwd, (4.0 * 1000 * 32 * 16 + 3.0 * 1000 * 32) * 8, 1e-9 * lin_fwd);
 }
 
+Test(attn_plan, flops_performed)
+{
+    lt_attn a;
+    lt_attn_shape s = shape_of(2, 4, 1000, 32, 16);
+    /* kernels that run exactly the model's products */
+    const char *variants[] = {"softmax", "linear"}, *kernels[] = {"softmax-gemm", "linear-gemm"};
+    for (int i = 0; i < 2; i++) {
+        lt_attn_config c = config_of(variants[i], 0, kernels[i]);
+        cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+        double model = lt_attn_flops(&a, s, 0);
+        cr_expect_float_eq(lt_attn_flops_performed(&a, s, 0), model, 1e-9 * model, "%s", kernels[i]);
+    }
+    /* the chunked kernel adds each chunk's quadratic form to the state products */
+    lt_attn_config c = config_of("linear", 1, "linear-causal-chunked");
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    const int C = attn_linear_chunk(32, 16);
+    double expect = 0;
+    for (int c0 = 0; c0 < 1000; c0 += C) {
+        double r = 1000 - c0 < C ? 1000 - c0 : C;
+        expect += r * (4.0 * 32 * 16 + 3.0 * 32) + 2.0 * r * r * (32 + 16);
+    }
+    double performed = lt_attn_flops_performed(&a, s, 0);
+    cr_expect_float_eq(performed, 8 * expect, 1e-9 * performed);
+    cr_expect_gt(performed, lt_attn_flops(&a, s, 0));
+    cr_expect_gt(lt_attn_flops_performed(&a, s, 1), lt_attn_flops(&a, s, 1));
+    /* padded sequences add nothing: sequence 1 of length 0 halves the work */
+    int32_t lengths[2] = {1000, 0};
+    lt_attn_shape padded = s;
+    padded.lengths = lengths;
+    cr_expect_float_eq(lt_attn_flops_performed(&a, padded, 1),
+                       lt_attn_flops_performed(&a, s, 1) / 2, 1e-9 * performed);
+    /* tiled softmax: the same forward products as softmax-gemm, more in backward */
+    lt_attn gemm, tiled;
+    lt_attn_config cg = config_of("softmax", 0, "softmax-gemm"), ct = config_of("softmax", 0, "softmax-tiled");
+    cr_assert_eq(lt_attn_init(&gemm, &cg), LT_OK);
+    cr_assert_eq(lt_attn_init(&tiled, &ct), LT_OK);
+    double fwd = lt_attn_flops_performed(&gemm, s, 0);
+    cr_expect_float_eq(lt_attn_flops_performed(&tiled, s, 0), fwd, 1e-9 * fwd);
+    cr_expect_gt(lt_attn_flops_performed(&tiled, s, 1), lt_attn_flops_performed(&gemm, s, 1));
+}
+
+Test(attn_plan, sgemm_rate_measured)
+{
+    /* a rate, not a threshold: finite and positive, thread count restored */
+    cr_assert_eq(lt_threads_set(2), LT_OK);
+    double one = lt_attn_sgemm_gflops(96, 1);
+    cr_expect(isfinite(one) && one > 0, "rate %g", one);
+    cr_expect_eq(lt_threads_get(), 2);
+    cr_expect(isnan(lt_attn_sgemm_gflops(0, 1)));
+}
+
 Test(attn_plan, linformer_params_initialised)
 {
     lt_attn a;

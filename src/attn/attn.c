@@ -215,6 +215,17 @@ double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward)
     return attn->impl->flops(attn, shape, backward);
 }
 
+double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int backward)
+{
+    int inner = shape.B * shape.H < lt_threads_get(); /* as attn_across_heads decides */
+    double total = 0.0;
+    for (int b = 0; b < shape.B; b++) {
+        int n = shape.lengths != NULL ? shape.lengths[b] : shape.N;
+        total += shape.H * attn->impl->head_flops(attn, shape, n, backward, inner);
+    }
+    return total;
+}
+
 /* Below this many elements a finiteness scan stays on one thread: a
  * parallel region would cost more than it saves (recurrent steps). */
 #define FINITE_SCAN_PARALLEL_MIN 65536

@@ -137,8 +137,26 @@ size_t lt_attn_saved_bytes(const lt_attn *attn, lt_attn_shape shape);
 size_t lt_attn_workspace_bytes(const lt_attn *attn, lt_attn_shape shape, int threads);
 
 /* Model FLOP count of one forward (backward = 0) or one backward
- * (backward = 1) pass, multiply-add counted as 2, for GFLOP/s columns. */
+ * (backward = 1) pass, multiply-add counted as 2, for GFLOP/s columns: the
+ * method's products (for linear attention the paper's RNN form), whichever
+ * kernel runs, over the padded N. */
 double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward);
+
+/* FLOPs the configured kernel actually performs for one pass on
+ * lt_threads_get() threads, counted the same way: its matrix products
+ * (including intra-chunk quadratic forms, recomputed tiles, and the masked
+ * halves of diagonal blocks that GEMMs compute anyway) and dot products;
+ * feature maps, exponentials and divisions are not counted. Honours
+ * lengths. Against a measured SGEMM rate (lt_attn_sgemm_gflops) it gives a
+ * kernel's fraction of the machine's matrix-product speed. */
+double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int backward);
+
+/* This machine's SGEMM rate in GFLOP/s for an n x n x n product on
+ * `threads` threads (< 1: lt_threads_get()): the median of 5 timed runs
+ * after one warm-up, through the same BLAS the kernels call. Allocates
+ * three n x n matrices (tracked) and restores the thread count; NaN when
+ * the allocation fails. n = 1024 is the usual roofline reference. */
+double lt_attn_sgemm_gflops(int n, int threads);
 
 /* out (B,H,N,M) = attention(q (B,H,N,D), k (B,H,N,D), v (B,H,N,M)).
  * `saved` (lt_attn_saved_bytes) receives what backward needs; NULL for

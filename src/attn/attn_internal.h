@@ -101,6 +101,10 @@ struct lt_attn_variant {
     /* Workspace bytes of one thread (rounded up to whole cache lines by the caller). */
     size_t (*slice_bytes)(const lt_attn *attn, lt_attn_shape shape);
     double (*flops)(const lt_attn *attn, lt_attn_shape shape, int backward);
+    /* FLOPs the configured kernel performs on one head of n valid rows;
+     * `inner` as for attn_head_fn (heads sharing threads). */
+    double (*head_flops)(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
+                         int inner);
     void (*forward)(const attn_call *call);
     void (*backward)(const attn_call *call);
     /* Why no kernel serves causal attention, when none does. */

@@ -873,6 +873,38 @@ static double linear_flops(const lt_attn *attn, lt_attn_shape shape, int backwar
     return backward ? 2.0 * forward : forward;
 }
 
+/* Products and dot products as each kernel issues them on one head of n
+ * rows. linear-causal-chunked adds to the model's state products (4 D M a
+ * token forward, 8 backward) the chunk's quadratic form, 2 C (D + M) a
+ * token forward and 2 C (3 D + 2 M) backward for full chunks of C, and
+ * backward rebuilds the chunk sums and U (2 D M more); the prefix kernel's
+ * backward rebuilds S_i (2 D M) and its reverse sweep also forms U_i V_i. */
+static double linear_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
+                                int inner)
+{
+    const double D = shape.D, M = shape.M, N = n;
+    (void)inner; /* no kernel recomputes when threads share a head */
+    switch (kernel_of(attn)) {
+    case GEMM: return backward ? N * (8.0 * D * M + 5.0 * D) : N * (4.0 * D * M + 3.0 * D);
+    case CHUNKED: {
+        const int C = attn_linear_chunk(shape.D, shape.M);
+        double total = 0.0;
+        for (int c0 = 0; c0 < n; c0 += C) {
+            double r = n - c0 < C ? n - c0 : C;
+            total += backward ? r * (10.0 * D * M + 5.0 * D) + 2.0 * r * r * (3.0 * D + 2.0 * M)
+                              : r * (4.0 * D * M + 3.0 * D) + 2.0 * r * r * (D + M);
+        }
+        return total;
+    }
+    case PREFIX: return backward ? N * (10.0 * D * M + 7.0 * D) : N * (4.0 * D * M + 3.0 * D);
+    case REFERENCE: break;
+    }
+    /* the reference: a score (2 D) and a value row (2 M) per pair seen;
+     * backward rebuilds them, then per pair 4 M for dA and dV, 4 D for dQ, dK */
+    double pairs = attn->config.causal ? 0.5 * N * (N + 1.0) : N * N;
+    return backward ? pairs * (6.0 * D + 6.0 * M) : pairs * (2.0 * D + 2.0 * M);
+}
+
 /* Per-head functions of each kernel, indexed by linear_kernel. */
 static const struct {
     attn_head_fn forward, backward;
@@ -946,6 +978,7 @@ const lt_attn_variant lt_attn_linear_variant = {
     .saved_bytes = linear_saved_bytes,
     .slice_bytes = linear_slice_bytes,
     .flops = linear_flops,
+    .head_flops = linear_head_flops,
     .forward = linear_forward,
     .backward = linear_backward,
     .state_payload_bytes = linear_state_payload_bytes,

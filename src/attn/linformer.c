@@ -207,6 +207,15 @@ static double linformer_flops(const lt_attn *attn, lt_attn_shape shape, int back
     return backward ? 2.0 * forward : forward;
 }
 
+/* The one kernel runs the model's products, over the sequence's own n. */
+static double linformer_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
+                                   int inner)
+{
+    (void)inner;
+    double forward = 4.0 * n * (double)attn->config.proj_k * (shape.D + shape.M);
+    return backward ? 2.0 * forward : forward;
+}
+
 static const attn_kernel_info linformer_kernels[] = {
     {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY},
 };
@@ -222,6 +231,7 @@ const lt_attn_variant lt_attn_linformer_variant = {
     .saved_bytes = linformer_saved_bytes,
     .slice_bytes = linformer_slice_bytes,
     .flops = linformer_flops,
+    .head_flops = linformer_head_flops,
     .forward = linformer_forward,
     .backward = linformer_backward,
     .no_causal_reason = NOT_CAUSAL_REASON,

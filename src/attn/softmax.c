@@ -446,6 +446,43 @@ static double softmax_flops(const lt_attn *attn, lt_attn_shape shape, int backwa
     return backward ? 2.0 * forward : forward;
 }
 
+/* Score entries (rows x keys) a kernel computes for one head of n rows,
+ * blocks or tiles as its loops walk them, diagonal blocks whole. */
+static double score_area(softmax_kernel kernel, int n, int causal)
+{
+    double area = 0.0;
+    if (kernel == REFERENCE)
+        return causal ? 0.5 * n * (n + 1.0) : (double)n * n;
+    int block = kernel == GEMM ? BLOCK_ROWS : TILE_ROWS;
+    for (int r0 = 0; r0 < n; r0 += block) {
+        int rows = min_int(block, n - r0);
+        area += (double)rows * (causal ? r0 + rows : n);
+    }
+    return area;
+}
+
+/* Products as each kernel issues them: softmax-gemm runs the model's two
+ * (forward) and four (backward) products over its blocks; softmax-tiled's
+ * backward first rebuilds the output rows (Q K^T, P V) then runs five
+ * products a tile (Q K^T, dO V^T, dS K, P^T dO, dS^T Q), plus Q K^T and
+ * dO V^T again when threads share a head (dQ, then dK and dV, in two
+ * sweeps); the reference's backward runs every row over all n keys. */
+static double softmax_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
+                                 int inner)
+{
+    const double D = shape.D, M = shape.M;
+    const softmax_kernel kernel = kernel_of(attn);
+    const double area = score_area(kernel, n, attn->config.causal);
+    if (!backward)
+        return 2.0 * area * (D + M);
+    switch (kernel) {
+    case GEMM: return 4.0 * area * (D + M);
+    case TILED: return 2.0 * area * (4.0 * D + 3.0 * M + (inner ? D + M : 0.0));
+    case REFERENCE: break;
+    }
+    return 4.0 * (double)n * n * (D + M);
+}
+
 /* Per-head functions of each kernel, indexed by softmax_kernel. */
 static const struct {
     attn_head_fn forward, backward;
@@ -659,6 +696,7 @@ const lt_attn_variant lt_attn_softmax_variant = {
     .saved_bytes = softmax_saved_bytes,
     .slice_bytes = softmax_slice_bytes,
     .flops = softmax_flops,
+    .head_flops = softmax_head_flops,
     .forward = softmax_forward,
     .backward = softmax_backward,
     .state_payload_bytes = softmax_state_payload_bytes,
