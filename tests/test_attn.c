@@ -504,12 +504,13 @@ static void check_same_bits_for_any_threads(lt_attn_config config, lt_attn_shape
     run_free(&first);
 }
 
-Test(attn_kernels, chunked_and_tiled_same_for_any_threads)
+Test(attn_kernels, chunked_kernels_same_for_any_threads)
 {
     lt_attn_config configs[] = {config_of("linear", 1, "linear-causal-chunked"),
+                                config_of("linear", 0, "linear-gemm"),
                                 config_of("softmax", 0, "softmax-tiled"),
                                 config_of("softmax", 1, "softmax-tiled")};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 333, 6, 5));
         check_same_bits_for_any_threads(configs[i], shape_of(1, 2, 333, 6, 5));
     }

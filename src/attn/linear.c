@@ -115,16 +115,8 @@ static void phi_apply(lt_feature_map map, float *restrict out, const float *rest
     }
 }
 
-/* Elements a thread takes at a time when a head's feature maps are threaded. */
+/* Elements a thread takes at a time when threads share a head's feature maps. */
 #define PHI_BLOCK 4096
-
-/* phi_apply spread over the threads when `inner` (see attn_head_fn). */
-static void phi_apply_threaded(lt_feature_map map, float *out, const float *x, size_t n, int inner)
-{
-#pragma omp parallel for schedule(static) if (inner)
-    for (size_t start = 0; start < n; start += PHI_BLOCK)
-        phi_apply(map, out + start, x + start, n - start < PHI_BLOCK ? n - start : PHI_BLOCK);
-}
 
 /* dx[i] += dphi[i] * phi'(x[i]): the gradient through the feature map,
  * given the features f[i] = phi(x[i]) already computed: elu's slope is 1 or
@@ -194,83 +186,239 @@ static saved_view view_saved(const attn_call *call, int bh)
     return s;
 }
 
-/* ---- linear-gemm (non-causal) ---- */
+/* ---- rows in chunks, and sums over chunks ---- */
 
-static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner)
+/* Both GEMM kernels walk a head's rows a chunk at a time and keep one
+ * record of sums per chunk (a D x M matrix and a D vector, e.g. phi(K_c)^T
+ * V_c and the column sums of phi(K_c)); whole-sequence sums are then added
+ * up over the records in chunk order. Chunks are independent, so threads
+ * that share a head split them, and every float is summed in the same
+ * order whatever the threads: results do not depend on the thread count. */
+
+typedef struct chunk_plan {
+    int N, D, M, C, chunks;
+    size_t stride; /* floats per chunk record: a D x M matrix, then a D vector, padded */
+} chunk_plan;
+
+/* Floats of a record's S, and of S and z together. */
+static size_t record_S(const chunk_plan *p) { return (size_t)p->D * p->M; }
+static size_t record_Sz(const chunk_plan *p) { return record_S(p) + (size_t)p->D; }
+
+static chunk_plan chunk_plan_of(int N, int D, int M, int C)
 {
-    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
-    const lt_feature_map map = call->attn->config.feature_map;
-    const float eps = call->attn->config.eps;
-    attn_head h = attn_view_head(call, bh);
-    saved_view s = view_saved(call, bh);
-    char *cursor = ws;
-    float *features = attn_take(&cursor, (size_t)N * D); /* phi(K), then phi(Q) */
-    float *S = s.S != NULL ? s.S : attn_take(&cursor, (size_t)D * M);
-    float *z = s.z != NULL ? s.z : attn_take(&cursor, (size_t)D);
-    float *den = s.den != NULL ? s.den : attn_take(&cursor, (size_t)N);
+    chunk_plan p = {N, D, M, C, 0, 0};
+    p.chunks = (N + p.C - 1) / p.C;
+    p.stride = attn_round(record_Sz(&p) * sizeof(float)) / sizeof(float);
+    return p;
+}
 
-    phi_apply_threaded(map, features, h.k, (size_t)N * D, inner);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, M, N, 1.0f, features, D, h.v, M, 0.0f,
-                S, M);
-    memset(z, 0, (size_t)D * sizeof(float));
-    add_column_sums(z, NULL, features, N, D);
+/* Sum of attn_take sizes, so slices match what the kernels carve. */
+static size_t floats(size_t count) { return attn_round(count * sizeof(float)); }
 
-    phi_apply_threaded(map, features, h.q, (size_t)N * D, inner);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, M, D, 1.0f, features, D, S, M, 0.0f,
-                h.out, M);
-#pragma omp parallel for schedule(static) if (inner)
-    for (int i = 0; i < N; i++) {
-        den[i] = eps + dot(features + (size_t)i * D, z, D);
-        for (int m = 0; m < M; m++)
-            h.out[(size_t)i * M + m] /= den[i];
+/* Rows of chunk c. */
+static int chunk_rows(const chunk_plan *p, int c)
+{
+    int c0 = c * p->C;
+    return p->N - c0 < p->C ? p->N - c0 : p->C;
+}
+
+/* Floats a scan walks at a time: one stack block, contiguous in a record. */
+#define SCAN_BLOCK 256
+
+/* Replaces floats [first, first + count) of every chunk record by the sum of
+ * the records before it (after it, with `reverse`): an exclusive scan, a
+ * worksharing loop over the floats, each float summed in chunk order. */
+static void chunk_scan(float *records, const chunk_plan *p, size_t first, size_t count,
+                       int reverse)
+{
+#pragma omp for schedule(static)
+    for (size_t e0 = first; e0 < first + count; e0 += SCAN_BLOCK) {
+        size_t n = first + count - e0 < SCAN_BLOCK ? first + count - e0 : SCAN_BLOCK;
+        float run[SCAN_BLOCK];
+        for (size_t e = 0; e < n; e++)
+            run[e] = 0.0f;
+        for (int i = 0; i < p->chunks; i++) {
+            float *restrict x = records + (size_t)(reverse ? p->chunks - 1 - i : i) * p->stride + e0;
+            for (size_t e = 0; e < n; e++) {
+                float own = x[e];
+                x[e] = run[e];
+                run[e] += own;
+            }
+        }
     }
 }
 
+/* out = the sum, in chunk order, of floats [0, count) of every record: a
+ * worksharing loop over the floats. */
+static void chunk_total(float *restrict out, const float *restrict records, const chunk_plan *p,
+                        size_t count)
+{
+#pragma omp for schedule(static)
+    for (size_t e0 = 0; e0 < count; e0 += SCAN_BLOCK) {
+        size_t n = count - e0 < SCAN_BLOCK ? count - e0 : SCAN_BLOCK;
+        for (size_t e = 0; e < n; e++)
+            out[e0 + e] = 0.0f;
+        for (int c = 0; c < p->chunks; c++)
+            for (size_t e = 0; e < n; e++)
+                out[e0 + e] += records[(size_t)c * p->stride + e0 + e];
+    }
+}
+
+/* record = (phi(K_c)^T V_c, column sums of phi(K_c)): the chunk's own sums. */
+static void chunk_own_state(float *record, const chunk_plan *p, const float *pk, const float *v,
+                            int rows)
+{
+    const int D = p->D, M = p->M;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, M, rows, 1.0f, pk, D, v, M, 0.0f,
+                record, M);
+    memset(record + record_S(p), 0, (size_t)D * sizeof(float));
+    add_column_sums(record + record_S(p), NULL, pk, rows, D);
+}
+
+/* ---- linear-gemm (non-causal) ---- */
+
+/* Rows per chunk of linear-gemm: the feature maps of a chunk (64 KiB at
+ * D = 64) stay in cache between their computation and the GEMMs that read
+ * them, and the products still have a side of 256. */
+#define GEMM_CHUNK 256
+
+/* Workspace of one head: the chunk records and their total (S, z forward
+ * without saved; dS, dz backward), then one scratch block per thread. */
+static size_t gemm_shared_bytes(const chunk_plan *p)
+{
+    return floats((size_t)p->chunks * p->stride) + floats(p->stride);
+}
+
+static size_t gemm_scratch_bytes(const chunk_plan *p, int backward)
+{
+    size_t C = p->C;
+    if (!backward)
+        return floats(C * p->D) + floats(C); /* features, den */
+    return 2 * floats(C * p->D) + floats(C * p->M) + floats(C);
+}
+
+/* Per-thread scratch of one chunk. */
+typedef struct gemm_scratch {
+    float *phi;  /* (C, D): phi(K_c) or phi(Q_c) */
+    float *t;    /* (C, D): S dO rows, then d phi; backward */
+    float *dnum; /* (C, M): backward */
+    float *vec;  /* (C): den without saved, or dden */
+} gemm_scratch;
+
+static gemm_scratch gemm_scratch_of(char *scratch, const chunk_plan *p, int backward)
+{
+    gemm_scratch t = {0};
+    char *cursor = scratch + (size_t)omp_get_thread_num() * gemm_scratch_bytes(p, backward);
+    t.phi = attn_take(&cursor, (size_t)p->C * p->D);
+    if (backward) {
+        t.t = attn_take(&cursor, (size_t)p->C * p->D);
+        t.dnum = attn_take(&cursor, (size_t)p->C * p->M);
+    }
+    t.vec = attn_take(&cursor, (size_t)p->C);
+    return t;
+}
+
+/* Forward: S = sum_c phi(K_c)^T V_c and z from per-chunk records, then per
+ * chunk out_c = phi(Q_c) S / (phi(Q_c) z + eps); each chunk's features are
+ * computed once and used while in cache. */
+static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner)
+{
+    const chunk_plan p = chunk_plan_of(attn_head_rows(call, bh), call->shape.D, call->shape.M,
+                                       GEMM_CHUNK);
+    const int D = p.D, M = p.M, C = p.C;
+    const lt_feature_map map = call->attn->config.feature_map;
+    const float eps = call->attn->config.eps;
+    const attn_head h = attn_view_head(call, bh);
+    const saved_view s = view_saved(call, bh);
+    char *cursor = ws;
+    float *records = attn_take(&cursor, (size_t)p.chunks * p.stride);
+    float *total = attn_take(&cursor, p.stride);
+    float *S = s.S != NULL ? s.S : total, *z = s.z != NULL ? s.z : total + record_S(&p);
+#pragma omp parallel if (inner) num_threads(call->threads)
+    {
+        const gemm_scratch t = gemm_scratch_of(cursor, &p, 0);
+#pragma omp for schedule(static)
+        for (int c = 0; c < p.chunks; c++) {
+            int rows = chunk_rows(&p, c);
+            phi_apply(map, t.phi, h.k + (size_t)c * C * D, (size_t)rows * D);
+            chunk_own_state(records + (size_t)c * p.stride, &p, t.phi, h.v + (size_t)c * C * M,
+                            rows);
+        }
+        chunk_total(S, records, &p, record_S(&p));
+        chunk_total(z, records + record_S(&p), &p, (size_t)D);
+#pragma omp for schedule(static)
+        for (int c = 0; c < p.chunks; c++) {
+            int c0 = c * C, rows = chunk_rows(&p, c);
+            float *out = h.out + (size_t)c0 * M, *den = s.den != NULL ? s.den + c0 : t.vec;
+            phi_apply(map, t.phi, h.q + (size_t)c0 * D, (size_t)rows * D);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, D, 1.0f, t.phi, D, S,
+                        M, 0.0f, out, M);
+            for (int r = 0; r < rows; r++) {
+                den[r] = eps + dot(t.phi + (size_t)r * D, z, D);
+                for (int m = 0; m < M; m++)
+                    out[(size_t)r * M + m] /= den[r];
+            }
+        }
+    }
+}
+
+/* Backward: per chunk, d phi(Q) from S and z and the records of dS =
+ * sum phi(Q_c)^T dnum_c and dz = sum dden_i phi(Q_i); then per chunk
+ * dV_c += phi(K_c) dS and d phi(K_c) = V_c dS^T + dz. */
 static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
+    const chunk_plan p = chunk_plan_of(attn_head_rows(call, bh), call->shape.D, call->shape.M,
+                                       GEMM_CHUNK);
+    const int D = p.D, M = p.M, C = p.C;
     const lt_feature_map map = call->attn->config.feature_map;
-    attn_head h = attn_view_head(call, bh);
-    saved_view s = view_saved(call, bh);
+    const attn_head h = attn_view_head(call, bh);
+    const saved_view s = view_saved(call, bh);
     char *cursor = ws;
-    float *pq = attn_take(&cursor, (size_t)N * D);
-    float *pk = attn_take(&cursor, (size_t)N * D);
-    float *t = attn_take(&cursor, (size_t)N * D); /* S g_i, later d phi(K) */
-    float *dnum = attn_take(&cursor, (size_t)N * M);
-    float *dden = attn_take(&cursor, (size_t)N);
-    float *dS = attn_take(&cursor, (size_t)D * M);
-    float *dz = attn_take(&cursor, (size_t)D);
-
-    phi_apply_threaded(map, pq, h.q, (size_t)N * D, inner);
-    phi_apply_threaded(map, pk, h.k, (size_t)N * D, inner);
-    /* t_i = S g_i, so g_i . num_i = phi(Q_i) . t_i without rebuilding out */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, D, M, 1.0f, h.d_out, M, s.S, M, 0.0f,
-                t, D);
-#pragma omp parallel for schedule(static) if (inner)
-    for (int i = 0; i < N; i++) {
-        float den = s.den[i];
-        float *ti = t + (size_t)i * D;
-        dden[i] = -dot(pq + (size_t)i * D, ti, D) / (den * den);
-        for (int d = 0; d < D; d++)
-            ti[d] = ti[d] / den + dden[i] * s.z[d]; /* d phi(Q_i) */
-        phi_backprop(map, h.dq + (size_t)i * D, ti, h.q + (size_t)i * D, pq + (size_t)i * D, D);
-        for (int m = 0; m < M; m++)
-            dnum[(size_t)i * M + m] = h.d_out[(size_t)i * M + m] / den;
-    }
-    memset(dz, 0, (size_t)D * sizeof(float));
-    add_column_sums(dz, dden, pq, N, D);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, M, N, 1.0f, pq, D, dnum, M, 0.0f, dS,
-                M);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, M, D, 1.0f, pk, D, dS, M, 1.0f, h.dv,
-                M);
-    /* d phi(K_j) = dS V_j + dz */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, D, M, 1.0f, h.v, M, dS, M, 0.0f, t, D);
-#pragma omp parallel for schedule(static) if (inner)
-    for (int j = 0; j < N; j++) {
-        float *tj = t + (size_t)j * D;
-        for (int d = 0; d < D; d++)
-            tj[d] += dz[d];
-        phi_backprop(map, h.dk + (size_t)j * D, tj, h.k + (size_t)j * D, pk + (size_t)j * D, D);
+    float *records = attn_take(&cursor, (size_t)p.chunks * p.stride);
+    float *dS = attn_take(&cursor, p.stride), *dz = dS + record_S(&p);
+#pragma omp parallel if (inner) num_threads(call->threads)
+    {
+        const gemm_scratch t = gemm_scratch_of(cursor, &p, 1);
+#pragma omp for schedule(static)
+        for (int c = 0; c < p.chunks; c++) {
+            int c0 = c * C, rows = chunk_rows(&p, c);
+            const float *g = h.d_out + (size_t)c0 * M, *den = s.den + c0;
+            float *record = records + (size_t)c * p.stride;
+            phi_apply(map, t.phi, h.q + (size_t)c0 * D, (size_t)rows * D);
+            /* t_i = S g_i, so g_i . num_i = phi(Q_i) . t_i without rebuilding out */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, D, M, 1.0f, g, M, s.S, M,
+                        0.0f, t.t, D);
+            for (int r = 0; r < rows; r++) {
+                float *tr = t.t + (size_t)r * D, inv = 1.0f / den[r];
+                t.vec[r] = -dot(t.phi + (size_t)r * D, tr, D) * inv * inv;
+                for (int d = 0; d < D; d++)
+                    tr[d] = tr[d] * inv + t.vec[r] * s.z[d]; /* d phi(Q_i) */
+                for (int m = 0; m < M; m++)
+                    t.dnum[(size_t)r * M + m] = g[(size_t)r * M + m] * inv;
+            }
+            phi_backprop(map, h.dq + (size_t)c0 * D, t.t, h.q + (size_t)c0 * D, t.phi,
+                         (size_t)rows * D);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, M, rows, 1.0f, t.phi, D,
+                        t.dnum, M, 0.0f, record, M);
+            memset(record + record_S(&p), 0, (size_t)D * sizeof(float));
+            add_column_sums(record + record_S(&p), t.vec, t.phi, rows, D);
+        }
+        chunk_total(dS, records, &p, record_Sz(&p));
+#pragma omp for schedule(static)
+        for (int c = 0; c < p.chunks; c++) {
+            int c0 = c * C, rows = chunk_rows(&p, c);
+            phi_apply(map, t.phi, h.k + (size_t)c0 * D, (size_t)rows * D);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, D, 1.0f, t.phi, D, dS,
+                        M, 1.0f, h.dv + (size_t)c0 * M, M);
+            /* d phi(K_j) = dS V_j + dz */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, D, M, 1.0f,
+                        h.v + (size_t)c0 * M, M, dS, M, 0.0f, t.t, D);
+            for (int r = 0; r < rows; r++)
+                for (int d = 0; d < D; d++)
+                    t.t[(size_t)r * D + d] += dz[d];
+            phi_backprop(map, h.dk + (size_t)c0 * D, t.t, h.k + (size_t)c0 * D, t.phi,
+                         (size_t)rows * D);
+        }
     }
 }
 
@@ -429,26 +577,6 @@ int attn_linear_chunk(int D, int M)
     return CHUNK_SIZE;
 }
 
-typedef struct chunk_plan {
-    int N, D, M, C, chunks;
-    size_t stride; /* floats per chunk record: S (D x M), then z (D), cache-line padded */
-} chunk_plan;
-
-/* Floats of a record's S, and of S and z together. */
-static size_t record_S(const chunk_plan *p) { return (size_t)p->D * p->M; }
-static size_t record_Sz(const chunk_plan *p) { return record_S(p) + (size_t)p->D; }
-
-static chunk_plan chunk_plan_of(int N, int D, int M)
-{
-    chunk_plan p = {N, D, M, attn_linear_chunk(D, M), 0, 0};
-    p.chunks = (N + p.C - 1) / p.C;
-    p.stride = attn_round(record_Sz(&p) * sizeof(float)) / sizeof(float);
-    return p;
-}
-
-/* Sum of attn_take sizes, so slices match what the kernels carve. */
-static size_t floats(size_t count) { return attn_round(count * sizeof(float)); }
-
 /* Workspace of one head: what its threads share (features, records), then
  * one scratch block per thread. Kept beside the carving in chunk_space_of. */
 static size_t chunk_shared_bytes(const chunk_plan *p, int backward)
@@ -522,39 +650,6 @@ static void chunk_features(const chunk_space *s, const chunk_plan *p, const attn
     }
 }
 
-/* Rows of chunk c. */
-static int chunk_rows(const chunk_plan *p, int c)
-{
-    int c0 = c * p->C;
-    return p->N - c0 < p->C ? p->N - c0 : p->C;
-}
-
-/* Floats a scan walks at a time: one stack block, contiguous in a record. */
-#define SCAN_BLOCK 256
-
-/* Replaces floats [first, first + count) of every chunk record by the sum of
- * the records before it (after it, with `reverse`): an exclusive scan, a
- * worksharing loop over the floats, each float summed in chunk order. */
-static void chunk_scan(float *records, const chunk_plan *p, size_t first, size_t count,
-                       int reverse)
-{
-#pragma omp for schedule(static)
-    for (size_t e0 = first; e0 < first + count; e0 += SCAN_BLOCK) {
-        size_t n = first + count - e0 < SCAN_BLOCK ? first + count - e0 : SCAN_BLOCK;
-        float run[SCAN_BLOCK];
-        for (size_t e = 0; e < n; e++)
-            run[e] = 0.0f;
-        for (int i = 0; i < p->chunks; i++) {
-            float *restrict x = records + (size_t)(reverse ? p->chunks - 1 - i : i) * p->stride + e0;
-            for (size_t e = 0; e < n; e++) {
-                float own = x[e];
-                x[e] = run[e];
-                run[e] += own;
-            }
-        }
-    }
-}
-
 /* A (rows x rows, stride C) = phi(Q_c) phi(K_c)^T with the entries of later
  * keys (j > i) zeroed: the causal quadratic form inside one chunk. */
 static void chunk_scores(float *A, const float *pq, const float *pk, int rows, int D, int C)
@@ -564,17 +659,6 @@ static void chunk_scores(float *A, const float *pq, const float *pk, int rows, i
     for (int r = 0; r < rows; r++)
         for (int j = r + 1; j < rows; j++)
             A[(size_t)r * C + j] = 0.0f;
-}
-
-/* record = (phi(K_c)^T V_c, column sums of phi(K_c)): the chunk's own sums. */
-static void chunk_own_state(float *record, const chunk_plan *p, const float *pk, const float *v,
-                            int rows)
-{
-    const int D = p->D, M = p->M;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, M, rows, 1.0f, pk, D, v, M, 0.0f,
-                record, M);
-    memset(record + record_S(p), 0, (size_t)D * sizeof(float));
-    add_column_sums(record + record_S(p), NULL, pk, rows, D);
 }
 
 /* Outputs and normalisers of chunk c from its prefix record. */
@@ -666,7 +750,8 @@ static void chunk_backward(const chunk_plan *p, const chunk_space *s, const chun
 
 static void chunked_head_forward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const chunk_plan p = chunk_plan_of(attn_head_rows(call, bh), call->shape.D, call->shape.M);
+    const chunk_plan p = chunk_plan_of(attn_head_rows(call, bh), call->shape.D, call->shape.M,
+                                       attn_linear_chunk(call->shape.D, call->shape.M));
     const lt_feature_map map = call->attn->config.feature_map;
     const float eps = call->attn->config.eps;
     const attn_head h = attn_view_head(call, bh);
@@ -689,7 +774,8 @@ static void chunked_head_forward(const attn_call *call, int bh, char *ws, int in
 
 static void chunked_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
-    const chunk_plan p = chunk_plan_of(attn_head_rows(call, bh), call->shape.D, call->shape.M);
+    const chunk_plan p = chunk_plan_of(attn_head_rows(call, bh), call->shape.D, call->shape.M,
+                                       attn_linear_chunk(call->shape.D, call->shape.M));
     const lt_feature_map map = call->attn->config.feature_map;
     const attn_head h = attn_view_head(call, bh);
     const chunk_space s = chunk_space_of(ws, &p, 1);
@@ -838,16 +924,18 @@ static size_t linear_slice_bytes(const lt_attn *attn, lt_attn_shape shape)
     size_t N = shape.N, D = shape.D, M = shape.M;
     size_t forward, backward;
     switch (kernel_of(attn)) {
-    case GEMM:
-        forward = floats(N * D) + floats(D * M) + floats(D) + floats(N);
-        backward = 3 * floats(N * D) + floats(N * M) + floats(N) + floats(D * M) + floats(D);
+    case GEMM: {
+        chunk_plan p = chunk_plan_of(shape.N, shape.D, shape.M, GEMM_CHUNK);
+        forward = gemm_shared_bytes(&p) + gemm_scratch_bytes(&p, 0);
+        backward = gemm_shared_bytes(&p) + gemm_scratch_bytes(&p, 1);
         break;
+    }
     case PREFIX:
         forward = floats(D * M) + 3 * floats(D) + floats(N);
         backward = floats(D * M) + 4 * floats(D) + floats(M) + floats(N);
         break;
     case CHUNKED: {
-        chunk_plan p = chunk_plan_of(shape.N, shape.D, shape.M);
+        chunk_plan p = chunk_plan_of(shape.N, shape.D, shape.M, attn_linear_chunk(shape.D, shape.M));
         forward = chunk_shared_bytes(&p, 0) + chunk_scratch_bytes(&p, 0);
         backward = chunk_shared_bytes(&p, 1) + chunk_scratch_bytes(&p, 1);
         break;
