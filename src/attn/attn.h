@@ -11,7 +11,9 @@
  *
  * Variants:
  *   softmax    exact softmax(Q K^T / sqrt(D)) V; materialises N x N scores
- *              per (batch, head), as the paper's baseline does.
+ *              per (batch, head), as the paper's baseline does (kernel
+ *              softmax-tiled instead keeps O(N): online softmax over key
+ *              tiles, saving one log-sum-exp per row).
  *   linear     phi(Q) (phi(K)^T V) / (phi(Q) . sum phi(K) + eps); causal
  *              through prefix sums (an RNN with state (S, z)).
  *   linformer  K and V projected along the sequence by learned E, F of shape

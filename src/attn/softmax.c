@@ -6,8 +6,13 @@
  * at their last row's position, skipping the masked triangle except inside
  * the diagonal block (masked there with -INFINITY).
  *
+ * softmax-tiled never holds an N x N buffer: an online softmax over key
+ * tiles (FlashAttention's loop) saves only each row's log-sum-exp, and
+ * backward recomputes the probabilities a query block at a time. Selectable,
+ * not the default: the paper's baseline materialises P.
+ *
  * softmax-reference is the same computation in plain loops, kept to test the
- * fast kernel against. */
+ * fast kernels against. */
 #include <math.h>
 #include <string.h>
 
@@ -98,40 +103,45 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
  * queries, keeping a running row maximum m and sum l and rescaling the
  * output rows when the maximum grows (Milakov and Gimelshein's online
  * softmax; FlashAttention's loop). Only lse = m + log l is saved per row.
- * Backward recomputes each tile's probabilities from lse, and first the
- * output rows themselves, for D_i = dO_i . O_i (the row term of the softmax
- * gradient; the output is not saved). Scratch is a few tiles a thread and D
- * (N floats) a head: no N x N buffer anywhere.
+ * Backward recomputes a query block's probabilities P = exp(S - lse) and
+ * dP = dO V^T tile by tile into two row buffers (TILE_ROWS x N), takes the
+ * row term D_i = sum_j P_ij dP_ij from them (the output, which would give
+ * it as dO_i . O_i, is not saved), then forms dS = P (dP - D) and the three
+ * gradient products: five products a tile. Scratch is two row buffers a
+ * thread and D (N floats) a head: O(N), no N x N buffer anywhere.
  *
- * Tiles of 64 queries x 256 keys keep a score tile at 64 KiB (L2) and give
- * GEMMs with sides 64, 256 and D; larger tiles did not run faster. */
+ * Tiles of 64 queries x 256 keys give GEMMs with sides 64, 256 and D and a
+ * 64 KiB score tile in the forward. */
 #define TILE_ROWS 64
 #define TILE_COLS 256
 
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* Columns of a thread's row buffers: all keys, and at least one tile. */
+static size_t tile_buffer_cols(int N) { return N > TILE_COLS ? (size_t)N : TILE_COLS; }
+
 typedef struct tile_scratch {
-    float *S;  /* (TILE_ROWS, TILE_COLS): scores, then probabilities */
-    float *dP; /* (TILE_ROWS, TILE_COLS): dL/dP, then dL/dS */
-    float *O;  /* (TILE_ROWS, M): recomputed output rows (backward) */
+    float *P;     /* (TILE_ROWS, tile_buffer_cols): scores, then probabilities */
+    float *dP;    /* (TILE_ROWS, tile_buffer_cols): dL/dP, then dL/dS */
     float *m, *l; /* (TILE_ROWS): running max and sum */
 } tile_scratch;
 
-/* Per-thread scratch floats of the tiled kernel, beside tile_scratch_of. */
-static size_t tile_scratch_bytes(int M)
+/* Per-thread scratch bytes of the tiled kernel, beside tile_scratch_of. */
+static size_t tile_scratch_bytes(int N)
 {
-    return 2 * attn_round(sizeof(float) * TILE_ROWS * TILE_COLS) +
-           attn_round(sizeof(float) * TILE_ROWS * (size_t)M) +
+    return 2 * attn_round(sizeof(float) * TILE_ROWS * tile_buffer_cols(N)) +
            2 * attn_round(sizeof(float) * TILE_ROWS);
 }
 
 /* Scratch `slot` of a head's workspace, after its D (N floats): slot 0
- * when the head has one thread, the thread's number when several share it. */
-static tile_scratch tile_scratch_of(char *ws, int N, int M, int slot)
+ * when the head has one thread, the thread's number when several share it.
+ * N is the padded length, which sizes the workspace. */
+static tile_scratch tile_scratch_of(char *ws, int N, int slot)
 {
-    char *cursor = ws + attn_round(sizeof(float) * (size_t)N) + (size_t)slot * tile_scratch_bytes(M);
+    char *cursor = ws + attn_round(sizeof(float) * (size_t)N) + (size_t)slot * tile_scratch_bytes(N);
     tile_scratch t;
-    t.S = attn_take(&cursor, (size_t)TILE_ROWS * TILE_COLS);
-    t.dP = attn_take(&cursor, (size_t)TILE_ROWS * TILE_COLS);
-    t.O = attn_take(&cursor, (size_t)TILE_ROWS * M);
+    t.P = attn_take(&cursor, (size_t)TILE_ROWS * tile_buffer_cols(N));
+    t.dP = attn_take(&cursor, (size_t)TILE_ROWS * tile_buffer_cols(N));
     t.m = attn_take(&cursor, TILE_ROWS);
     t.l = attn_take(&cursor, TILE_ROWS);
     return t;
@@ -142,11 +152,9 @@ typedef struct tile_head {
     attn_head h;
     int N, D, M, causal;
     float scale;
-    float *lse; /* (N) saved, or NULL (inference) */
+    float *lse;   /* (N) saved, or NULL (inference) */
     float *delta; /* (N) D_i, backward */
 } tile_head;
-
-static int min_int(int a, int b) { return a < b ? a : b; }
 
 /* Keys that query block [i0, i0 + rows) sees: all, or up to its last row. */
 static int tile_key_end(const tile_head *t, int i0, int rows)
@@ -154,26 +162,56 @@ static int tile_key_end(const tile_head *t, int i0, int rows)
     return t->causal ? i0 + rows : t->N;
 }
 
-/* S (rows x cols, stride TILE_COLS) = Q_i K_j^T / sqrt(D), entries of keys
+/* S (rows x cols, row stride ld) = Q_i K_j^T / sqrt(D), entries of keys
  * after their query's position set to -INFINITY when causal. */
-static void tile_scores(const tile_head *t, float *S, int i0, int rows, int j0, int cols)
+static void tile_scores(const tile_head *t, float *S, size_t ld, int i0, int rows, int j0,
+                        int cols)
 {
     const int D = t->D;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, t->scale,
-                t->h.q + (size_t)i0 * D, D, t->h.k + (size_t)j0 * D, D, 0.0f, S, TILE_COLS);
+                t->h.q + (size_t)i0 * D, D, t->h.k + (size_t)j0 * D, D, 0.0f, S, ld);
     if (t->causal && j0 + cols > i0 + 1)
         for (int r = 0; r < rows; r++)
             for (int j = i0 + r + 1 - j0 < 0 ? 0 : i0 + r + 1 - j0; j < cols; j++)
-                S[(size_t)r * TILE_COLS + j] = -INFINITY;
+                S[(size_t)r * ld + j] = -INFINITY;
 }
 
-/* In place: S row r becomes exp(S - lse_r), the tile's probabilities. */
-static void tile_probs(float *S, const float *lse, int rows, int cols)
+/* A tile's probabilities P = exp(S - lse) in place and dP = dO_i V_j^T. */
+static void tile_probs(const tile_head *t, float *P, float *dP, size_t ld, int i0, int rows,
+                       int j0, int cols)
 {
+    tile_scores(t, P, ld, i0, rows, j0, cols);
     for (int r = 0; r < rows; r++) {
-        float *row = S + (size_t)r * TILE_COLS;
+        float *row = P + (size_t)r * ld, lse = t->lse[i0 + r];
         for (int j = 0; j < cols; j++)
-            row[j] = attn_exp_nonpositive(row[j] - lse[r]);
+            row[j] = attn_exp_nonpositive(row[j] - lse);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, t->M, 1.0f,
+                t->h.d_out + (size_t)i0 * t->M, t->M, t->h.v + (size_t)j0 * t->M, t->M, 0.0f, dP,
+                ld);
+}
+
+/* Gradients through tile (i0, j0) given its P and dP: dP becomes dS = P
+ * (dP - D_i); then dQ_i += dS K_j / sqrt(D) with `dq`, dV_j += P^T dO_i and
+ * dK_j += dS^T Q_i / sqrt(D) with `dkv`. */
+static void tile_grads(const tile_head *t, const float *P, float *dP, size_t ld, int i0, int rows,
+                       int j0, int cols, int dq, int dkv)
+{
+    const int D = t->D, M = t->M;
+    for (int r = 0; r < rows; r++) {
+        const float *p = P + (size_t)r * ld;
+        float *d = dP + (size_t)r * ld, delta = t->delta[i0 + r];
+        for (int j = 0; j < cols; j++)
+            d[j] = p[j] * (d[j] - delta);
+    }
+    if (dq)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, t->scale, dP, ld,
+                    t->h.k + (size_t)j0 * D, D, 1.0f, t->h.dq + (size_t)i0 * D, D);
+    if (dkv) {
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, M, rows, 1.0f, P, ld,
+                    t->h.d_out + (size_t)i0 * M, M, 1.0f, t->h.dv + (size_t)j0 * M, M);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, t->scale, dP, ld,
+                    t->h.q + (size_t)i0 * D, D, 1.0f, t->h.dk + (size_t)j0 * D, D);
     }
 }
 
@@ -181,7 +219,7 @@ static void tiled_block_forward(const tile_head *t, const tile_scratch *w, int i
 {
     const int M = t->M, rows = min_int(TILE_ROWS, t->N - i0);
     const int end = tile_key_end(t, i0, rows);
-    float *out = t->h.out + (size_t)i0 * M;
+    float *out = t->h.out + (size_t)i0 * M, *S = w->P;
     for (int r = 0; r < rows; r++) {
         w->m[r] = -INFINITY;
         w->l[r] = 0.0f;
@@ -189,9 +227,9 @@ static void tiled_block_forward(const tile_head *t, const tile_scratch *w, int i
     memset(out, 0, sizeof(float) * (size_t)rows * M);
     for (int j0 = 0; j0 < end; j0 += TILE_COLS) {
         int cols = min_int(TILE_COLS, end - j0);
-        tile_scores(t, w->S, i0, rows, j0, cols);
+        tile_scores(t, S, TILE_COLS, i0, rows, j0, cols);
         for (int r = 0; r < rows; r++) {
-            float *row = w->S + (size_t)r * TILE_COLS;
+            float *row = S + (size_t)r * TILE_COLS;
             float max = w->m[r];
 #pragma omp simd reduction(max : max)
             for (int j = 0; j < cols; j++)
@@ -209,8 +247,8 @@ static void tiled_block_forward(const tile_head *t, const tile_scratch *w, int i
                 for (int m = 0; m < M; m++)
                     out[(size_t)r * M + m] *= shrink;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, cols, 1.0f, w->S,
-                    TILE_COLS, t->h.v + (size_t)j0 * M, M, 1.0f, out, M);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, cols, 1.0f, S, TILE_COLS,
+                    t->h.v + (size_t)j0 * M, M, 1.0f, out, M);
     }
     for (int r = 0; r < rows; r++) {
         float inv = 1.0f / w->l[r];
@@ -221,55 +259,24 @@ static void tiled_block_forward(const tile_head *t, const tile_scratch *w, int i
     }
 }
 
-/* delta_i = dO_i . O_i for the rows of block i0, O rebuilt from lse. */
-static void tiled_block_delta(const tile_head *t, const tile_scratch *w, int i0)
+/* Backward of query block i0 through all its tiles, P and dP kept for the
+ * whole block (row stride ld): D_i, then dQ (and dK, dV with `dkv`). */
+static void tiled_block_backward(const tile_head *t, const tile_scratch *w, size_t ld, int i0,
+                                 int dkv)
 {
-    const int M = t->M, rows = min_int(TILE_ROWS, t->N - i0);
-    const int end = tile_key_end(t, i0, rows);
-    for (int j0 = 0; j0 < end; j0 += TILE_COLS) {
-        int cols = min_int(TILE_COLS, end - j0);
-        tile_scores(t, w->S, i0, rows, j0, cols);
-        tile_probs(w->S, t->lse + i0, rows, cols);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, cols, 1.0f, w->S,
-                    TILE_COLS, t->h.v + (size_t)j0 * M, M, j0 == 0 ? 0.0f : 1.0f, w->O, M);
-    }
+    const int rows = min_int(TILE_ROWS, t->N - i0), end = tile_key_end(t, i0, rows);
+    for (int j0 = 0; j0 < end; j0 += TILE_COLS)
+        tile_probs(t, w->P + j0, w->dP + j0, ld, i0, rows, j0, min_int(TILE_COLS, end - j0));
     for (int r = 0; r < rows; r++) {
-        const float *g = t->h.d_out + (size_t)(i0 + r) * M, *o = w->O + (size_t)r * M;
+        const float *p = w->P + (size_t)r * ld, *d = w->dP + (size_t)r * ld;
         float dot = 0.0f;
-        for (int m = 0; m < M; m++)
-            dot += g[m] * o[m];
+        for (int j = 0; j < end; j++)
+            dot += p[j] * d[j];
         t->delta[i0 + r] = dot;
     }
-}
-
-/* Gradients through tile (i0, j0): dQ_i += dS K_j / sqrt(D) with `dq`,
- * dV_j += P^T dO_i and dK_j += dS^T Q_i / sqrt(D) with `dkv`. */
-static void tiled_tile_backward(const tile_head *t, const tile_scratch *w, int i0, int j0,
-                                int dq, int dkv)
-{
-    const int D = t->D, M = t->M;
-    const int rows = min_int(TILE_ROWS, t->N - i0);
-    const int cols = min_int(TILE_COLS, tile_key_end(t, i0, rows) - j0);
-    const float *g = t->h.d_out + (size_t)i0 * M;
-    tile_scores(t, w->S, i0, rows, j0, cols);
-    tile_probs(w->S, t->lse + i0, rows, cols);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, M, 1.0f, g, M,
-                t->h.v + (size_t)j0 * M, M, 0.0f, w->dP, TILE_COLS);
-    for (int r = 0; r < rows; r++) {
-        const float *p = w->S + (size_t)r * TILE_COLS;
-        float *d = w->dP + (size_t)r * TILE_COLS, delta = t->delta[i0 + r];
-        for (int j = 0; j < cols; j++)
-            d[j] = p[j] * (d[j] - delta);
-    }
-    if (dq)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, t->scale, w->dP,
-                    TILE_COLS, t->h.k + (size_t)j0 * D, D, 1.0f, t->h.dq + (size_t)i0 * D, D);
-    if (dkv) {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, M, rows, 1.0f, w->S, TILE_COLS,
-                    g, M, 1.0f, t->h.dv + (size_t)j0 * M, M);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, t->scale, w->dP,
-                    TILE_COLS, t->h.q + (size_t)i0 * D, D, 1.0f, t->h.dk + (size_t)j0 * D, D);
-    }
+    for (int j0 = 0; j0 < end; j0 += TILE_COLS)
+        tile_grads(t, w->P + j0, w->dP + j0, ld, i0, rows, j0, min_int(TILE_COLS, end - j0), 1,
+                   dkv);
 }
 
 static tile_head tile_head_of(const attn_call *call, int bh, char *ws)
@@ -291,44 +298,42 @@ static void tiled_head_forward(const attn_call *call, int bh, char *ws, int inne
     const tile_head t = tile_head_of(call, bh, ws);
 #pragma omp parallel for schedule(static) if (inner) num_threads(call->threads)
     for (int i0 = 0; i0 < t.N; i0 += TILE_ROWS) {
-        tile_scratch w = tile_scratch_of(ws, call->shape.N, t.M, omp_get_thread_num());
+        tile_scratch w = tile_scratch_of(ws, call->shape.N, omp_get_thread_num());
         tiled_block_forward(&t, &w, i0);
     }
 }
 
-/* One thread per head: a single sweep over the query blocks, each tile
- * adding to dQ, dK and dV. Threads sharing a head: query blocks in parallel
- * for dQ, then key blocks in parallel for dK and dV, every tile computed
- * twice. dQ_i sums its tiles in key order and dK_j, dV_j in query order
- * either way, so both plans give the same bits. */
+/* One thread per head: one sweep over the query blocks, each tile adding to
+ * dQ, dK and dV. Threads sharing a head: query blocks in parallel for D and
+ * dQ, then key tiles in parallel for dK and dV, recomputing each tile's P,
+ * dP (two more products). Every tile's values are the same either way, dQ_i
+ * sums its tiles in key order and dK_j, dV_j in query order, so both plans
+ * give the same bits. */
 static void tiled_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
     const tile_head t = tile_head_of(call, bh, ws);
+    const size_t ld = tile_buffer_cols(call->shape.N);
     if (!inner) {
-        tile_scratch w = tile_scratch_of(ws, call->shape.N, t.M, 0);
-        for (int i0 = 0; i0 < t.N; i0 += TILE_ROWS) {
-            tiled_block_delta(&t, &w, i0);
-            for (int j0 = 0; j0 < tile_key_end(&t, i0, min_int(TILE_ROWS, t.N - i0));
-                 j0 += TILE_COLS)
-                tiled_tile_backward(&t, &w, i0, j0, 1, 1);
-        }
+        tile_scratch w = tile_scratch_of(ws, call->shape.N, 0);
+        for (int i0 = 0; i0 < t.N; i0 += TILE_ROWS)
+            tiled_block_backward(&t, &w, ld, i0, 1);
         return;
     }
 #pragma omp parallel num_threads(call->threads)
     {
-        tile_scratch w = tile_scratch_of(ws, call->shape.N, t.M, omp_get_thread_num());
+        tile_scratch w = tile_scratch_of(ws, call->shape.N, omp_get_thread_num());
 #pragma omp for schedule(static)
-        for (int i0 = 0; i0 < t.N; i0 += TILE_ROWS) {
-            tiled_block_delta(&t, &w, i0);
-            for (int j0 = 0; j0 < tile_key_end(&t, i0, min_int(TILE_ROWS, t.N - i0));
-                 j0 += TILE_COLS)
-                tiled_tile_backward(&t, &w, i0, j0, 1, 0);
-        }
+        for (int i0 = 0; i0 < t.N; i0 += TILE_ROWS)
+            tiled_block_backward(&t, &w, ld, i0, 0);
 #pragma omp for schedule(static)
         for (int j0 = 0; j0 < t.N; j0 += TILE_COLS) {
-            /* causal: the first query block whose last row reaches key j0 */
-            for (int i0 = t.causal ? j0 / TILE_ROWS * TILE_ROWS : 0; i0 < t.N; i0 += TILE_ROWS)
-                tiled_tile_backward(&t, &w, i0, j0, 0, 1);
+            /* causal: from the first query block whose last row reaches key j0 */
+            for (int i0 = t.causal ? j0 / TILE_ROWS * TILE_ROWS : 0; i0 < t.N; i0 += TILE_ROWS) {
+                int rows = min_int(TILE_ROWS, t.N - i0);
+                int cols = min_int(TILE_COLS, tile_key_end(&t, i0, rows) - j0);
+                tile_probs(&t, w.P, w.dP, TILE_COLS, i0, rows, j0, cols);
+                tile_grads(&t, w.P, w.dP, TILE_COLS, i0, rows, j0, cols, 0, 1);
+            }
         }
     }
 }
@@ -426,7 +431,7 @@ static size_t softmax_slice_bytes(const lt_attn *attn, lt_attn_shape shape)
 {
     switch (kernel_of(attn)) {
     case GEMM: return (size_t)block_rows(shape.N) * shape.N * sizeof(float);
-    case TILED: return attn_round(sizeof(float) * (size_t)shape.N) + tile_scratch_bytes(shape.M);
+    case TILED: return attn_round(sizeof(float) * (size_t)shape.N) + tile_scratch_bytes(shape.N);
     case REFERENCE: break;
     }
     return (size_t)shape.N * sizeof(float);
@@ -463,10 +468,9 @@ static double score_area(softmax_kernel kernel, int n, int causal)
 
 /* Products as each kernel issues them: softmax-gemm runs the model's two
  * (forward) and four (backward) products over its blocks; softmax-tiled's
- * backward first rebuilds the output rows (Q K^T, P V) then runs five
- * products a tile (Q K^T, dO V^T, dS K, P^T dO, dS^T Q), plus Q K^T and
- * dO V^T again when threads share a head (dQ, then dK and dV, in two
- * sweeps); the reference's backward runs every row over all n keys. */
+ * backward runs five a tile (Q K^T, dO V^T, dS K, P^T dO, dS^T Q), plus
+ * Q K^T and dO V^T again when threads share a head (dQ, then dK and dV, in
+ * two sweeps); the reference's backward runs every row over all n keys. */
 static double softmax_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
                                  int inner)
 {
@@ -477,7 +481,7 @@ static double softmax_head_flops(const lt_attn *attn, lt_attn_shape shape, int n
         return 2.0 * area * (D + M);
     switch (kernel) {
     case GEMM: return 4.0 * area * (D + M);
-    case TILED: return 2.0 * area * (4.0 * D + 3.0 * M + (inner ? D + M : 0.0));
+    case TILED: return 2.0 * area * (3.0 * D + 2.0 * M + (inner ? D + M : 0.0));
     case REFERENCE: break;
     }
     return 4.0 * (double)n * n * (D + M);
