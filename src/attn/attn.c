@@ -504,6 +504,16 @@ void attn_for_each_head(const attn_call *call, attn_head_fn fn)
     }
 }
 
+void attn_kernel_forward(const attn_call *call)
+{
+    attn_for_each_head(call, call->attn->impl->kernels[call->attn->kernel].forward);
+}
+
+void attn_kernel_backward(const attn_call *call)
+{
+    attn_for_each_head(call, call->attn->impl->kernels[call->attn->kernel].backward);
+}
+
 void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_row, int causal,
                        int inner)
 {

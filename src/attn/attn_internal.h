@@ -58,10 +58,6 @@ typedef enum attn_kernel_use {
     ATTN_EITHER
 } attn_kernel_use;
 
-typedef struct attn_kernel_info {
-    const char *name;
-    attn_kernel_use use;
-} attn_kernel_info;
 
 /* Everything one forward or backward call works on; the unused pointers of
  * the other direction are NULL. Pointers are whole tensors; a per-head
@@ -87,6 +83,15 @@ typedef struct attn_call {
  * use all threads; 0 when heads run in parallel, where BLAS runs
  * single-threaded inside the region. */
 typedef void (*attn_head_fn)(const attn_call *call, int bh, char *ws, int inner);
+
+/* A kernel a variant offers, the `causal` settings it serves, and its
+ * per-head functions (run by attn_kernel_forward / attn_kernel_backward;
+ * NULL where the variant's own forward and backward run the heads). */
+typedef struct attn_kernel_info {
+    const char *name;
+    attn_kernel_use use;
+    attn_head_fn forward, backward;
+} attn_kernel_info;
 
 struct lt_attn_variant {
     const char *name;
@@ -147,6 +152,11 @@ int attn_across_heads(const attn_call *call);
  * attn_across_heads decides. Heads are handed out statically so a given
  * thread count always gives the same assignment (reproducible sums). */
 void attn_for_each_head(const attn_call *call, attn_head_fn fn);
+
+/* Forward and backward of variants whose kernels are per-head functions:
+ * the chosen kernel's function over every (batch, head). */
+void attn_kernel_forward(const attn_call *call);
+void attn_kernel_backward(const attn_call *call);
 
 /* In place over `rows` rows of `cols` scores (row stride ld): subtracts the
  * row maximum, exponentiates and normalises. With `causal`, row r stands for

@@ -1000,26 +1000,6 @@ static double linear_head_flops(const lt_attn *attn, lt_attn_shape shape, int n,
     return backward ? pairs * (6.0 * D + 6.0 * M) : pairs * (2.0 * D + 2.0 * M);
 }
 
-/* Per-head functions of each kernel, indexed by linear_kernel. */
-static const struct {
-    attn_head_fn forward, backward;
-} kernel_fns[] = {
-    [GEMM] = {gemm_head_forward, gemm_head_backward},
-    [CHUNKED] = {chunked_head_forward, chunked_head_backward},
-    [PREFIX] = {prefix_head_forward, prefix_head_backward},
-    [REFERENCE] = {reference_head_forward, reference_head_backward},
-};
-
-static void linear_forward(const attn_call *call)
-{
-    attn_for_each_head(call, kernel_fns[kernel_of(call->attn)].forward);
-}
-
-static void linear_backward(const attn_call *call)
-{
-    attn_for_each_head(call, kernel_fns[kernel_of(call->attn)].backward);
-}
-
 /* ---- recurrent form: the (S, z) state ---- */
 
 /* Below this many state elements a step stays on one thread. */
@@ -1056,10 +1036,10 @@ static lt_status linear_step(const lt_attn *attn, char *payload, int B, int H, i
 }
 
 static const attn_kernel_info linear_kernels[] = {
-    {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY},
-    {KERNEL_CHUNKED, ATTN_CAUSAL_ONLY},
-    {KERNEL_PREFIX, ATTN_CAUSAL_ONLY},
-    {KERNEL_REFERENCE, ATTN_EITHER},
+    [GEMM] = {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY, gemm_head_forward, gemm_head_backward},
+    [CHUNKED] = {KERNEL_CHUNKED, ATTN_CAUSAL_ONLY, chunked_head_forward, chunked_head_backward},
+    [PREFIX] = {KERNEL_PREFIX, ATTN_CAUSAL_ONLY, prefix_head_forward, prefix_head_backward},
+    [REFERENCE] = {KERNEL_REFERENCE, ATTN_EITHER, reference_head_forward, reference_head_backward},
 };
 
 const lt_attn_variant lt_attn_linear_variant = {
@@ -1074,8 +1054,8 @@ const lt_attn_variant lt_attn_linear_variant = {
     .slice_bytes = linear_slice_bytes,
     .flops = linear_flops,
     .head_flops = linear_head_flops,
-    .forward = linear_forward,
-    .backward = linear_backward,
+    .forward = attn_kernel_forward,
+    .backward = attn_kernel_backward,
     .state_payload_bytes = linear_state_payload_bytes,
     .step = linear_step,
 };

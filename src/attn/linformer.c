@@ -216,8 +216,10 @@ static double linformer_head_flops(const lt_attn *attn, lt_attn_shape shape, int
     return backward ? 2.0 * forward : forward;
 }
 
+/* Its backward adds the threads' parameter gradients after the heads, so the
+ * variant runs the heads itself. */
 static const attn_kernel_info linformer_kernels[] = {
-    {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY},
+    {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY, NULL, NULL},
 };
 
 const lt_attn_variant lt_attn_linformer_variant = {

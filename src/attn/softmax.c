@@ -487,25 +487,6 @@ static double softmax_head_flops(const lt_attn *attn, lt_attn_shape shape, int n
     return 4.0 * (double)n * n * (D + M);
 }
 
-/* Per-head functions of each kernel, indexed by softmax_kernel. */
-static const struct {
-    attn_head_fn forward, backward;
-} kernel_fns[] = {
-    [GEMM] = {gemm_head_forward, gemm_head_backward},
-    [TILED] = {tiled_head_forward, tiled_head_backward},
-    [REFERENCE] = {reference_head_forward, reference_head_backward},
-};
-
-static void softmax_forward(const attn_call *call)
-{
-    attn_for_each_head(call, kernel_fns[kernel_of(call->attn)].forward);
-}
-
-static void softmax_backward(const attn_call *call)
-{
-    attn_for_each_head(call, kernel_fns[kernel_of(call->attn)].backward);
-}
-
 /* ---- recurrent form: a key/value cache ---- */
 
 /* The step's two products are written with GCC vector types of the
@@ -684,9 +665,9 @@ static lt_status softmax_step(const lt_attn *attn, char *payload, int B, int H, 
 }
 
 static const attn_kernel_info softmax_kernels[] = {
-    [GEMM] = {KERNEL_GEMM, ATTN_EITHER},
-    [TILED] = {KERNEL_TILED, ATTN_EITHER},
-    [REFERENCE] = {KERNEL_REFERENCE, ATTN_EITHER},
+    [GEMM] = {KERNEL_GEMM, ATTN_EITHER, gemm_head_forward, gemm_head_backward},
+    [TILED] = {KERNEL_TILED, ATTN_EITHER, tiled_head_forward, tiled_head_backward},
+    [REFERENCE] = {KERNEL_REFERENCE, ATTN_EITHER, reference_head_forward, reference_head_backward},
 };
 
 const lt_attn_variant lt_attn_softmax_variant = {
@@ -701,8 +682,8 @@ const lt_attn_variant lt_attn_softmax_variant = {
     .slice_bytes = softmax_slice_bytes,
     .flops = softmax_flops,
     .head_flops = softmax_head_flops,
-    .forward = softmax_forward,
-    .backward = softmax_backward,
+    .forward = attn_kernel_forward,
+    .backward = attn_kernel_backward,
     .state_payload_bytes = softmax_state_payload_bytes,
     .step = softmax_step,
 };
