@@ -1074,6 +1074,7 @@ Test(attn_plan, sgemm_rate_measured)
     cr_expect(isfinite(one) && one > 0, "rate %g", one);
     cr_expect_eq(lt_threads_get(), 2);
     cr_expect(isnan(lt_attn_sgemm_gflops(0, 1)));
+    cr_expect(lt_attn_blas_core() != NULL && lt_attn_blas_core()[0] != '\0');
 }
 
 Test(attn_plan, linformer_params_initialised)

@@ -160,6 +160,13 @@ double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int bac
  * the allocation fails. n = 1024 is the usual roofline reference. */
 double lt_attn_sgemm_gflops(int n, int threads);
 
+/* The BLAS kernel family that rate comes from (OpenBLAS's core name), to
+ * record beside it. OpenBLAS 0.3.21 falls back to its generic "Prescott"
+ * kernels on CPUs it does not recognise (a KVM Xeon, model 207, here): 4-8x
+ * slower SGEMM than the "SkylakeX" kernels that OPENBLAS_CORETYPE=SkylakeX
+ * selects on that machine. */
+const char *lt_attn_blas_core(void);
+
 /* out (B,H,N,M) = attention(q (B,H,N,D), k (B,H,N,D), v (B,H,N,M)).
  * `saved` (lt_attn_saved_bytes) receives what backward needs; NULL for
  * inference only. `params` may be NULL when lt_attn_param_count is 0.

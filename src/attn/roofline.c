@@ -10,6 +10,10 @@
 #include "core/threads.h"
 #include "core/timer.h"
 
+/* Declared by OpenBLAS's cblas.h on most builds; repeated so the code does
+ * not depend on which header variant is installed. */
+char *openblas_get_corename(void);
+
 enum { ROOFLINE_REPEATS = 5 };
 
 typedef struct sgemm_case {
@@ -57,3 +61,5 @@ double lt_attn_sgemm_gflops(int n, int threads)
     lt_mem_free(c);
     return gflops;
 }
+
+const char *lt_attn_blas_core(void) { return openblas_get_corename(); }
