@@ -277,9 +277,13 @@ static size_t tensor_size(lt_attn_shape shape, int last)
     return (size_t)shape.B * shape.H * shape.N * last;
 }
 
-/* Everything forward and backward share: shape, inputs present and finite. */
+/* Everything forward and backward share: shape, inputs present, and with
+ * `scan` finite. Backward passes 0: it takes the inputs forward already
+ * scanned (its contract), and each scan is a pass over memory as long as a
+ * linear attention kernel's own work on it. */
 static lt_status check_call(const lt_attn *attn, lt_attn_shape shape, const void *workspace,
-                            const float *q, const float *k, const float *v, const float *params)
+                            const float *q, const float *k, const float *v, const float *params,
+                            int scan)
 {
     size_t qk = tensor_size(shape, shape.D), vo = tensor_size(shape, shape.M);
     size_t n_params = lt_attn_param_count(attn);
@@ -288,6 +292,8 @@ static lt_status check_call(const lt_attn *attn, lt_attn_shape shape, const void
     LT_TRY(check_tensor(attn, k, qk, "k"));
     LT_TRY(check_tensor(attn, v, vo, "v"));
     LT_TRY(check_tensor(attn, params, n_params, "params"));
+    if (!scan)
+        return LT_OK;
     LT_TRY(check_finite(attn, q, qk, "q"));
     LT_TRY(check_finite(attn, k, qk, "k"));
     LT_TRY(check_finite(attn, v, vo, "v"));
@@ -332,7 +338,7 @@ lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape, float *out, 
     LT_TRY(lt_attn_check_shape(attn, shape));
     if (shape.N == 0)
         return LT_OK; /* nothing to attend over; no buffer is read or written */
-    LT_TRY(check_call(attn, shape, workspace, q, k, v, params));
+    LT_TRY(check_call(attn, shape, workspace, q, k, v, params, 1));
     LT_TRY(check_tensor(attn, out, tensor_size(shape, shape.M), "out"));
     attn_call call = make_call(attn, shape, workspace, q, k, v, params);
     call.out = out;
@@ -350,7 +356,7 @@ lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape, float *dq, 
     LT_TRY(lt_attn_check_shape(attn, shape));
     if (shape.N == 0)
         return LT_OK;
-    LT_TRY(check_call(attn, shape, workspace, q, k, v, params));
+    LT_TRY(check_call(attn, shape, workspace, q, k, v, params, 0));
     size_t qk = tensor_size(shape, shape.D), vo = tensor_size(shape, shape.M);
     LT_TRY(check_buffer(attn, saved, lt_attn_saved_bytes(attn, shape), "saved"));
     LT_TRY(check_tensor(attn, dq, qk, "dq"));

@@ -178,7 +178,8 @@ lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape,
 
 /* Adds the gradients of a scalar loss into dq, dk, dv (shapes of q, k, v)
  * and d_params (lt_attn_param_count floats; may be NULL when 0), given
- * d_out (B,H,N,M) and the same inputs and `saved` that forward used. */
+ * d_out (B,H,N,M) and the same inputs and `saved` that forward used (so
+ * only d_out is scanned for NaN and Inf here). */
 lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape,
                            float *dq, float *dk, float *dv, float *d_params,
                            void *workspace, const float *d_out, const void *saved,
