@@ -233,9 +233,9 @@ double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int bac
 /* Cheap finiteness test on the bit patterns: a float is Inf or NaN when its
  * exponent bits are all ones, i.e. |bits| >= 0x7f800000, which is when
  * adding 0x00800000 carries into the top bit. An OR of those top bits is a
- * reduction of integer operations only, so it vectorises without a chain
- * of floating-point additions (which -ffp-contract/ordering rules keep
- * serial) and runs at load speed. */
+ * reduction of integer operations only: it vectorises without a chain of
+ * floating-point additions (which IEEE rules keep in order) and runs at
+ * load speed. */
 static int all_finite(const float *x, size_t n)
 {
     uint32_t bad = 0;

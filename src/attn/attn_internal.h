@@ -58,7 +58,6 @@ typedef enum attn_kernel_use {
     ATTN_EITHER
 } attn_kernel_use;
 
-
 /* Everything one forward or backward call works on; the unused pointers of
  * the other direction are NULL. Pointers are whole tensors; a per-head
  * function offsets them by its (batch, head) index. */
