@@ -568,9 +568,10 @@ static void prefix_head_backward(const attn_call *call, int bh, char *ws, int in
 /* Tokens per chunk. A chunk adds 2 C (D + M) flops a token of quadratic form
  * to the 4 D M of the state products (forward; backward 2 C (3 D + 2 M) to
  * 10 D M), while GEMMs with a side of C run faster as C grows (OpenBLAS's
- * small-matrix kernels, one Xeon core: ~50 GFLOP/s at 16, ~70 at 32, ~100
- * at 64). C = max(D, M) / 2, rounded up to a power of two and kept in
- * [16, 64], holds the quadratic part to about half the state products.
+ * small-matrix kernels on one Xeon core: 50-105 GFLOP/s with sides of 32,
+ * 75-130 with sides of 64, the slower figure for B transposed).
+ * C = max(D, M) / 2, rounded up to a power of two and kept in [16, 64],
+ * holds the quadratic part to about half the state products.
  * Measured (B=1, H=8, N=4096, one thread): at D = M = 64 chunks of 16 to 64
  * ran within noise of each other and 128 was 15-25% slower; at D = M = 32,
  * 16 to 48 tied and 128 was 45% slower. */
