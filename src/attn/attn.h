@@ -11,7 +11,9 @@
  *
  * Variants:
  *   softmax    exact softmax(Q K^T / sqrt(D)) V; materialises N x N scores
- *              per (batch, head), as the paper's baseline does.
+ *              per (batch, head), as the paper's baseline does (kernel
+ *              softmax-tiled instead keeps O(N): online softmax over key
+ *              tiles, saving one log-sum-exp per row).
  *   linear     phi(Q) (phi(K)^T V) / (phi(Q) . sum phi(K) + eps); causal
  *              through prefix sums (an RNN with state (S, z)).
  *   linformer  K and V projected along the sequence by learned E, F of shape
@@ -137,8 +139,33 @@ size_t lt_attn_saved_bytes(const lt_attn *attn, lt_attn_shape shape);
 size_t lt_attn_workspace_bytes(const lt_attn *attn, lt_attn_shape shape, int threads);
 
 /* Model FLOP count of one forward (backward = 0) or one backward
- * (backward = 1) pass, multiply-add counted as 2, for GFLOP/s columns. */
+ * (backward = 1) pass, multiply-add counted as 2, for GFLOP/s columns: the
+ * method's products (for linear attention the paper's RNN form), whichever
+ * kernel runs, over the padded N. */
 double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward);
+
+/* FLOPs the configured kernel actually performs for one pass on
+ * lt_threads_get() threads, counted the same way: its matrix products
+ * (including intra-chunk quadratic forms, recomputed tiles, and the masked
+ * halves of diagonal blocks that GEMMs compute anyway) and dot products;
+ * feature maps, exponentials and divisions are not counted. Honours
+ * lengths. Against a measured SGEMM rate (lt_attn_sgemm_gflops) it gives a
+ * kernel's fraction of the machine's matrix-product speed. */
+double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int backward);
+
+/* This machine's SGEMM rate in GFLOP/s for an n x n x n product on
+ * `threads` threads (< 1: lt_threads_get()): the median of 5 timed runs
+ * after one warm-up, through the same BLAS the kernels call. Allocates
+ * three n x n matrices (tracked) and restores the thread count; NaN when
+ * the allocation fails. n = 1024 is the usual roofline reference. */
+double lt_attn_sgemm_gflops(int n, int threads);
+
+/* The BLAS kernel family that rate comes from (OpenBLAS's core name), to
+ * record beside it. OpenBLAS 0.3.21 falls back to its generic "Prescott"
+ * kernels on CPUs it does not recognise (a KVM Xeon, model 207, here): 4-8x
+ * slower SGEMM than the "SkylakeX" kernels that OPENBLAS_CORETYPE=SkylakeX
+ * selects on that machine. */
+const char *lt_attn_blas_core(void);
 
 /* out (B,H,N,M) = attention(q (B,H,N,D), k (B,H,N,D), v (B,H,N,M)).
  * `saved` (lt_attn_saved_bytes) receives what backward needs; NULL for
@@ -151,7 +178,8 @@ lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape,
 
 /* Adds the gradients of a scalar loss into dq, dk, dv (shapes of q, k, v)
  * and d_params (lt_attn_param_count floats; may be NULL when 0), given
- * d_out (B,H,N,M) and the same inputs and `saved` that forward used. */
+ * d_out (B,H,N,M) and the same inputs and `saved` that forward used (so
+ * only d_out is scanned for NaN and Inf here). */
 lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape,
                            float *dq, float *dk, float *dv, float *d_params,
                            void *workspace, const float *d_out, const void *saved,

@@ -58,11 +58,6 @@ typedef enum attn_kernel_use {
     ATTN_EITHER
 } attn_kernel_use;
 
-typedef struct attn_kernel_info {
-    const char *name;
-    attn_kernel_use use;
-} attn_kernel_info;
-
 /* Everything one forward or backward call works on; the unused pointers of
  * the other direction are NULL. Pointers are whole tensors; a per-head
  * function offsets them by its (batch, head) index. */
@@ -88,6 +83,15 @@ typedef struct attn_call {
  * single-threaded inside the region. */
 typedef void (*attn_head_fn)(const attn_call *call, int bh, char *ws, int inner);
 
+/* A kernel a variant offers, the `causal` settings it serves, and its
+ * per-head functions (run by attn_kernel_forward / attn_kernel_backward;
+ * NULL where the variant's own forward and backward run the heads). */
+typedef struct attn_kernel_info {
+    const char *name;
+    attn_kernel_use use;
+    attn_head_fn forward, backward;
+} attn_kernel_info;
+
 struct lt_attn_variant {
     const char *name;
     const attn_kernel_info *kernels; /* the first one that fits `causal` is the default */
@@ -101,6 +105,10 @@ struct lt_attn_variant {
     /* Workspace bytes of one thread (rounded up to whole cache lines by the caller). */
     size_t (*slice_bytes)(const lt_attn *attn, lt_attn_shape shape);
     double (*flops)(const lt_attn *attn, lt_attn_shape shape, int backward);
+    /* FLOPs the configured kernel performs on one head of n valid rows;
+     * `inner` as for attn_head_fn (heads sharing threads). */
+    double (*head_flops)(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
+                         int inner);
     void (*forward)(const attn_call *call);
     void (*backward)(const attn_call *call);
     /* Why no kernel serves causal attention, when none does. */
@@ -144,6 +152,11 @@ int attn_across_heads(const attn_call *call);
  * thread count always gives the same assignment (reproducible sums). */
 void attn_for_each_head(const attn_call *call, attn_head_fn fn);
 
+/* Forward and backward of variants whose kernels are per-head functions:
+ * the chosen kernel's function over every (batch, head). */
+void attn_kernel_forward(const attn_call *call);
+void attn_kernel_backward(const attn_call *call);
+
 /* In place over `rows` rows of `cols` scores (row stride ld): subtracts the
  * row maximum, exponentiates and normalises. With `causal`, row r stands for
  * position first_row + r and its columns past that position are set to
@@ -156,6 +169,9 @@ void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_r
  * ld_p). */
 void attn_softmax_rows_backward(float *dp, size_t ld_dp, const float *p, size_t ld_p, int rows,
                                 int cols, int inner);
+
+/* Tokens per chunk of linear-causal-chunked for head dimensions D, M. */
+int attn_linear_chunk(int D, int M);
 
 /* param_count and init_params of variants without parameters. */
 size_t attn_no_params(const lt_attn_config *config);

@@ -207,8 +207,19 @@ static double linformer_flops(const lt_attn *attn, lt_attn_shape shape, int back
     return backward ? 2.0 * forward : forward;
 }
 
+/* The one kernel runs the model's products, over the sequence's own n. */
+static double linformer_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
+                                   int inner)
+{
+    (void)inner;
+    double forward = 4.0 * n * (double)attn->config.proj_k * (shape.D + shape.M);
+    return backward ? 2.0 * forward : forward;
+}
+
+/* Its backward adds the threads' parameter gradients after the heads, so the
+ * variant runs the heads itself. */
 static const attn_kernel_info linformer_kernels[] = {
-    {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY},
+    {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY, NULL, NULL},
 };
 
 const lt_attn_variant lt_attn_linformer_variant = {
@@ -222,6 +233,7 @@ const lt_attn_variant lt_attn_linformer_variant = {
     .saved_bytes = linformer_saved_bytes,
     .slice_bytes = linformer_slice_bytes,
     .flops = linformer_flops,
+    .head_flops = linformer_head_flops,
     .forward = linformer_forward,
     .backward = linformer_backward,
     .no_causal_reason = NOT_CAUSAL_REASON,
