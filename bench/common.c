@@ -57,22 +57,64 @@ int bench_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **ar
     return 0;
 }
 
-/* OpenMP threads that spin at barriers while another process holds the
- * core make a shared machine collapse (two runs at once took 50x longer);
- * passive waiting degrades in proportion to the load. The runtime reads
- * the policy when it loads, so a program started without one sets it and
- * starts itself again; a policy the user chose is kept. */
-static void default_wait_policy(char **argv)
+char *openblas_get_corename(void);
+
+/* 1 when /proc/cpuinfo lists every flag in `flags` (space-separated). */
+static int cpu_has(const char *flags)
 {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return 0;
+    char line[8192];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0) {
+            found = 1;
+            char want[256];
+            snprintf(want, sizeof want, "%s", flags);
+            for (char *w = strtok(want, " "); w != NULL && found; w = strtok(NULL, " ")) {
+                char padded[64];
+                snprintf(padded, sizeof padded, " %s", w);
+                char *at = strstr(line, padded);
+                found = at != NULL && (at[strlen(padded)] == ' ' || at[strlen(padded)] == '\n');
+            }
+        }
+    fclose(f);
+    return found;
+}
+
+/* The runtime environment a benchmark wants, set before the libraries that
+ * read it at load time, so a program started without it sets it and starts
+ * itself again (what the user set is kept; the CSVs record both):
+ * - OpenMP threads that spin at barriers while another process holds the
+ *   core make a shared machine collapse (two runs at once took 50x longer);
+ *   passive waiting degrades in proportion to the load.
+ * - OpenBLAS falls back to its generic x86-64 kernels ("Prescott") on CPUs
+ *   newer than its release knows, 5x slower here; when the CPU has AVX-512
+ *   or AVX2 it is told which kernels to use. */
+static void default_runtime(char **argv)
+{
+    int set_policy = 0, set_core = 0;
     const char *policy = getenv("OMP_WAIT_POLICY");
-    if (policy != NULL && *policy != '\0')
-        return;
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
+    if ((policy == NULL || *policy == '\0') && setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
+        set_policy = 1;
+    const char *core = openblas_get_corename();
+    const char *coretype = getenv("OPENBLAS_CORETYPE");
+    if ((coretype == NULL || *coretype == '\0') && core != NULL && strcmp(core, "Prescott") == 0) {
+        const char *better = cpu_has("avx512f avx512dq avx512cd avx512bw avx512vl") ? "SkylakeX"
+                             : cpu_has("avx2 fma")                                 ? "Haswell"
+                                                                                   : NULL;
+        if (better != NULL && setenv("OPENBLAS_CORETYPE", better, 1) == 0)
+            set_core = 1;
+    }
+    if (!set_policy && !set_core)
         return;
     execv("/proc/self/exe", argv);
-    /* Could not restart: run on with the runtime's default, which the CSVs
-     * then record as "unset" (the runtime read it at load). */
-    unsetenv("OMP_WAIT_POLICY");
+    /* Could not restart: run on as loaded, which the CSVs then record. */
+    if (set_policy)
+        unsetenv("OMP_WAIT_POLICY");
+    if (set_core)
+        unsetenv("OPENBLAS_CORETYPE");
 }
 
 /* Under mpirun: MPI starts here (after the restart above, which must come
@@ -92,7 +134,7 @@ static lt_status start_ranks(int *argc, char ***argv, bench_common *common)
 
 int bench_parse(lt_cli *cli, bench_common *common, int argc, char **argv, int *exit_now)
 {
-    default_wait_policy(argv);
+    default_runtime(argv);
     int code = bench_parse_tool(cli, NULL, argc, argv, exit_now);
     if (*exit_now)
         return code;

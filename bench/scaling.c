@@ -45,8 +45,13 @@ typedef struct scaling_case {
     int is_default;     /* the variant's default kernel for this causal mode */
     size_t planned_bytes, peak_bytes;
     lt_summary fwd, fwd_bwd;
-    double flops_fwd, flops_bwd;
+    double flops_fwd, flops_bwd;          /* the paper's model of the method */
+    double performed_fwd, performed_bwd;  /* what this kernel actually computes */
 } scaling_case;
+
+/* The machine's SGEMM rate, measured once per run: the roof for GFLOP/s. */
+static int roof_n = 1024;
+static double roof_gflops, roof_gflops_1t;
 
 /* Buffers of one case, all from the tracked allocator. */
 typedef struct case_buffers {
@@ -173,7 +178,9 @@ static const char *const columns[] = {
     "fwd_median_s", "fwd_min_s", "fwd_max_s", "fwd_bwd_median_s", "fwd_bwd_min_s",
     "fwd_bwd_max_s", "fwd_per_sample_s", "fwd_bwd_per_sample_s", "peak_bytes",
     "peak_bytes_per_sample", "planned_bytes", "fwd_gflop_per_s", "fwd_bwd_gflop_per_s",
-    "flop_model_fwd", "flop_model_bwd", "note"};
+    "flop_model_fwd", "flop_model_bwd", "flops_performed_fwd", "flops_performed_bwd",
+    "fwd_bwd_performed_gflop_per_s", "sgemm_n", "sgemm_gflop_per_s", "sgemm_1thread_gflop_per_s",
+    "fraction_of_sgemm", "note"};
 
 static lt_status add_row(bench_table *t, const scaling_options *opt, const scaling_case *r)
 {
@@ -211,14 +218,23 @@ static lt_status add_row(bench_table *t, const scaling_options *opt, const scali
                   (r->flops_fwd + r->flops_bwd) / r->fwd_bwd.median * 1e-9);
     bench_set_num(t, "flop_model_fwd", r->flops_fwd);
     bench_set_num(t, "flop_model_bwd", r->flops_bwd);
+    bench_set_num(t, "flops_performed_fwd", r->performed_fwd);
+    bench_set_num(t, "flops_performed_bwd", r->performed_bwd);
+    double performed = (r->performed_fwd + r->performed_bwd) / r->fwd_bwd.median * 1e-9;
+    bench_set_num(t, "fwd_bwd_performed_gflop_per_s", performed);
+    bench_set_int(t, "sgemm_n", roof_n);
+    bench_set_num(t, "sgemm_gflop_per_s", roof_gflops);
+    bench_set_num(t, "sgemm_1thread_gflop_per_s", roof_gflops_1t);
+    bench_set_num(t, "fraction_of_sgemm", performed / roof_gflops);
     bench_set_str(t, "note", r->note);
     return bench_row_end(t);
 }
 
 static void print_table(const scaling_case *rows, int count)
 {
-    printf("\n%-9s %-6s %6s %5s  %12s %14s %13s %9s  %s\n", "variant", "causal", "N", "batch",
-           "fwd ms/smpl", "fwd+bwd ms/smpl", "peak MiB/smpl", "GFLOP/s", "kernel / status");
+    printf("\n%-9s %-6s %6s %5s  %12s %14s %13s %9s %6s  %s\n", "variant", "causal", "N",
+           "batch", "fwd ms/smpl", "fwd+bwd ms/smpl", "peak MiB/smpl", "GFLOP/s", "roof%",
+           "kernel / status");
     for (int i = 0; i < count; i++) {
         const scaling_case *r = &rows[i];
         /* A refusal does not depend on N: say it once per variant and mask. */
@@ -231,10 +247,13 @@ static void print_table(const scaling_case *rows, int count)
             continue;
         }
         if (strcmp(r->status, "ok") == 0)
-            printf("%-9s %-6s %6d %5d  %12.3f %14.3f %13.2f %9.2f  %s\n", r->variant,
+            printf("%-9s %-6s %6d %5d  %12.3f %14.3f %13.2f %9.2f %6.1f  %s\n", r->variant,
                    r->causal ? "yes" : "no", r->N, r->B, 1e3 * r->fwd.median / r->B,
                    1e3 * r->fwd_bwd.median / r->B, (double)r->peak_bytes / r->B / 1048576.0,
-                   (r->flops_fwd + r->flops_bwd) / r->fwd_bwd.median * 1e-9, r->kernel);
+                   (r->flops_fwd + r->flops_bwd) / r->fwd_bwd.median * 1e-9,
+                   100 * (r->performed_fwd + r->performed_bwd) / r->fwd_bwd.median * 1e-9 /
+                       roof_gflops,
+                   r->kernel);
         else
             printf("%-9s %-6s %6d %5d  %12s %14s %13s %9s  %s %s: %s\n", r->variant,
                    r->causal ? "yes" : "no", r->N, r->B, "-", "-", "-", "-", r->kernel,
@@ -285,7 +304,21 @@ static int kernels_to_run(const scaling_options *opt, const char *const *variant
         return n > 0 ? n : (out[0] = NULL, 1);
     }
     *status = bench_kernel_for(opt->kernel, variants, count, causal, variant, &out[0]);
+    /* Where the materialised softmax (the paper's baseline) no longer fits
+     * the budget or the time limit, its curve goes on with the tiled kernel,
+     * each row naming the kernel that ran. */
+    if (*status == LT_OK && out[0] == NULL && strcmp(opt->kernel, "default") == 0 &&
+        strcmp(variant, "softmax") == 0) {
+        out[1] = "softmax-tiled";
+        return 2;
+    }
     return 1;
+}
+
+/* The kernel that continues a skipped default one (see kernels_to_run). */
+static int is_continuation(const char *kernel)
+{
+    return kernel != NULL && strcmp(kernel, "softmax-tiled") == 0;
 }
 
 static const bench_field_flag field_flags[] = {
@@ -311,7 +344,7 @@ int main(int argc, char **argv)
         .variants = "softmax,linear,linformer", .causal_mode = "both",
         .min_log2 = 9, .max_log2 = 16, .heads = 8, .head_dim = 64, .value_dim = 0,
         .tokens = 4096, .batch = 0, .proj_k = 256, .feature_map = "elu", .eps = 1e-6,
-        .warmup = 1, .repeats = 3, .max_case_seconds = 60, .kernel = "default",
+        .warmup = 1, .repeats = 3, .max_case_seconds = 150, .kernel = "default",
         .kernels = "default", .out = "results/scaling/scaling.csv"};
     bench_common_defaults(&opt.common);
     enum { OWN_FLAGS = 18 };
@@ -364,8 +397,16 @@ int main(int argc, char **argv)
         "Time and bytes are also reported per sample (divided by the batch). A case whose\n"
         "planned bytes exceed --mem-budget is recorded as skipped-budget with the bytes it\n"
         "would need; Linformer is not causal and its causal rows are recorded as refused.\n"
+        "From the N at which softmax-gemm (materialised N x N, the paper's baseline) is\n"
+        "skipped, softmax goes on with softmax-tiled (O(N) memory) in rows of its own.\n"
         "FLOP model: see lt_attn_flops (src/attn); GFLOP/s = model FLOPs / median time.\n"
-        "Kernels: softmax-gemm (materialised, the default), softmax-reference; linear-gemm\n"
+        "Roofline: the SGEMM rate of a 1024^3 product (smaller if the budget says so) is\n"
+        "measured once per run (on the run's\n"
+        "threads and on one); roof% (CSV fraction_of_sgemm) = the FLOPs the kernel actually\n"
+        "performs (lt_attn_flops_performed, e.g. the chunked causal kernel's extra\n"
+        "intra-chunk products) per second over that rate.\n"
+        "Kernels: softmax-gemm (materialised, the default), softmax-tiled (online softmax,\n"
+        "O(N) memory), softmax-reference; linear-gemm\n"
         "(non-causal), linear-causal-chunked (causal default), linear-causal-prefix,\n"
         "linear-reference; linformer-gemm. Ctrl-C stops after the current case and writes\n"
         "the rows so far (exit status 130).",
@@ -424,9 +465,19 @@ int main(int argc, char **argv)
     long total = (long)variant_count * mode_count * (opt.max_log2 - opt.min_log2 + 1);
     if (strcmp(opt.kernels, "all") == 0)
         total *= 3;
+    int threads = lt_threads_get();
+    /* 1024^3, or the largest square the memory budget holds */
+    while (roof_n > 64 && lt_mem_plan(3 * lt_mem_rounded((size_t)roof_n * roof_n * 4),
+                                      "the SGEMM roofline") != LT_OK)
+        roof_n /= 2;
+    roof_gflops = lt_attn_sgemm_gflops(roof_n, threads);
+    roof_gflops_1t = lt_attn_sgemm_gflops(roof_n, 1);
+    printf("roofline: SGEMM %dx%dx%d reaches %.1f GFLOP/s on %d threads, %.1f on one (%s "
+           "kernels)\n",
+           roof_n, roof_n, roof_n, roof_gflops, threads, roof_gflops_1t, lt_attn_blas_core());
+    fflush(stdout);
     lt_progress progress;
     lt_progress_start(&progress, stderr, "scaling", total, "cases", opt.common.quiet);
-    int threads = lt_threads_get();
     bench_signals_install();
 
     for (int vi = 0; vi < variant_count && status == LT_OK; vi++) {
@@ -434,12 +485,17 @@ int main(int argc, char **argv)
             const char *kernels[MAX_KERNELS];
             int kernel_count = kernels_to_run(&opt, variants, variant_count, variants[vi],
                                               causal_modes[mi], kernels, &status);
+            int first_skipped = 0; /* N from which the default kernel was skipped */
             for (int ki = 0; ki < kernel_count && status == LT_OK; ki++) {
                 double last_seconds = NAN, last_flops = NAN;
+                int continues = ki > 0 && strcmp(opt.kernels, "all") != 0 &&
+                                is_continuation(kernels[ki]);
                 for (long e = opt.min_log2; e <= opt.max_log2 && status == LT_OK; e++) {
                     if (bench_interrupted())
                         break;
                     int N = 1 << e;
+                    if (continues && (first_skipped == 0 || N < first_skipped))
+                        continue;
                     lt_attn_shape shape = {
                         (int)(opt.batch ? opt.batch : (opt.tokens / N > 1 ? opt.tokens / N : 1)),
                         (int)opt.heads, N, (int)opt.head_dim, (int)opt.value_dim, NULL};
@@ -466,6 +522,8 @@ int main(int argc, char **argv)
                                                                        config.causal, 0);
                     row->flops_fwd = lt_attn_flops(&attn, shape, 0);
                     row->flops_bwd = lt_attn_flops(&attn, shape, 1);
+                    row->performed_fwd = lt_attn_flops_performed(&attn, shape, 0);
+                    row->performed_bwd = lt_attn_flops_performed(&attn, shape, 1);
                     row->planned_bytes = case_plan(&attn, shape, threads);
                     double estimate = last_seconds * (row->flops_fwd + row->flops_bwd) /
                                       last_flops * (double)(opt.warmup + opt.repeats) * 1.5;
@@ -489,6 +547,8 @@ int main(int argc, char **argv)
                         last_seconds = row->fwd_bwd.median;
                         last_flops = row->flops_fwd + row->flops_bwd;
                     }
+                    if (ki == 0 && first_skipped == 0 && strncmp(row->status, "skipped", 7) == 0)
+                        first_skipped = N;
                     status = add_row(&table, &opt, row);
                     char note[128];
                     snprintf(note, sizeof note, "%s %s %s N=%d: %s", row->variant, row->kernel,

@@ -406,14 +406,20 @@ Test(scaling, budget_skips_instead_of_running)
     snprintf(path, sizeof path, "%s/s.csv", dir);
     snprintf(args, sizeof args,
              "scaling --variants softmax --causal causal --min-log2 10 --max-log2 10 "
-             "--heads 4 --head-dim 8 --mem-budget 1M --quiet --out %s",
+             "--heads 4 --head-dim 8 --mem-budget 8M --quiet --out %s",
              path);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
-    cr_assert_eq(t.nrows, 1);
+    /* the materialised softmax does not fit; the tiled kernel goes on */
+    cr_assert_eq(t.nrows, 2);
     cr_assert_str_eq(cell_str(&t, 0, "status"), "skipped-budget");
+    cr_assert_str_eq(cell_str(&t, 0, "kernel"), "softmax-gemm");
     cr_assert_gt(cell_num(&t, 0, "planned_bytes"), 1 << 20);
+    cr_assert_str_eq(cell_str(&t, 1, "kernel"), "softmax-tiled");
+    cr_assert_str_eq(cell_str(&t, 1, "status"), "ok");
+    cr_assert_lt(cell_num(&t, 1, "peak_bytes"), 8 << 20, "tiled within the budget");
+    cr_assert_gt(cell_num(&t, 1, "sgemm_gflop_per_s"), 0, "the roofline is measured");
     lt_csv_table_free(&t);
     cr_assert_eq(ltbench("scaling --min-log2 9 --max-log2 8"), 2);
     ASSERT_MENTIONS("--min-log2");

@@ -13,6 +13,7 @@
 #include "version.h"
 
 char *openblas_get_config(void);
+char *openblas_get_corename(void);
 int openblas_get_parallel(void);
 
 static void read_cpu_model(char *out, size_t size)
@@ -70,7 +71,11 @@ void lt_provenance_get(lt_provenance *out)
     strftime(out->date, sizeof out->date, "%Y-%m-%dT%H:%M:%SZ", &utc);
     static const char *parallel[] = {"sequential", "pthreads", "openmp"};
     int p = openblas_get_parallel();
-    snprintf(out->blas, sizeof out->blas, "OpenBLAS-%s", (p >= 0 && p <= 2) ? parallel[p] : "unknown");
+    /* the kernels OpenBLAS picked for this CPU matter as much as its version */
+    const char *core = openblas_get_corename();
+    snprintf(out->blas, sizeof out->blas, "OpenBLAS-%s %s%s",
+             (p >= 0 && p <= 2) ? parallel[p] : "unknown", core != NULL ? core : "unknown-core",
+             getenv("OPENBLAS_CORETYPE") != NULL ? " (OPENBLAS_CORETYPE)" : "");
     out->threads = lt_threads_get();
     const char *policy = getenv("OMP_WAIT_POLICY");
     snprintf(out->wait_policy, sizeof out->wait_policy, "%s",
