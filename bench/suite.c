@@ -312,13 +312,17 @@ static lt_status write_report(const suite_options *o, const suite_step *steps, i
                  "below was measured on the machine named here, from the CSVs in `%s`. The "
                  "paper's numbers come from `%s`.\n\n",
             o->preset, o->out, o->paper);
-    fprintf(r.f, "Commands run:\n\n```\n");
+    fprintf(r.f, "%s:\n\n```\n", o->report_only ? "The commands that wrote the CSVs (this "
+                                                  "report was rewritten from them)"
+                                                : "Commands run");
     for (int i = 0; i < count; i++) {
         char line[8192];
         command_line(&steps[i], line, sizeof line);
         fprintf(r.f, "%s%s\n", line,
-                steps[i].exit_code < 0 ? "    # not run" : steps[i].exit_code ? "    # failed"
-                                                                              : "");
+                o->report_only          ? ""
+                : steps[i].exit_code < 0 ? "    # not run"
+                : steps[i].exit_code     ? "    # failed"
+                                         : "");
     }
     fprintf(r.f, "```\n\n");
     for (int i = 0; i < count; i++)
