@@ -77,9 +77,13 @@ void lt_provenance_get(lt_provenance *out)
              (p >= 0 && p <= 2) ? parallel[p] : "unknown", core != NULL ? core : "unknown-core",
              getenv("OPENBLAS_CORETYPE") != NULL ? " (OPENBLAS_CORETYPE)" : "");
     out->threads = lt_threads_get();
+    /* libgomp's spin count before a waiting thread sleeps overrides the
+     * policy's, so the two together say how threads wait */
     const char *policy = getenv("OMP_WAIT_POLICY");
-    snprintf(out->wait_policy, sizeof out->wait_policy, "%s",
-             policy != NULL && *policy ? policy : "unset");
+    const char *spin = getenv("GOMP_SPINCOUNT");
+    snprintf(out->wait_policy, sizeof out->wait_policy, "%s%s%.16s",
+             policy != NULL && *policy ? policy : "unset", spin != NULL && *spin ? " spin=" : "",
+             spin != NULL && *spin ? spin : "");
     snprintf(out->build, sizeof out->build, "%s", LT_BUILD_FLAGS);
     out->ranks = lt_dist_size();
     out->cores = lt_threads_available();

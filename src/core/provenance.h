@@ -11,7 +11,7 @@ typedef struct lt_provenance {
     int threads;           /* thread count in force */
     int cores;             /* cores available to this process */
     double load_start;     /* 1-minute load average when the run started */
-    char wait_policy[32];  /* OMP_WAIT_POLICY in force ("unset" if none) */
+    char wait_policy[48];  /* OMP_WAIT_POLICY ("unset" if none), then " spin=N" if GOMP_SPINCOUNT */
     int ranks;             /* MPI ranks of the run (1 alone); threads are per rank */
     char build[160];       /* compiler, build type and flags of this binary */
 } lt_provenance;
