@@ -107,12 +107,12 @@ enum { SETUP_COUNT = sizeof setup_columns / sizeof setup_columns[0] };
 
 typedef enum verdict {
     V_REGRESSED, V_CHANGED, V_IMPROVED, V_NOISE, V_UNCHANGED, V_INFO,
-    V_NOT_COMPARABLE, V_NOT_RUN, V_MISSING, V_ONLY_NEW, V_COUNT
+    V_NOT_COMPARABLE, V_NOT_RUN, V_MISSING, V_ONLY_NEW, V_OTHER_KERNEL, V_COUNT
 } verdict;
 
 static const char *const verdict_names[V_COUNT] = {
     "regressed", "changed", "improved", "noise", "unchanged", "info",
-    "not comparable", "not run", "missing in new", "only in new"};
+    "not comparable", "not run", "missing in new", "only in new", "other kernel"};
 
 /* One file, with its columns resolved against its kind. */
 typedef struct side {
@@ -448,37 +448,94 @@ static lt_status compare_case(report *r, const side *base, long long rb, const s
     return LT_OK;
 }
 
-/* Matches the rows of both files on their keys and judges every case. */
+/* The key index of `kernel`, or -1. */
+static int kernel_key(const side *s)
+{
+    for (int k = 0; k < s->nkeys; k++)
+        if (strcmp(s->kind->keys[k], "kernel") == 0)
+            return k;
+    return -1;
+}
+
+/* The same case run with another kernel: every key equal but `kernel`. */
+static int same_case_but_kernel(const side *a, long long ra, const side *b, long long rb)
+{
+    int kk = kernel_key(a);
+    if (kk < 0)
+        return 0;
+    for (int k = 0; k < a->nkeys; k++)
+        if (k != kk && !cells_equal(results_cell(&a->file, ra, a->keys[k]),
+                                    results_cell(&b->file, rb, b->keys[k])))
+            return 0;
+    return 1;
+}
+
+/* Matches the rows of both files on their keys and judges every case. A
+ * case left unmatched that the other file has once with another kernel (a
+ * kernel chosen by --kernel, or a new default) is matched to it: its
+ * numbers are judged, under a line that names both kernels. */
 static lt_status build_report(report *r, const side *base, const side *next,
                               const compare_options *o, long long *matched)
 {
     long long nb = base->file.table.nrows, nn = next->file.table.nrows;
-    char *seen;
-    LT_TRY(lt_mem_calloc((void **)&seen, (size_t)nn, "matched rows"));
-    lt_status status = lt_mem_alloc((void **)&r->judged, (size_t)nn * sizeof *r->judged,
-                                    "judged rows");
+    char *seen = NULL;
+    long long *partner = NULL;
+    lt_status status = lt_mem_calloc((void **)&seen, (size_t)nn, "matched rows");
+    if (status == LT_OK)
+        status = lt_mem_alloc((void **)&partner, (size_t)(nb > 0 ? nb : 1) * sizeof *partner,
+                              "matched rows");
+    if (status == LT_OK)
+        status = lt_mem_alloc((void **)&r->judged, (size_t)nn * sizeof *r->judged,
+                              "judged rows");
     for (long long rn = 0; rn < nn && status == LT_OK; rn++)
         r->judged[rn] = -1;
-    *matched = 0;
     for (long long rb = 0; rb < nb && status == LT_OK; rb++) {
-        long long rn = -1;
+        partner[rb] = -1;
         /* Runs of one program list cases in the same order: try that first. */
         if (rb < nn && same_case(base, rb, next, rb))
-            rn = rb;
-        for (long long j = 0; j < nn && rn < 0; j++)
+            partner[rb] = rb;
+        for (long long j = 0; j < nn && partner[rb] < 0; j++)
             if (same_case(base, rb, next, j))
-                rn = j;
+                partner[rb] = j;
+        if (partner[rb] >= 0)
+            seen[partner[rb]] = 1;
+    }
+    for (long long rb = 0; rb < nb && status == LT_OK; rb++) {
+        if (partner[rb] >= 0)
+            continue;
+        long long only = -1, candidates = 0;
+        for (long long j = 0; j < nn; j++)
+            if (!seen[j] && same_case_but_kernel(base, rb, next, j)) {
+                only = j;
+                candidates++;
+            }
+        if (candidates == 1) {
+            partner[rb] = only;
+            seen[only] = 1;
+        }
+    }
+    *matched = 0;
+    int kk = kernel_key(base);
+    for (long long rb = 0; rb < nb && status == LT_OK; rb++) {
+        long long rn = partner[rb];
         if (rn < 0) {
             status = case_line(r, rb, -1, V_MISSING, "-", status_of(base, rb), "-");
             continue;
         }
-        seen[rn] = 1;
         (*matched)++;
-        status = compare_case(r, base, rb, next, rn, o);
+        if (kk >= 0) {
+            const char *a = results_cell(&base->file, rb, base->keys[kk]);
+            const char *b = results_cell(&next->file, rn, next->keys[kk]);
+            if (strcmp(a, b) != 0)
+                status = case_line(r, rb, rn, V_OTHER_KERNEL, "kernel", a, b);
+        }
+        if (status == LT_OK)
+            status = compare_case(r, base, rb, next, rn, o);
     }
     for (long long rn = 0; rn < nn && status == LT_OK; rn++)
         if (!seen[rn])
             status = case_line(r, -1, rn, V_ONLY_NEW, "-", "-", status_of(next, rn));
+    lt_mem_free(partner);
     lt_mem_free(seen);
     return status;
 }
@@ -813,7 +870,9 @@ int main(int argc, char **argv)
         "ltbench compare",
         "Compare two result CSVs of the same kind: pass/fail for performance-regression "
         "tracking.",
-        "Rows are matched on their key columns. Verdicts, per metric of a matched case:\n"
+        "Rows are matched on their key columns; a case that one file has only with another\n"
+        "kernel (one chosen by --kernel) is matched to it once, under an 'other kernel' line.\n"
+        "Verdicts, per metric of a matched case:\n"
         "  timing  regressed: worse than base by more than --threshold AND the runs' min..max\n"
         "          ranges do not overlap; improved: better by as much, ranges disjoint;\n"
         "          noise: beyond the threshold but the ranges overlap; else unchanged.\n"

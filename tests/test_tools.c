@@ -119,6 +119,30 @@ Test(compare, clear_regression_fails)
     cr_assert_eq(compare_pair(&p, "--threshold 150"), 0, "%s", output);
 }
 
+/* The same run with a slower kernel chosen by --kernel is matched to the
+ * base case and judged, under a line that names both kernels. */
+Test(compare, a_slower_kernel_is_matched_and_flagged)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.020, 0.019, 0.021)};
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
+    size_t size;
+    unsigned char *text = check_read_file(p.next, &size);
+    cr_assert_not_null(text);
+    text[size] = '\0';
+    char *kernel = strstr((char *)text, "linear-kernel");
+    cr_assert_not_null(kernel);
+    memcpy(kernel, "linear-slower", strlen("linear-slower"));
+    write_file(p.next, (char *)text);
+    free(text);
+    cr_assert_eq(compare_pair(&p, ""), 1, "%s", output);
+    assert_verdict("kernel", "other kernel");
+    ASSERT_MENTIONS("linear-slower");
+    assert_verdict("step_median_s", "regressed");
+    ASSERT_MENTIONS("**FAIL**");
+}
+
 Test(compare, improvement_passes)
 {
     pair p;
@@ -407,12 +431,18 @@ Test(compare, reference_runs_compare_with_themselves)
 {
     const char *src = getenv("LTBENCH_SOURCE");
     cr_assert_not_null(src);
-    const char *files[] = {"scaling/scaling.csv", "copy-n128/summary.csv",
-                           "copy-n8192/curves.csv"};
+    /* every kind of the reference runs, and CI's baseline */
+    const char *files[] = {"reference/scaling/scaling.csv",   "reference/copy/summary.csv",
+                           "reference/copy/curves.csv",       "reference/copy-n8192/summary.csv",
+                           "reference/image/mnist.csv",       "reference/image/mnist-curves.csv",
+                           "reference/image/cifar10.csv",     "reference/speech/speech.csv",
+                           "reference/speech/speech-curves.csv", "baseline/copy/summary.csv",
+                           "baseline/scaling/scaling.csv",    "baseline/image/mnist.csv",
+                           "baseline/speech/speech.csv"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char args[1024];
-        snprintf(args, sizeof args, "compare %s/results/reference/%s %s/results/reference/%s",
-                 src, files[i], src, files[i]);
+        snprintf(args, sizeof args, "compare %s/results/%s %s/results/%s", src, files[i], src,
+                 files[i]);
         cr_assert_eq(ltbench(args), 0, "%s:\n%s", files[i], output);
         ASSERT_MENTIONS("**PASS**");
         ASSERT_MENTIONS("(every metric unchanged)");
