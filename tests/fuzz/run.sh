@@ -15,7 +15,7 @@ build=${LTBENCH_FUZZ_BUILD:-build-fuzz}
 seconds=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(npy checkpoint checkpoint_crc csv idx idx_gz cifar cifar_subset)
+[ ${#targets[@]} -gt 0 ] || targets=(npy checkpoint checkpoint_crc csv idx idx_gz cifar cifar_subset speech_cache)
 
 if [ ! -d "$build/tests/fuzz" ]; then
   echo "run.sh: no $build/tests/fuzz: set it up with ./setup.sh --fuzz" >&2

@@ -178,7 +178,10 @@ static void fix_record_crcs(unsigned char *file, size_t size)
 /* As "checkpoint", but with the record CRCs made right first: random bytes
  * almost never pass them, and the lengths, names and DEFLATE data behind
  * them deserve fuzzing too. */
-static lt_status target_checkpoint_crc(const char *dir, const uint8_t *data, size_t size)
+/* Writes the input, with its checkpoint record CRCs made right, to
+ * dir/name. */
+static void put_file_fixing_crcs(char *path, const char *dir, const char *name,
+                                 const uint8_t *data, size_t size)
 {
     unsigned char *fixed = malloc(size + 1);
     if (fixed == NULL)
@@ -186,9 +189,14 @@ static lt_status target_checkpoint_crc(const char *dir, const uint8_t *data, siz
     if (size > 0)
         memcpy(fixed, data, size);
     fix_record_crcs(fixed, size);
-    char path[PATH_LEN];
-    put_file(path, dir, "input.ckpt", fixed, size);
+    put_file(path, dir, name, fixed, size);
     free(fixed);
+}
+
+static lt_status target_checkpoint_crc(const char *dir, const uint8_t *data, size_t size)
+{
+    char path[PATH_LEN];
+    put_file_fixing_crcs(path, dir, "input.ckpt", data, size);
     return read_checkpoint(path);
 }
 
@@ -398,8 +406,10 @@ static lt_status target_cifar_subset(const char *dir, const uint8_t *data, size_
  * features, phones and text are touched. */
 static lt_status target_speech_cache(const char *dir, const uint8_t *data, size_t size)
 {
+    /* The cache is a checkpoint container: its record CRCs are made right
+     * first, as for checkpoint_crc, so mutations reach the corpus parser. */
     char path[PATH_LEN];
-    put_file(path, dir, "corpus.ltspeech", data, size);
+    put_file_fixing_crcs(path, dir, "corpus.ltspeech", data, size);
     lt_speech_corpus c;
     lt_speech_cache_info info;
     lt_status status = lt_speech_cache_read(&c, &info, path);
