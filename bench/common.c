@@ -90,12 +90,14 @@ static int cpu_has(const char *flags)
  *   bound (OMP_WAIT_POLICY=active) made two runs at once on a shared machine
  *   take 50x longer; sleeping at once (passive) halved the speed of the
  *   fine-grained work alone (batch-16 generation, small training steps).
- *   A bounded spin (GOMP_SPINCOUNT=LT_DEFAULT_SPINCOUNT, about 0.1 ms) kept
- *   alone-speed within 20% of active and two runs at once about 4x slower.
+ *   A bounded spin (GOMP_SPINCOUNT=LT_DEFAULT_SPINCOUNT, some tens of
+ *   microseconds) kept batch-16 generation within 5% of a spin of 10000,
+ *   and two copy --preset quick runs at once took 2-3x one alone (10000:
+ *   3-5x; 2000: 1.5x, but a third slower alone).
  * - OpenBLAS falls back to its generic x86-64 kernels ("Prescott") on CPUs
  *   newer than its release knows, 5x slower here; when the CPU has AVX-512
  *   or AVX2 it is told which kernels to use. */
-#define LT_DEFAULT_SPINCOUNT "10000"
+#define LT_DEFAULT_SPINCOUNT "5000"
 
 static int env_unset(const char *name)
 {
