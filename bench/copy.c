@@ -473,8 +473,8 @@ int main(int argc, char **argv)
          "(it cannot be causal)", 0, 0, NULL, 0},
         {"--kernel", LT_FLAG_STRING, &o.kernel, "NAME",
          "attention kernel for the variant that has it, e.g. linear-causal-prefix; the "
-         "others keep their defaults (causal kernels: softmax-gemm, softmax-reference, "
-         "linear-causal-chunked, linear-causal-prefix, linear-reference)", 0, 0, NULL, 0},
+         "others keep their defaults (causal kernels: softmax-gemm, softmax-tiled, "
+         "softmax-reference, linear-causal-chunked, linear-causal-prefix, linear-reference)", 0, 0, NULL, 0},
         {"--seq", LT_FLAG_INT, &o.seq, "N", "sequence length (prefix n in [N/4, (N-1)/2))",
          LT_COPY_MIN_SEQ, 1 << 20, NULL, 0},
         {"--batch", LT_FLAG_INT, &o.batch, "B", "sequences per update", 1, 1 << 20, NULL, 0},
