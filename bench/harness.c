@@ -272,7 +272,7 @@ lt_status bench_table_read_previous(lt_csv_table *prev, int *found, const char *
     if (source == NULL)
         return LT_OK;
     snprintf(read_path, size, "%s", source);
-    LT_TRY(lt_csv_read(prev, source));
+    LT_TRY(source == journal ? lt_csv_read_journal(prev, source) : lt_csv_read(prev, source));
     *found = 1;
     return LT_OK;
 }

@@ -312,6 +312,27 @@ Test(io, csv_reader_handles_quotes_crlf_and_blank_lines)
     assert_memory_released();
 }
 
+/* A journal's last line without its line break was torn by a kill: the
+ * journal reader leaves it out, the plain reader refuses it. */
+Test(io, csv_journal_reader_leaves_out_a_torn_last_row)
+{
+    const char *path = in_dir("journal.csv.partial");
+    const char *text = "step,loss\n1,2.5\n2,2.4\n3,2";
+    write_bytes(path, text, strlen(text));
+    lt_csv_table t;
+    assert_status(lt_csv_read_journal(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 2);
+    cr_assert_str_eq(lt_csv_table_cell(&t, 1, 1), "2.4");
+    lt_csv_table_free(&t);
+    const char *cut = "step,loss\n1,2.5\n2,2.4\n3";
+    write_bytes(path, cut, strlen(cut));
+    assert_status(lt_csv_read(&t, path), LT_E_INPUT);
+    assert_status(lt_csv_read_journal(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 2);
+    lt_csv_table_free(&t);
+    assert_memory_released();
+}
+
 /* Writes `text` as a CSV file and expects LT_E_INPUT whose message names the
  * file and `where`. */
 static void expect_bad_csv(const char *name, const char *text, size_t len, const char *where)

@@ -360,12 +360,15 @@ static lt_status parse_table(lt_csv_table *t, csv_parser *p)
     return LT_OK;
 }
 
-lt_status lt_csv_read(lt_csv_table *table, const char *path)
+static lt_status read_table(lt_csv_table *table, const char *path, int drop_torn_line)
 {
     memset(table, 0, sizeof *table);
     char *raw;
     size_t len;
     LT_TRY(read_whole_file(&raw, &len, path));
+    if (drop_torn_line)
+        while (len > 0 && raw[len - 1] != '\n')
+            len--;
     /* Each cell's NUL takes the place of the comma or line break after it, so
      * only a last cell at the end of input needs the one spare byte. */
     csv_parser p = {.path = path, .in = raw, .len = len, .line = 1};
@@ -390,6 +393,16 @@ lt_status lt_csv_read(lt_csv_table *table, const char *path)
         s += strlen(s) + 1;
     }
     return LT_OK;
+}
+
+lt_status lt_csv_read(lt_csv_table *table, const char *path)
+{
+    return read_table(table, path, 0);
+}
+
+lt_status lt_csv_read_journal(lt_csv_table *table, const char *path)
+{
+    return read_table(table, path, 1);
 }
 
 const char *lt_csv_table_cell(const lt_csv_table *table, long long row, int col)

@@ -82,6 +82,11 @@ typedef struct lt_csv_table {
  * are skipped. */
 lt_status lt_csv_read(lt_csv_table *table, const char *path);
 
+/* As lt_csv_read, for a journal a killed run may have left: a last line
+ * without its line break was torn by the kill (a row is written whole, then
+ * its break) and is left out. */
+lt_status lt_csv_read_journal(lt_csv_table *table, const char *path);
+
 /* The cell at (row, col); both must be in range. */
 const char *lt_csv_table_cell(const lt_csv_table *table, long long row, int col);
 
