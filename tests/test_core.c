@@ -45,6 +45,14 @@ static lt_status fails_then_not_reached(int *reached)
     return LT_OK;
 }
 
+/* Context added to the message already held, passed as an argument. */
+Test(status, message_can_wrap_the_last_one)
+{
+    lt_fail(LT_E_IO, "cannot create folder %s", "/proc/x");
+    lt_fail(LT_E_IO, "%s: %s", "--dk", lt_last_error());
+    cr_assert_str_eq(lt_last_error(), "--dk: cannot create folder /proc/x");
+}
+
 Test(status, try_propagates)
 {
     int reached = 0;

@@ -1,15 +1,21 @@
 #include "core/status.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 static _Thread_local char last_error[1024];
 
 lt_status lt_fail(lt_status code, const char *fmt, ...)
 {
+    /* Formatted aside first: a caller may pass lt_last_error() itself as an
+     * argument, to add context to the message it holds. */
+    char message[sizeof last_error];
     va_list args;
     va_start(args, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, args);
+    vsnprintf(message, sizeof message, fmt, args);
     va_end(args);
+    memcpy(last_error, message, sizeof last_error);
     return code;
 }
 
