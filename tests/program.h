@@ -14,8 +14,8 @@
 /* What the last run printed. */
 static char output[1 << 16];
 
-/* Runs `ENV ltbench ARGS` (ENV: variable assignments for the shell, or "");
- * returns the exit status. */
+/* Runs `ENV ltbench ARGS` (ENV: a shell prefix: variable assignments, a
+ * launcher such as mpirun, or ""); returns the exit status. */
 static inline int ltbench_env(const char *env, const char *args)
 {
     const char *build = getenv("LTBENCH_BUILD");

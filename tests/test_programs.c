@@ -824,26 +824,19 @@ static int have_mpirun(void) { return system("command -v mpirun >/dev/null 2>&1"
 /* Runs `mpirun -np 2 ltbench ARGS`; returns the exit status. */
 static int mpirun2(const char *args)
 {
-    const char *build = getenv("LTBENCH_BUILD");
-    char cmd[8192];
     /* In a sanitizer build, Open MPI's own exit-time leaks are suppressed
      * (tests/lsan.supp), which needs whole stacks and its components still
      * loaded at exit. */
     const char *asan = getenv("ASAN_OPTIONS");
-    char sanitizer_env[1024] = "";
+    char launcher[2048];
     if (asan != NULL)
-        snprintf(sanitizer_env, sizeof sanitizer_env,
-                 "ASAN_OPTIONS='%s:fast_unwind_on_malloc=0' "
-                 "OMPI_MCA_mca_base_component_disable_dlclose=1",
-                 asan);
-    snprintf(cmd, sizeof cmd, "%s %s mpirun --oversubscribe -np 2 '%s/ltbench' %s 2>&1",
-             MPIRUN_ENV, sanitizer_env, build, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(output, 1, sizeof output - 1, p);
-    output[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+        snprintf(launcher, sizeof launcher,
+                 "%s ASAN_OPTIONS='%s:fast_unwind_on_malloc=0' "
+                 "OMPI_MCA_mca_base_component_disable_dlclose=1 mpirun --oversubscribe -np 2",
+                 MPIRUN_ENV, asan);
+    else
+        snprintf(launcher, sizeof launcher, "%s mpirun --oversubscribe -np 2", MPIRUN_ENV);
+    return ltbench_env(launcher, args);
 }
 
 static void loss_column(const char *dir, double *out, long long n)
