@@ -243,8 +243,47 @@ static double rel_diff(const float *a, const float *b, size_t n)
     return diff / ref;
 }
 
-/* A padded batch gives each sequence the outputs and gradients it has
- * alone, for every variant (non-causal: padded keys are never attended). */
+/* A padded batch of model `c` gives each sequence the outputs and gradients
+ * it has alone (padded keys are never attended, padded positions give no
+ * loss). `label` names the model in failures. */
+static void check_padded_equals_alone(const lt_train_config *c, const char *label)
+{
+    lt_model m;
+    cr_assert_eq(lt_model_alloc(&m, &c->model, LT_MODEL_TRAIN, lt_threads_get(), 5), LT_OK,
+                 "%s", lt_last_error());
+    batch b;
+    make_batch(&b, 1);
+    lt_batch padded = {.batch = B, .n = N, .features = b.frames, .lengths = b.lengths};
+    size_t classes = (size_t)c->model.classes;
+    float *logits, *grads, *alone_logits, *alone_grads, *sum;
+    size_t pc = m.param_count;
+    lt_mem_alloc((void **)&logits, B * N * classes * 4, "t");
+    lt_mem_alloc((void **)&alone_logits, N * classes * 4, "t");
+    lt_mem_alloc((void **)&grads, pc * 4, "t");
+    lt_mem_alloc((void **)&alone_grads, pc * 4, "t");
+    lt_mem_calloc((void **)&sum, pc * 4, "t");
+    forward_backward(&m, &padded, logits, grads);
+    for (int s = 0; s < B; s++) {
+        int len = b.lengths[s];
+        lt_batch alone = {.batch = 1, .n = len,
+                          .features = b.frames + (size_t)s * N * STACK * FEATURES};
+        forward_backward(&m, &alone, alone_logits, alone_grads);
+        cr_expect_lt(rel_diff(logits + (size_t)s * N * classes, alone_logits,
+                              (size_t)len * classes), 1e-5,
+                     "%s sequence %d outputs", label, s);
+        for (size_t i = 0; i < pc; i++)
+            sum[i] += alone_grads[i];
+    }
+    cr_expect_lt(rel_diff(grads, sum, pc), 1e-4, "%s gradients", label);
+    lt_mem_free(logits);
+    lt_mem_free(alone_logits);
+    lt_mem_free(grads);
+    lt_mem_free(alone_grads);
+    lt_mem_free(sum);
+    lt_model_free(&m);
+}
+
+/* ... for every attention variant of a non-causal transformer. */
 Test(model, padded_batch_equals_each_sequence_alone)
 {
     const char *variants[] = {"softmax", "linear", "linformer"};
@@ -253,39 +292,7 @@ Test(model, padded_batch_equals_each_sequence_alone)
         c.model.input = LT_INPUT_FEATURES;
         c.model.features = FEATURES;
         c.model.stack = STACK;
-        lt_model m;
-        cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_TRAIN, lt_threads_get(), 5), LT_OK,
-                     "%s", lt_last_error());
-        batch b;
-        make_batch(&b, 1);
-        lt_batch padded = {.batch = B, .n = N, .features = b.frames, .lengths = b.lengths};
-        size_t classes = (size_t)c.model.classes;
-        float *logits, *grads, *alone_logits, *alone_grads, *sum;
-        size_t pc = m.param_count;
-        lt_mem_alloc((void **)&logits, B * N * classes * 4, "t");
-        lt_mem_alloc((void **)&alone_logits, N * classes * 4, "t");
-        lt_mem_alloc((void **)&grads, pc * 4, "t");
-        lt_mem_alloc((void **)&alone_grads, pc * 4, "t");
-        lt_mem_calloc((void **)&sum, pc * 4, "t");
-        forward_backward(&m, &padded, logits, grads);
-        for (int s = 0; s < B; s++) {
-            int len = b.lengths[s];
-            lt_batch alone = {.batch = 1, .n = len,
-                              .features = b.frames + (size_t)s * N * STACK * FEATURES};
-            forward_backward(&m, &alone, alone_logits, alone_grads);
-            cr_expect_lt(rel_diff(logits + (size_t)s * N * classes, alone_logits,
-                                  (size_t)len * classes), 1e-5,
-                         "%s sequence %d outputs", variants[v], s);
-            for (size_t i = 0; i < pc; i++)
-                sum[i] += alone_grads[i];
-        }
-        cr_expect_lt(rel_diff(grads, sum, pc), 1e-4, "%s gradients", variants[v]);
-        lt_mem_free(logits);
-        lt_mem_free(alone_logits);
-        lt_mem_free(grads);
-        lt_mem_free(alone_grads);
-        lt_mem_free(sum);
-        lt_model_free(&m);
+        check_padded_equals_alone(&c, variants[v]);
     }
 }
 
@@ -699,34 +706,7 @@ Test(bilstm, gradient_with_ctc_over_padded_batch) { check_gradient(lstm_config()
 Test(bilstm, padded_batch_equals_each_sequence_alone)
 {
     lt_train_config c = lstm_config();
-    lt_model m;
-    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_TRAIN, lt_threads_get(), 5), LT_OK, "%s",
-                 lt_last_error());
-    batch b;
-    make_batch(&b, 1);
-    lt_batch padded = {.batch = B, .n = N, .features = b.frames, .lengths = b.lengths};
-    size_t classes = (size_t)c.model.classes, pc = m.param_count;
-    static float logits[B * N * LT_COPY_VOCAB], alone_logits[N * LT_COPY_VOCAB];
-    float *grads, *alone_grads, *sum;
-    lt_mem_alloc((void **)&grads, pc * 4, "t");
-    lt_mem_alloc((void **)&alone_grads, pc * 4, "t");
-    lt_mem_calloc((void **)&sum, pc * 4, "t");
-    forward_backward(&m, &padded, logits, grads);
-    for (int s = 0; s < B; s++) {
-        int len = b.lengths[s];
-        lt_batch alone = {.batch = 1, .n = len,
-                          .features = b.frames + (size_t)s * N * STACK * FEATURES};
-        forward_backward(&m, &alone, alone_logits, alone_grads);
-        cr_expect_lt(rel_diff(logits + (size_t)s * N * classes, alone_logits,
-                              (size_t)len * classes), 1e-5, "sequence %d outputs", s);
-        for (size_t i = 0; i < pc; i++)
-            sum[i] += alone_grads[i];
-    }
-    cr_expect_lt(rel_diff(grads, sum, pc), 1e-4, "gradients");
-    lt_mem_free(grads);
-    lt_mem_free(alone_grads);
-    lt_mem_free(sum);
-    lt_model_free(&m);
+    check_padded_equals_alone(&c, "bilstm");
 }
 
 Test(bilstm, plans_equal_allocations_and_no_generation)
