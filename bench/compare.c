@@ -457,10 +457,11 @@ static int kernel_key(const side *s)
     return -1;
 }
 
-/* The same case run with another kernel: every key equal but `kernel`. */
-static int same_case_but_kernel(const side *a, long long ra, const side *b, long long rb)
+/* The same case run with another kernel: every key equal but the kernel
+ * (key index kk, -1 when the kind has none). */
+static int same_case_but_kernel(const side *a, long long ra, const side *b, long long rb,
+                                int kk)
 {
-    int kk = kernel_key(a);
     if (kk < 0)
         return 0;
     for (int k = 0; k < a->nkeys; k++)
@@ -500,12 +501,13 @@ static lt_status build_report(report *r, const side *base, const side *next,
         if (partner[rb] >= 0)
             seen[partner[rb]] = 1;
     }
+    int kk = kernel_key(base);
     for (long long rb = 0; rb < nb && status == LT_OK; rb++) {
         if (partner[rb] >= 0)
             continue;
         long long only = -1, candidates = 0;
         for (long long j = 0; j < nn; j++)
-            if (!seen[j] && same_case_but_kernel(base, rb, next, j)) {
+            if (!seen[j] && same_case_but_kernel(base, rb, next, j, kk)) {
                 only = j;
                 candidates++;
             }
@@ -515,7 +517,6 @@ static lt_status build_report(report *r, const side *base, const side *next,
         }
     }
     *matched = 0;
-    int kk = kernel_key(base);
     for (long long rb = 0; rb < nb && status == LT_OK; rb++) {
         long long rn = partner[rb];
         if (rn < 0) {
