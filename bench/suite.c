@@ -382,6 +382,35 @@ static int wanted(const suite_options *o, const char *name)
     return strstr(list, item) != NULL;
 }
 
+/* Every --experiments item is an experiment the suite knows, named once. */
+static lt_status check_experiments(const char *text)
+{
+    static const char *const known[] = {"copy", "scaling", "image", "speech"};
+    enum { KNOWN = sizeof known / sizeof known[0] };
+    char copy[256];
+    if (strlen(text) >= sizeof copy)
+        return lt_fail(LT_E_USAGE, "--experiments: too long, expected items from copy, "
+                                   "scaling, image, speech");
+    strcpy(copy, text);
+    const char *items[KNOWN];
+    int count;
+    LT_TRY(lt_cli_split_list(copy, items, KNOWN, &count, "--experiments"));
+    for (int i = 0; i < count; i++) {
+        int found = 0;
+        for (int k = 0; k < KNOWN; k++)
+            found |= strcmp(items[i], known[k]) == 0;
+        if (!found)
+            return lt_fail(LT_E_USAGE,
+                           "--experiments: expected items from copy, scaling, image, speech, "
+                           "got '%s'",
+                           items[i]);
+        for (int j = 0; j < i; j++)
+            if (strcmp(items[i], items[j]) == 0)
+                return lt_fail(LT_E_USAGE, "--experiments: '%s' is listed twice", items[i]);
+    }
+    return LT_OK;
+}
+
 /* The steps of a preset: program, arguments, and why one is left out. */
 static int plan_steps(const suite_options *o, suite_step *steps)
 {
@@ -492,9 +521,12 @@ int main(int argc, char **argv)
         snprintf(report_path, sizeof report_path, "%s/REPORT.md", o.out);
         o.report = report_path;
     }
+    lt_status status = check_experiments(o.experiments);
+    if (status != LT_OK)
+        return lt_cli_report(cli.program, status);
     /* the report's folder must be writable before hours of work */
     lt_atomic_file probe;
-    lt_status status = lt_make_dirs(o.out);
+    status = lt_make_dirs(o.out);
     if (status == LT_OK)
         status = lt_atomic_open(&probe, o.report);
     if (status != LT_OK)

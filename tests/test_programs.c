@@ -920,3 +920,20 @@ Test(suite, runs_experiments_and_writes_the_report, .timeout = 300)
     cr_assert_eq(ltbench(args), 0, "%s", output);
     cr_assert_eq(ltbench("suite --out /proc/ltbench"), 2, "%s", output);
 }
+
+/* An unknown or repeated experiment is refused before anything runs or is
+ * written. */
+Test(suite, bad_experiment_lists_exit_2_and_write_nothing)
+{
+    char dir[64], args[512], path[200];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/out", dir);
+    const char *lists[] = {"copy,bogus", "copy,copy", "copy,,scaling", ""};
+    const char *mention[] = {"'bogus'", "listed twice", "--experiments", "--experiments"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(args, sizeof args, "suite --experiments '%s' --out %s", lists[i], path);
+        cr_assert_eq(ltbench(args), 2, "%s: %s", lists[i], output);
+        ASSERT_MENTIONS(mention[i]);
+        cr_assert_eq(access(path, F_OK), -1, "%s: nothing written", lists[i]);
+    }
+}
