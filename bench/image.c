@@ -739,6 +739,10 @@ int main(int argc, char **argv)
         if (*end != '\0' || gen_batches[i] < 1 || gen_batches[i] > 4096)
             status = lt_fail(LT_E_USAGE, "--gen-batches: expected sizes 1 to 4096, got '%s'",
                              items[i]);
+        for (int j = 0; status == LT_OK && j < i; j++)
+            if (gen_batches[j] == gen_batches[i])
+                status = lt_fail(LT_E_USAGE, "--gen-batches: %ld is listed twice",
+                                 gen_batches[i]);
     }
     /* Linear's speed-up over recompute is taken at the same batch. */
     int listed = 0;

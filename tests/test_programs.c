@@ -736,6 +736,8 @@ Test(image, missing_or_bad_data_exit_2)
     ASSERT_MENTIONS("train.bin");
     cr_assert_eq(ltbench("image --gen-batches 0"), 2, "%s", output);
     ASSERT_MENTIONS("--gen-batches");
+    cr_assert_eq(ltbench("image --gen-batches 16,16 --out /proc/ltbench"), 2, "%s", output);
+    ASSERT_MENTIONS("listed twice");
 }
 
 /* ---- speech ---- */
