@@ -207,8 +207,9 @@ static lt_status run(const attention_options *o, tensors *t)
     LT_TRY(same_dims(&t->k, "--k", &t->q, "--q", 4, "keys must match queries (B, H, N, D)"));
     LT_TRY(same_dims(&t->v, "--v", &t->q, "--q", 3,
                      "values must share (B, H, N) with the queries"));
-    lt_attn_shape shape = {(int)t->q.shape[0], (int)t->q.shape[1], (int)t->q.shape[2],
-                           (int)t->q.shape[3], (int)t->v.shape[3], NULL};
+    lt_attn_shape shape = {.B = (int)t->q.shape[0], .H = (int)t->q.shape[1],
+                           .N = (int)t->q.shape[2], .D = (int)t->q.shape[3],
+                           .M = (int)t->v.shape[3]};
     if (linformer) {
         LT_TRY(read_tensor(&t->e, o->e, "--e", 2, "(k, N_max)"));
         LT_TRY(read_tensor(&t->f, o->f, "--f", 2, "(k, N_max)"));

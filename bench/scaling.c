@@ -497,8 +497,10 @@ int main(int argc, char **argv)
                     if (continues && (first_skipped == 0 || N < first_skipped))
                         continue;
                     lt_attn_shape shape = {
-                        (int)(opt.batch ? opt.batch : (opt.tokens / N > 1 ? opt.tokens / N : 1)),
-                        (int)opt.heads, N, (int)opt.head_dim, (int)opt.value_dim, NULL};
+                        .B = (int)(opt.batch ? opt.batch
+                                             : (opt.tokens / N > 1 ? opt.tokens / N : 1)),
+                        .H = (int)opt.heads, .N = N, .D = (int)opt.head_dim,
+                        .M = (int)opt.value_dim, .seed = (uint64_t)opt.common.seed};
                     lt_attn_config config = lt_attn_default_config(variants[vi]);
                     config.causal = causal_modes[mi];
                     config.feature_map = feature_map;

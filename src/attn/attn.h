@@ -45,6 +45,13 @@ typedef struct lt_attn_shape {
      * set to 0, and backward ignores d_out there and adds nothing to the
      * padded rows of dq, dk, dv. Buffers are still sized for N. */
     const int32_t *lengths;
+    /* Where a variant draws random numbers (LSH's rotations), they are a
+     * pure function of these: the model passes its forward's seed and
+     * update and the calling layer, so backward sees the forward's draws,
+     * and a resumed run or another thread count the same ones. Variants
+     * without randomness ignore them; zero is a valid value. */
+    uint64_t seed, step;
+    int layer;
 } lt_attn_shape;
 
 typedef struct lt_attn_config {

@@ -65,6 +65,13 @@ static body_table *table_of(const lt_model *m) { return m->body_data; }
 
 static int transformer_width(const lt_model_config *cfg) { return cfg->heads * cfg->head_dim; }
 
+/* The largest attention call, for plans. */
+static lt_attn_shape planned_shape(const lt_model_config *cfg)
+{
+    return (lt_attn_shape){.B = cfg->max_batch, .H = cfg->heads, .N = cfg->seq_len,
+                           .D = cfg->head_dim, .M = cfg->head_dim};
+}
+
 static lt_status transformer_check(const lt_model_config *cfg)
 {
     struct { const char *name; int value; } sizes[] = {
@@ -81,9 +88,7 @@ static lt_status transformer_check(const lt_model_config *cfg)
                        (int)cfg->activation);
     lt_attn attn;
     LT_TRY(lt_attn_init(&attn, &cfg->attn));
-    lt_attn_shape shape = {cfg->max_batch, cfg->heads, cfg->seq_len, cfg->head_dim,
-                           cfg->head_dim, NULL};
-    return lt_attn_check_shape(&attn, shape);
+    return lt_attn_check_shape(&attn, planned_shape(cfg));
 }
 
 static size_t transformer_table_bytes(const lt_model_config *cfg)
@@ -131,10 +136,15 @@ static size_t transformer_layout_params(lt_model *m, size_t at)
     return at;
 }
 
-static lt_attn_shape attn_shape(const lt_model_config *cfg, int batch, int n,
-                                const int32_t *lengths)
+/* The attention call of the last forward (the layer is set per layer). */
+static lt_attn_shape call_shape(const lt_model *m)
 {
-    lt_attn_shape s = {batch, cfg->heads, n, cfg->head_dim, cfg->head_dim, lengths};
+    lt_attn_shape s = planned_shape(&m->config);
+    s.B = m->last.batch;
+    s.N = m->last.n;
+    s.lengths = m->last.lengths;
+    s.seed = m->last_seed;
+    s.step = m->last_step;
     return s;
 }
 
@@ -148,8 +158,7 @@ static void transformer_layout_acts(lt_model *m, lt_carver *c)
     const int train = m->use == LT_MODEL_TRAIN;
     size_t R = (size_t)cfg->max_batch * cfg->seq_len;
     size_t C = (size_t)transformer_width(cfg), F = (size_t)cfg->ffn, f = sizeof(float);
-    size_t saved = train ? lt_attn_saved_bytes(&m->attn, attn_shape(cfg, cfg->max_batch,
-                                                                     cfg->seq_len, NULL))
+    size_t saved = train ? lt_attn_saved_bytes(&m->attn, planned_shape(cfg))
                          : 0;
     if (m->use == LT_MODEL_WEIGHTS)
         return;
@@ -209,8 +218,7 @@ static size_t transformer_workspace_bytes(const lt_model *m, int threads)
     if (m->use == LT_MODEL_WEIGHTS)
         return 0;
     const lt_model_config *cfg = &m->config;
-    return lt_attn_workspace_bytes(&m->attn, attn_shape(cfg, cfg->max_batch, cfg->seq_len, NULL),
-                                   threads);
+    return lt_attn_workspace_bytes(&m->attn, planned_shape(cfg), threads);
 }
 
 static void transformer_init_params(lt_model *m, uint64_t seed, uint64_t *stream)
@@ -285,7 +293,7 @@ static lt_status transformer_forward(lt_model *m)
               H = cfg->heads, Dh = cfg->head_dim, R = batch * N;
     const size_t rc = (size_t)R * C;
     const float *p = m->params;
-    lt_attn_shape shape = attn_shape(cfg, batch, N, m->last.lengths);
+    lt_attn_shape shape = call_shape(m);
     const float *x = m->x0;
     for (int l = 0; l < cfg->layers; l++) {
         const layer_offsets *o = &t->layer[l];
@@ -294,6 +302,7 @@ static lt_status transformer_forward(lt_model *m)
                              p + o->ln1_beta, R, C);
         lt_linear_forward(t->qkv, a->ln1, p + o->w_qkv, p + o->b_qkv, R, C, 3 * C);
         split_heads(a->heads, t->qkv, 3, batch, H, N, Dh);
+        shape.layer = l;
         LT_TRY(lt_attn_forward(&m->attn, shape, t->attn_out, a->attn_saved, m->attn_workspace,
                                a->heads, a->heads + rc, a->heads + 2 * rc, p + o->attn_params));
         merge_heads(a->attn_cat, t->attn_out, 1, batch, H, N, Dh);
@@ -340,7 +349,7 @@ static lt_status transformer_backward(lt_model *m)
     const size_t rc = (size_t)R * C, f = sizeof(float);
     const float *p = m->params;
     float *g = m->grads;
-    lt_attn_shape shape = attn_shape(cfg, batch, N, m->last.lengths);
+    lt_attn_shape shape = call_shape(m);
     const float *x_last = cfg->layers ? t->acts[cfg->layers - 1].x_out : m->x0;
 
     /* m->d_body_out is t->d_tmp: read it before d_tmp is reused. */
@@ -376,6 +385,7 @@ static lt_status transformer_backward(lt_model *m)
                            R, C, C);
         split_heads(t->d_attn_out, t->d_x2, 1, batch, H, N, Dh);
         memset(t->d_heads, 0, 3 * rc * f);
+        shape.layer = l;
         LT_TRY(lt_attn_backward(&m->attn, shape, t->d_heads, t->d_heads + rc,
                                 t->d_heads + 2 * rc, g + o->attn_params, m->attn_workspace,
                                 t->d_attn_out, a->attn_saved, a->heads, a->heads + rc,
