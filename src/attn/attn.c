@@ -81,6 +81,48 @@ const char *lt_attn_kernels_for(const char *variant, int causal)
     return list;
 }
 
+static int serves(const char *variant, int causal, const char *name)
+{
+    const char *kernel;
+    for (int i = 0; (kernel = lt_attn_kernel_at(variant, causal, i)) != NULL; i++)
+        if (strcmp(kernel, name) == 0)
+            return 1;
+    return 0;
+}
+
+lt_status lt_attn_choose_kernel(const char *name, const char *const *variants, int count,
+                                int causal, const char *variant, const char **kernel)
+{
+    *kernel = NULL;
+    if (name == NULL || strcmp(name, "default") == 0)
+        return LT_OK;
+    int owner = -1;
+    for (int i = 0; i < count && owner < 0; i++)
+        if (serves(variants[i], causal, name))
+            owner = i;
+    if (owner < 0) {
+        char list[1024] = "";
+        for (int i = 0; i < count; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s: %s",
+                     i ? "; " : "", variants[i], lt_attn_kernels_for(variants[i], causal));
+        return lt_fail(LT_E_USAGE, "--kernel: '%s' cannot run %s attention here; kernels that "
+                                   "can: %s",
+                       name, causal ? "causal" : "non-causal", list);
+    }
+    if (strcmp(variants[owner], variant) == 0)
+        *kernel = name;
+    return LT_OK;
+}
+
+const char *lt_attn_kernel_continuation(const char *variant, const char *kernel)
+{
+    const lt_attn_variant *impl = find_variant(variant);
+    for (int i = 0; impl != NULL && kernel != NULL && i < impl->kernel_count; i++)
+        if (strcmp(impl->kernels[i].name, kernel) == 0)
+            return impl->kernels[i].continued_by;
+    return NULL;
+}
+
 static const char *const feature_map_names[] = {"elu", "relu", "identity"};
 
 lt_status lt_attn_parse_feature_map(lt_feature_map *out, const char *text, const char *flag)

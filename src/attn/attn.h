@@ -106,6 +106,19 @@ const char *lt_attn_kernel_at(const char *variant, int causal, int index);
  * messages; the text lives until the thread's next call). */
 const char *lt_attn_kernels_for(const char *variant, int causal);
 
+/* The one place a run's kernels are chosen. `name` is --kernel: NULL or
+ * "default" leaves every variant its default kernel; otherwise it must be a
+ * kernel of one of `variants` that serves `causal`, which that variant then
+ * runs while the others keep their defaults. *kernel receives the choice
+ * for `variant` (NULL: its default). LT_E_USAGE naming --kernel and listing
+ * the kernels that can run the case otherwise. */
+lt_status lt_attn_choose_kernel(const char *name, const char *const *variants, int count,
+                                int causal, const char *variant, const char **kernel);
+
+/* The kernel a variant declares to continue `kernel` where that one's
+ * memory does not fit (softmax-gemm: softmax-tiled), or NULL. */
+const char *lt_attn_kernel_continuation(const char *variant, const char *kernel);
+
 /* Parses "elu", "relu" or "identity"; LT_E_USAGE naming `flag` otherwise. */
 lt_status lt_attn_parse_feature_map(lt_feature_map *out, const char *text, const char *flag);
 const char *lt_attn_feature_map_name(lt_feature_map map);

@@ -90,6 +90,10 @@ typedef struct attn_kernel_info {
     const char *name;
     attn_kernel_use use;
     attn_head_fn forward, backward;
+    /* The kernel of the same variant that computes the same attention
+     * where this one's memory does not fit (softmax-gemm materialises
+     * N x N scores; softmax-tiled does not), or NULL. */
+    const char *continued_by;
 } attn_kernel_info;
 
 struct lt_attn_variant {

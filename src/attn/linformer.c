@@ -219,7 +219,7 @@ static double linformer_head_flops(const lt_attn *attn, lt_attn_shape shape, int
 /* Its backward adds the threads' parameter gradients after the heads, so the
  * variant runs the heads itself. */
 static const attn_kernel_info linformer_kernels[] = {
-    {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY, NULL, NULL},
+    {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY, NULL, NULL, NULL},
 };
 
 const lt_attn_variant lt_attn_linformer_variant = {

@@ -669,7 +669,7 @@ static lt_status softmax_step(const lt_attn *attn, char *payload, int B, int H, 
 }
 
 static const attn_kernel_info softmax_kernels[] = {
-    [GEMM] = {KERNEL_GEMM, ATTN_EITHER, gemm_head_forward, gemm_head_backward},
+    [GEMM] = {KERNEL_GEMM, ATTN_EITHER, gemm_head_forward, gemm_head_backward, KERNEL_TILED},
     [TILED] = {KERNEL_TILED, ATTN_EITHER, tiled_head_forward, tiled_head_backward},
     [REFERENCE] = {KERNEL_REFERENCE, ATTN_EITHER, reference_head_forward, reference_head_backward},
 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "core/provenance.h"
 
 lt_flag *lt_cli_flag(lt_cli *cli, const char *name)
 {
@@ -231,4 +232,21 @@ lt_status lt_cli_split_list(char *text, const char **items, int capacity, int *c
             return LT_OK;
         p = comma + 1;
     }
+}
+
+int lt_cli_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **argv,
+                      int *exit_now)
+{
+    int help = 0;
+    *exit_now = 1;
+    lt_provenance_mark_start(); /* the load before this program adds its own */
+    lt_status status = lt_cli_parse_operands(cli, operands, argc, argv, &help);
+    if (status != LT_OK)
+        return lt_cli_report(cli->program, status);
+    if (help) {
+        lt_cli_help_operands(cli, operands, stdout);
+        return 0;
+    }
+    *exit_now = 0;
+    return 0;
 }

@@ -64,6 +64,12 @@ typedef struct lt_cli_operands {
 lt_status lt_cli_parse_operands(lt_cli *cli, lt_cli_operands *operands, int argc, char **argv,
                                 int *help_requested);
 
+/* The whole command line of a tool: lt_cli_parse_operands, then --help
+ * printed (*exit_now = 1, returns 0) or a bad command line reported
+ * (*exit_now = 1, returns its exit code); otherwise *exit_now = 0. */
+int lt_cli_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **argv,
+                      int *exit_now);
+
 /* Writes usage, summary, every flag with its default, and details. */
 void lt_cli_help(const lt_cli *cli, FILE *out);
 

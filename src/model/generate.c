@@ -3,9 +3,13 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "core/rng.h"
+#include "core/signals.h"
+#include "core/timer.h"
 #include "model/body.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
+#include "nn/mol.h"
 #include "nn/posenc.h"
 
 const char *lt_gen_mode_name(lt_gen_mode mode)
@@ -177,4 +181,67 @@ lt_status lt_model_copy_params(lt_model *dst, const lt_model *src)
                        dst->param_count);
     memcpy(dst->params, src->params, src->param_count * sizeof(float));
     return LT_OK;
+}
+
+/* ---- generating whole sequences ---- */
+
+static void mol_sample(void *ctx, int32_t *tokens, const float *logits, int B, long first,
+                       int position)
+{
+    lt_mol_sampler *s = ctx;
+    for (int b = 0; b < B; b++) {
+        lt_rng rng;
+        lt_rng_seed(&rng, s->seed, s->stream_base + (uint64_t)(first + b) * (uint64_t)s->N +
+                                       (uint64_t)position);
+        s->uniforms[2 * b] = lt_rng_uniform(&rng);
+        s->uniforms[2 * b + 1] = lt_rng_uniform(&rng);
+    }
+    lt_mol_sample(tokens, logits, s->uniforms, B, s->mixtures);
+}
+
+lt_sampler lt_mol_sampler_of(lt_mol_sampler *s) { return (lt_sampler){mol_sample, s}; }
+
+lt_status lt_generate_bytes(lt_generator *g, uint8_t *out, const uint8_t *prompt, int given,
+                            int32_t start_token, long first, const lt_sampler *sampler,
+                            int32_t *column)
+{
+    const int B = g->batch, N = g->max_steps;
+    LT_TRY(lt_generator_reset(g));
+    for (int b = 0; b < B; b++)
+        column[b] = start_token;
+    for (int t = 0; t < N; t++) {
+        const float *logits;
+        LT_TRY(lt_generator_step(g, column, &logits));
+        if (t < given)
+            for (int b = 0; b < B; b++)
+                column[b] = prompt[(size_t)b * N + t];
+        else
+            sampler->sample(sampler->ctx, column, logits, B, first, t);
+        for (int b = 0; b < B; b++)
+            out[(size_t)b * N + t] = (uint8_t)column[b];
+    }
+    return LT_OK;
+}
+
+lt_status lt_generate_timed(lt_generator *g, uint8_t *out, uint8_t *first_batch, long count,
+                            double budget, int32_t start_token, const lt_sampler *sampler,
+                            int32_t *column, lt_progress *progress, long *sequences,
+                            double *seconds)
+{
+    *sequences = 0;
+    lt_status status = LT_OK;
+    double start = lt_time_now();
+    while (status == LT_OK &&
+           (*sequences == 0 || (*sequences < count && lt_time_now() - start < budget))) {
+        status = lt_generate_bytes(g, out, NULL, 0, start_token, *sequences, sampler, column);
+        if (status == LT_OK && *sequences == 0 && first_batch != NULL)
+            memcpy(first_batch, out, (size_t)g->batch * g->max_steps);
+        *sequences += g->batch;
+        if (progress != NULL)
+            lt_progress_update(progress, *sequences, NULL);
+        if (lt_interrupted())
+            break;
+    }
+    *seconds = lt_time_now() - start;
+    return status;
 }

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/progress.h"
 #include "model/model.h"
 
 typedef enum lt_gen_mode { LT_GEN_RECURRENT, LT_GEN_RECOMPUTE } lt_gen_mode;
@@ -62,5 +63,48 @@ void lt_generator_free(lt_generator *g);
 /* Copies the parameters of `src` into `dst` (same configuration apart from
  * batch and length), e.g. a trained model into one planned for generation. */
 lt_status lt_model_copy_params(lt_model *dst, const lt_model *src);
+
+/* ---- generating whole sequences ---- */
+
+/* How a generated position's token is chosen from the logits that predict
+ * it: tokens (B) for `position` of sequences first .. first + B - 1 of a
+ * run, from logits (B, classes). A sampler that depends only on those
+ * (not on the batch) gives the same sequences at any batch size. */
+typedef struct lt_sampler {
+    void (*sample)(void *ctx, int32_t *tokens, const float *logits, int B, long first,
+                   int position);
+    void *ctx;
+} lt_sampler;
+
+/* Sampling a discretized mixture of logistics (nn/mol.h) with two uniforms
+ * per (sequence, position), drawn from stream stream_base + sequence * N +
+ * position of `seed`, so samples do not depend on batching. */
+typedef struct lt_mol_sampler {
+    int mixtures, N;
+    uint64_t seed, stream_base;
+    double *uniforms; /* (batch, 2), the caller's */
+} lt_mol_sampler;
+
+lt_sampler lt_mol_sampler_of(lt_mol_sampler *s);
+
+/* Generates g->batch byte sequences (tokens below 256: image pixels) of
+ * g->max_steps positions into out (B, N): position 0 is fed start_token;
+ * the first `given` tokens of each sequence are the prompt's (B, N; NULL
+ * when given is 0), the others the sampler's. The sequences are
+ * first .. first + B - 1 of the run (for the sampler). `column` is (B)
+ * scratch. */
+lt_status lt_generate_bytes(lt_generator *g, uint8_t *out, const uint8_t *prompt, int given,
+                            int32_t start_token, long first, const lt_sampler *sampler,
+                            int32_t *column);
+
+/* Timed generation: whole batches into `out` (B, N) until `count`
+ * sequences are done or `budget` seconds have passed, at least one batch,
+ * never a partial one, stopping early on Ctrl-C; the first batch is copied
+ * to first_batch (B, N; may be NULL). *sequences and *seconds say what
+ * was done. */
+lt_status lt_generate_timed(lt_generator *g, uint8_t *out, uint8_t *first_batch, long count,
+                            double budget, int32_t start_token, const lt_sampler *sampler,
+                            int32_t *column, lt_progress *progress, long *sequences,
+                            double *seconds);
 
 #endif

@@ -169,7 +169,8 @@ static lt_status block_sizes(lt_model *m, const lt_model_config *cfg, lt_model_u
     m->use = use;
     m->body = body_of(cfg);
     m->body_data = table;
-    LT_TRY(lt_attn_init(&m->attn, &cfg->attn));
+    if (cfg->body == LT_BODY_TRANSFORMER) /* the one body that attends */
+        LT_TRY(lt_attn_init(&m->attn, &cfg->attn));
     m->width = model_width(cfg);
     m->body_width = m->body->out_width(cfg);
     sizes[BLOCK_TABLE] = m->body->table_bytes(cfg);

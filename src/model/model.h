@@ -70,7 +70,8 @@ typedef struct lt_model_config {
 } lt_model_config;
 
 /* The defaults of a token-input transformer: added positions, GELU, no
- * dropout, stack 1, the given attention variant (non-causal). Sizes are 0
+ * dropout, stack 1, the given attention variant (non-causal; NULL for a
+ * body that does not attend, which then leaves attn alone). Sizes are 0
  * and must be set. */
 lt_model_config lt_model_default_config(const char *variant);
 

@@ -249,3 +249,23 @@ double lt_schedule_lr(const lt_schedule *sched, long step)
         lr *= (double)step / (double)sched->warmup_steps;
     return lr;
 }
+
+lt_status lt_plateau_init(lt_plateau *p, double factor)
+{
+    if (!(factor >= 0 && factor < 1))
+        return lt_fail(LT_E_USAGE, "plateau factor: expected 0 (off) or a factor in (0, 1), "
+                                   "got %g",
+                       factor);
+    *p = (lt_plateau){factor, INFINITY, 1.0};
+    return LT_OK;
+}
+
+void lt_plateau_update(lt_plateau *p, double metric)
+{
+    if (p->factor == 0)
+        return;
+    if (metric < p->best)
+        p->best = metric;
+    else
+        p->scale *= p->factor;
+}

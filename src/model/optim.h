@@ -86,6 +86,24 @@ typedef struct lt_schedule {
     lt_schedule_drop drops[LT_SCHEDULE_MAX_DROPS]; /* after_step increasing */
 } lt_schedule;
 
+/* Halving on plateau (the paper's speech schedule): after an evaluation
+ * whose metric (lower is better) does not improve on the best so far, the
+ * rate in force is multiplied by the factor. The state travels with the
+ * trainer and its checkpoints. */
+typedef struct lt_plateau {
+    double factor; /* 0: off */
+    double best;   /* best metric so far; +inf before the first */
+    double scale;  /* multiplies the schedule's rate; 1 until the first plateau */
+} lt_plateau;
+
+/* Off, or on with `factor` in (0, 1); LT_E_USAGE otherwise. */
+lt_status lt_plateau_init(lt_plateau *p, double factor);
+
+/* Takes an evaluation's metric: a metric that is not below the best (NaN
+ * included) scales the rate by the factor, a better one becomes the best.
+ * Nothing happens when the rule is off. */
+void lt_plateau_update(lt_plateau *p, double metric);
+
 /* A schedule with no drops. Fails with LT_E_USAGE for a base rate that is
  * not finite and positive, or negative warm-up. */
 lt_status lt_schedule_init(lt_schedule *sched, double base_lr, long warmup_steps);

@@ -8,22 +8,6 @@
 #include "core/mem.h"
 #include "io/checkpoint.h"
 
-void lt_divergence_start(lt_divergence *d, double first_loss)
-{
-    d->start = first_loss;
-    d->above = 0;
-}
-
-int lt_divergence_check(lt_divergence *d, double loss)
-{
-    if (!isfinite(loss))
-        return 1;
-    if (isnan(d->start))
-        lt_divergence_start(d, loss);
-    d->above = loss > LT_DIVERGE_FACTOR * d->start ? d->above + 1 : 0;
-    return d->above >= LT_DIVERGE_UPDATES;
-}
-
 static int sharded(const lt_train_config *config) { return config->shards > 1; }
 
 int lt_trainer_local_shards(const lt_train_config *config)
@@ -93,7 +77,7 @@ lt_status lt_trainer_init(lt_trainer *t, const lt_train_config *config, int thre
     LT_TRY(lt_mem_plan(planned, "training (model, gradients, activations, optimizer state, "
                                 "checkpoint buffers)"));
     t->config = *config;
-    t->lr_scale = 1.0;
+    LT_TRY(lt_plateau_init(&t->plateau, config->plateau_factor));
     LT_TRY(lt_model_alloc(&t->model, &config->model, LT_MODEL_TRAIN, threads, config->seed));
     lt_status status = lt_mem_calloc((void **)&t->optim_state, state_bytes(t), "optimizer state");
     size_t loss_bytes = loss_workspace_bytes(config, threads);
@@ -231,7 +215,7 @@ lt_status lt_trainer_step(lt_trainer *t, const lt_batch *batch, lt_batch_result 
                        "try a lower learning rate",
                        result->grad_norm, t->step + 1, result->loss);
     long next = t->step + 1;
-    result->lr = lt_schedule_lr(&t->config.schedule, next) * t->lr_scale;
+    result->lr = lt_schedule_lr(&t->config.schedule, next) * t->plateau.scale;
     lt_optim_step(&t->config.optim, m->params, m->grads, t->optim_state, m->param_count, next,
                   result->lr);
     t->step = next;
@@ -243,6 +227,8 @@ lt_status lt_trainer_evaluate(lt_trainer *t, const lt_batch *batch, lt_batch_res
     return forward_loss(t, batch, 0, t->config.seed, result);
 }
 
+void lt_trainer_plateau(lt_trainer *t, double metric) { lt_plateau_update(&t->plateau, metric); }
+
 lt_status lt_trainer_broadcast(lt_trainer *t)
 {
     if (lt_dist_size() == 1)
@@ -251,7 +237,7 @@ lt_status lt_trainer_broadcast(lt_trainer *t)
     LT_TRY(lt_dist_broadcast(t->model.params, t->model.param_count * sizeof(float)));
     LT_TRY(lt_dist_broadcast(t->optim_state, state_bytes(t)));
     LT_TRY(lt_dist_broadcast(&step, sizeof step));
-    LT_TRY(lt_dist_broadcast(&t->lr_scale, sizeof t->lr_scale));
+    LT_TRY(lt_dist_broadcast(&t->plateau, sizeof t->plateau));
     t->step = (long)step;
     return LT_OK;
 }
@@ -274,7 +260,8 @@ void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
                      positions[m->pos % 3], m->pos_dim, bodies[m->body == LT_BODY_BILSTM],
                      m->classes, m->layers, m->heads, m->head_dim, m->ffn, m->hidden,
                      (double)m->dropout, m->activation == LT_ACT_GELU ? "gelu" : "relu",
-                     a->variant, a->kernel != NULL ? a->kernel : "default", a->causal,
+                     a->variant != NULL ? a->variant : "none",
+                     a->kernel != NULL ? a->kernel : "default", a->causal,
                      lt_attn_feature_map_name(a->feature_map), (double)a->eps, a->proj_k,
                      a->n_max, m->max_batch, m->seq_len, lt_loss_name(c->loss.kind),
                      c->loss.mixtures, c->loss.max_labels, lt_optim_kind_name(c->optim.kind),
@@ -284,27 +271,31 @@ void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
     for (int i = 0; i < c->schedule.drop_count && n > 0 && (size_t)n < size; i++)
         n += snprintf(buf + n, size - (size_t)n, " drop%d=%ld:%.17g", i,
                       c->schedule.drops[i].after_step, c->schedule.drops[i].factor);
+    if (c->plateau_factor > 0 && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " plateau=%.17g", c->plateau_factor);
 }
 
 enum { DESCRIPTION_BYTES = 2048 };
 
-lt_status lt_trainer_save(const lt_trainer *t, const char *path)
+lt_status lt_trainer_write(const lt_trainer *t, lt_ckpt_writer *w)
 {
     char description[DESCRIPTION_BYTES];
     lt_train_config_describe(&t->config, description, sizeof description);
     int64_t step = t->step;
+    LT_TRY(lt_ckpt_writer_add(w, "config", description, strlen(description)));
+    LT_TRY(lt_ckpt_writer_add(w, "step", &step, sizeof step));
+    LT_TRY(lt_ckpt_writer_add(w, "params", t->model.params,
+                              t->model.param_count * sizeof(float)));
+    LT_TRY(lt_ckpt_writer_add(w, "optimizer", t->optim_state, state_bytes(t)));
+    LT_TRY(lt_ckpt_writer_add(w, "lr_scale", &t->plateau.scale, sizeof t->plateau.scale));
+    return lt_ckpt_writer_add(w, "plateau_best", &t->plateau.best, sizeof t->plateau.best);
+}
+
+lt_status lt_trainer_save(const lt_trainer *t, const char *path)
+{
     lt_ckpt_writer *w;
     LT_TRY(lt_ckpt_writer_open(&w, path));
-    lt_status status = lt_ckpt_writer_add(w, "config", description, strlen(description));
-    if (status == LT_OK)
-        status = lt_ckpt_writer_add(w, "step", &step, sizeof step);
-    if (status == LT_OK)
-        status = lt_ckpt_writer_add(w, "params", t->model.params,
-                                    t->model.param_count * sizeof(float));
-    if (status == LT_OK)
-        status = lt_ckpt_writer_add(w, "optimizer", t->optim_state, state_bytes(t));
-    if (status == LT_OK)
-        status = lt_ckpt_writer_add(w, "lr_scale", &t->lr_scale, sizeof t->lr_scale);
+    lt_status status = lt_trainer_write(t, w);
     if (status != LT_OK) {
         lt_ckpt_writer_abort(w);
         return status;
@@ -329,6 +320,43 @@ static lt_status describe_mismatch(const char *path, const char *stored, const c
     return lt_fail(LT_E_INPUT, "%s: checkpoint configuration differs from this run's", path);
 }
 
+size_t lt_trainer_read_bytes(const lt_trainer *t, size_t file_bytes)
+{
+    return lt_mem_rounded(file_bytes) + lt_mem_rounded(t->model.param_count * sizeof(float)) +
+           lt_mem_rounded(state_bytes(t));
+}
+
+lt_status lt_trainer_read(lt_trainer *t, const lt_ckpt *ckpt, const char *path)
+{
+    char description[DESCRIPTION_BYTES];
+    lt_train_config_describe(&t->config, description, sizeof description);
+    const void *stored;
+    size_t stored_bytes;
+    int64_t step = 0;
+    LT_TRY(lt_ckpt_find(ckpt, "config", &stored, &stored_bytes));
+    if (stored_bytes != strlen(description) || memcmp(stored, description, stored_bytes) != 0)
+        return describe_mismatch(path, stored, description);
+    LT_TRY(lt_ckpt_get_exact(ckpt, "step", &step, sizeof step));
+    if (step < 0)
+        return lt_fail(LT_E_INPUT, "%s: negative step %lld", path, (long long)step);
+    LT_TRY(lt_ckpt_get_exact(ckpt, "params", t->model.params,
+                             t->model.param_count * sizeof(float)));
+    LT_TRY(lt_ckpt_get_exact(ckpt, "optimizer", t->optim_state, state_bytes(t)));
+    lt_plateau plateau = t->plateau;
+    if (lt_ckpt_has(ckpt, "lr_scale"))
+        LT_TRY(lt_ckpt_get_exact(ckpt, "lr_scale", &plateau.scale, sizeof plateau.scale));
+    if (lt_ckpt_has(ckpt, "plateau_best"))
+        LT_TRY(lt_ckpt_get_exact(ckpt, "plateau_best", &plateau.best, sizeof plateau.best));
+    if (!(plateau.scale > 0 && isfinite(plateau.scale)))
+        return lt_fail(LT_E_INPUT, "%s: learning-rate scale %g is not a positive number", path,
+                       plateau.scale);
+    if (isnan(plateau.best))
+        return lt_fail(LT_E_INPUT, "%s: the plateau's best metric is not a number", path);
+    t->step = (long)step;
+    t->plateau = plateau;
+    return LT_OK;
+}
+
 lt_status lt_trainer_load(lt_trainer *t, const char *path)
 {
     /* Reading holds the file and its unpacked sections at once: refuse that
@@ -337,41 +365,11 @@ lt_status lt_trainer_load(lt_trainer *t, const char *path)
     if (stat(path, &st) == 0) {
         char what[4200];
         snprintf(what, sizeof what, "reading the checkpoint %s", path);
-        LT_TRY(lt_mem_plan(lt_mem_rounded((size_t)st.st_size) +
-                               lt_mem_rounded(t->model.param_count * sizeof(float)) +
-                               lt_mem_rounded(state_bytes(t)),
-                           what));
+        LT_TRY(lt_mem_plan(lt_trainer_read_bytes(t, (size_t)st.st_size), what));
     }
     lt_ckpt *ckpt;
     LT_TRY(lt_ckpt_read(&ckpt, path));
-    char description[DESCRIPTION_BYTES];
-    lt_train_config_describe(&t->config, description, sizeof description);
-    const void *stored;
-    size_t stored_bytes;
-    int64_t step = 0;
-    lt_status status = lt_ckpt_find(ckpt, "config", &stored, &stored_bytes);
-    if (status == LT_OK && (stored_bytes != strlen(description) ||
-                            memcmp(stored, description, stored_bytes) != 0))
-        status = describe_mismatch(path, stored, description);
-    if (status == LT_OK)
-        status = lt_ckpt_get_exact(ckpt, "step", &step, sizeof step);
-    if (status == LT_OK && step < 0)
-        status = lt_fail(LT_E_INPUT, "%s: negative step %lld", path, (long long)step);
-    if (status == LT_OK)
-        status = lt_ckpt_get_exact(ckpt, "params", t->model.params,
-                                   t->model.param_count * sizeof(float));
-    if (status == LT_OK)
-        status = lt_ckpt_get_exact(ckpt, "optimizer", t->optim_state, state_bytes(t));
-    double lr_scale = 1.0;
-    if (status == LT_OK && lt_ckpt_has(ckpt, "lr_scale"))
-        status = lt_ckpt_get_exact(ckpt, "lr_scale", &lr_scale, sizeof lr_scale);
-    if (status == LT_OK && !(lr_scale > 0 && isfinite(lr_scale)))
-        status = lt_fail(LT_E_INPUT, "%s: learning-rate scale %g is not a positive number", path,
-                         lr_scale);
-    if (status == LT_OK) {
-        t->step = (long)step;
-        t->lr_scale = lr_scale;
-    }
+    lt_status status = lt_trainer_read(t, ckpt, path);
     lt_ckpt_free(ckpt);
     return status;
 }

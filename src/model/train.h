@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "io/checkpoint.h"
 #include "model/loss.h"
 #include "model/model.h"
 #include "model/optim.h"
@@ -34,6 +35,7 @@ typedef struct lt_train_config {
      * one process with --shards 2 gives the bits of two ranks. model.max_batch
      * is one shard's sequences. */
     int shards;
+    double plateau_factor; /* halve-on-plateau factor (lt_plateau); 0: off */
 } lt_train_config;
 
 typedef struct lt_trainer {
@@ -43,9 +45,8 @@ typedef struct lt_trainer {
     void *loss_workspace;
     float *shard_grads; /* (local shards, param_count) when sharded */
     void *reduce_scratch; /* param_count floats for the sums across ranks */
-    long step;       /* updates done so far */
-    double lr_scale; /* multiplies the schedule's rate: a program's "halve on plateau"
-                        (1 unless the program changes it; kept in checkpoints) */
+    long step;          /* updates done so far */
+    lt_plateau plateau; /* scales the schedule's rate (kept in checkpoints) */
 } lt_trainer;
 
 /* One batch's loss (see lt_loss_result) and, for an update, the gradient
@@ -58,20 +59,11 @@ typedef struct lt_batch_result {
     double lr;        /* learning rate used; 0 for evaluation */
 } lt_batch_result;
 
-/* Divergence: a loss that is not finite, or above LT_DIVERGE_FACTOR times
- * the run's first loss for LT_DIVERGE_UPDATES updates in a row, stops the
- * run (status "diverged"). */
+/* Divergence (model/fit.h): a loss that is not finite, or above
+ * LT_DIVERGE_FACTOR times the run's first loss for LT_DIVERGE_UPDATES
+ * updates in a row, stops the run (status "diverged"). */
 #define LT_DIVERGE_FACTOR 4.0
 #define LT_DIVERGE_UPDATES 20
-
-typedef struct lt_divergence {
-    double start; /* loss of the first update (NAN until seen) */
-    long above;   /* consecutive updates above the factor */
-} lt_divergence;
-
-void lt_divergence_start(lt_divergence *d, double first_loss);
-/* 1 when the run has diverged with this update's loss. */
-int lt_divergence_check(lt_divergence *d, double loss);
 
 /* Checks model, loss and optimizer settings together (LT_E_USAGE naming the
  * field). */
@@ -98,17 +90,31 @@ lt_status lt_trainer_evaluate(lt_trainer *t, const lt_batch *batch, lt_batch_res
 /* Shards this rank computes: shards / ranks (1 when unsharded). */
 int lt_trainer_local_shards(const lt_train_config *config);
 
-/* Copies rank 0's parameters, optimizer state, step and rate scale to every
- * rank (after init, and after rank 0 loaded a checkpoint). */
+/* Gives the plateau rule an evaluation's metric (lower is better): the rate
+ * of the following updates follows (see lt_plateau_update). */
+void lt_trainer_plateau(lt_trainer *t, double metric);
+
+/* Copies rank 0's parameters, optimizer state, step and plateau state to
+ * every rank (after init, and after rank 0 loaded a checkpoint). */
 lt_status lt_trainer_broadcast(lt_trainer *t);
 
-/* Writes parameters, optimizer state, step, seed and the configuration. */
+/* Writes parameters, optimizer state, step, plateau state and the
+ * configuration. */
 lt_status lt_trainer_save(const lt_trainer *t, const char *path);
 
 /* Loads a checkpoint into a trainer initialised with the same
  * configuration; a checkpoint of another configuration fails with
  * LT_E_INPUT saying which setting differs. */
 lt_status lt_trainer_load(lt_trainer *t, const char *path);
+
+/* The trainer's sections, into a checkpoint being written or from one read
+ * (`path` names it in messages), for callers that store more beside. */
+lt_status lt_trainer_write(const lt_trainer *t, lt_ckpt_writer *w);
+lt_status lt_trainer_read(lt_trainer *t, const lt_ckpt *ckpt, const char *path);
+
+/* Bytes reading a checkpoint of `file_bytes` holds at most, beside the
+ * trainer (refused against the budget before reading). */
+size_t lt_trainer_read_bytes(const lt_trainer *t, size_t file_bytes);
 
 /* The configuration as one line of "key=value" pairs (stored in
  * checkpoints and compared on resume). */

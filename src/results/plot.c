@@ -1,78 +1,17 @@
-/* ltbench plot: the paper's figures from result CSVs. Each CSV is
- * recognised by its columns through one table (figures[]); per figure a
- * data file (.dat) and the gnuplot script that draws it (.gp) are written
- * beside the PNG, so a figure can be restyled without ltbench. */
-#include <errno.h>
+#include "results/plot.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "common.h"
 #include "core/mem.h"
+#include "core/process.h"
 #include "io/atomic.h"
-#include "results.h"
+#include "io/outdir.h"
+#include "results/file.h"
 
-enum { MAX_INPUTS = 32, MAX_SERIES = 64, MAX_CLUSTERS = 8, MAX_SERIES_KEYS = 4 };
-
-typedef enum figure_style {
-    LINES, /* one line per series, y against x */
-    BARS   /* one group of bars per series, one bar per cluster value */
-} figure_style;
-
-typedef struct panel_spec {
-    const char *x, *y; /* columns; LINES only use x */
-    const char *xlabel, *ylabel;
-    double y_scale;    /* the plot shows y / y_scale (bytes as MiB) */
-    int log_x, log_y;
-} panel_spec;
-
-typedef struct figure_spec {
-    const char *name;       /* file names: NAME.png, NAME.gp, NAME.dat */
-    const char *experiment; /* the value of the experiment column */
-    const char *title;
-    figure_style style;
-    /* One series per combination of these columns' values; the first
-     * `title_keys` always name it, the others only where they tell series
-     * apart (a copy run's kernel follows from its variant). */
-    const char *series[MAX_SERIES_KEYS + 1];
-    int title_keys;
-    const char *cluster; /* BARS: the column whose values are the bars of a group */
-    panel_spec panels[2];
-    /* Columns whose values (in the first row, where the CSV has them) say
-     * under the title what was run. */
-    const char *context[5];
-} figure_spec;
-
-/* Every column a figure reads is named here, and only here. The image and
- * speech figures follow the columns those experiments announce. */
-static const figure_spec figures[] = {
-    {"scaling", "scaling",
-     "Attention forward+backward per sample against sequence length (paper Fig. 1)", LINES,
-     {"variant", "causal", "kernel", NULL}, 3, NULL,
-     {{"N", "fwd_bwd_per_sample_s", "sequence length N", "time per sample (s)", 1, 1, 1},
-      {"N", "peak_bytes_per_sample", "sequence length N", "peak memory per sample (MiB)",
-       1 << 20, 1, 1}},
-     {"heads", "head_dim", "threads", NULL}},
-    {"copy-curves", "copy", "Copy task: training loss (paper Fig. 2)", LINES,
-     {"variant", "kernel", "N", NULL}, 1, NULL,
-     {{"step", "loss", "update", "loss on the copied half (nats)", 1, 0, 1},
-      {"elapsed_s", "loss", "seconds", "loss on the copied half (nats)", 1, 0, 1}},
-     {"preset", "N", "batch", "threads", NULL}},
-    {"image", "image", "Image generation: test bits/dim and generation speed (paper Tables 1-2)",
-     BARS, {"variant", "dataset", "gen_batch", "kernel", NULL}, 1, "gen_mode",
-     {{NULL, "test_bits_per_dim", NULL, "test bits/dim", 1, 0, 0},
-      {NULL, "images_per_s", NULL, "images/s (generation)", 1, 0, 1}},
-     {"threads", NULL}},
-    {"speech", "speech", "Speech recognition: phoneme error rate (paper Table 3)", LINES,
-     {"model", "kernel", NULL}, 1, NULL,
-     {{"epoch", "dev_per", "epoch", "dev PER", 1, 0, 0},
-      {"elapsed_s", "dev_per", "seconds", "dev PER", 1, 0, 0}},
-     {"threads", NULL}},
-};
-enum { FIGURE_COUNT = sizeof figures / sizeof figures[0] };
+enum { MAX_SERIES = 64, MAX_CLUSTERS = 8, MAX_PLANS = 64 };
 
 typedef struct series_info {
     long long first_row; /* its key values are this row's */
@@ -83,8 +22,8 @@ typedef struct series_info {
 
 /* One figure to draw: the CSV, its rows grouped into series. */
 typedef struct plan {
-    const figure_spec *spec;
-    results_file file;
+    const lt_figure *spec;
+    lt_results_file file;
     char name[64];
     int status_col;
     int nseries, nclusters;
@@ -94,17 +33,12 @@ typedef struct plan {
     char not_drawn[1024]; /* a line per series with cases not drawn */
 } plan;
 
-typedef struct plot_options {
-    const char *out;
-    long width, height;
-} plot_options;
-
 static int is_ok(const plan *p, long long row)
 {
-    return p->status_col < 0 || strcmp(results_cell(&p->file, row, p->status_col), "ok") == 0;
+    return p->status_col < 0 || strcmp(lt_results_cell(&p->file, row, p->status_col), "ok") == 0;
 }
 
-static int series_key_count(const figure_spec *spec)
+static int series_key_count(const lt_figure *spec)
 {
     int n = 0;
     while (spec->series[n] != NULL)
@@ -112,54 +46,11 @@ static int series_key_count(const figure_spec *spec)
     return n;
 }
 
-/* The columns a figure reads, NULL-terminated. */
-static void figure_columns(const figure_spec *spec, const char **cols)
-{
-    int n = 0;
-    for (int i = 0; spec->series[i]; i++)
-        cols[n++] = spec->series[i];
-    if (spec->cluster)
-        cols[n++] = spec->cluster;
-    for (int i = 0; i < 2; i++) {
-        if (spec->panels[i].x)
-            cols[n++] = spec->panels[i].x;
-        cols[n++] = spec->panels[i].y;
-    }
-    cols[n] = NULL;
-}
-
-static lt_status recognise(plan *p)
-{
-    const char *experiment = results_experiment(&p->file);
-    for (int f = 0; f < FIGURE_COUNT && experiment; f++) {
-        const figure_spec *spec = &figures[f];
-        if (strcmp(spec->experiment, experiment) != 0)
-            continue;
-        const char *cols[2 * MAX_SERIES_KEYS + 8];
-        figure_columns(spec, cols);
-        const char *missing = results_missing(&p->file, cols);
-        if (missing != NULL)
-            return lt_fail(LT_E_INPUT, "%s: a %s CSV without column '%s', which the %s figure "
-                           "needs", p->file.path, experiment, missing, spec->name);
-        p->spec = spec;
-        return LT_OK;
-    }
-    char known[128] = "";
-    for (int f = 0; f < FIGURE_COUNT; f++)
-        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", f ? ", " : "",
-                 figures[f].experiment);
-    if (experiment == NULL)
-        return lt_fail(LT_E_INPUT, "%s: no 'experiment' column with one value in every row, "
-                       "expected a result CSV of ltbench (%s)", p->file.path, known);
-    return lt_fail(LT_E_INPUT, "%s: no figure for experiment '%s', expected one of %s",
-                   p->file.path, experiment, known);
-}
-
 static int same_series(const plan *p, long long a, long long b)
 {
     for (int k = 0; p->spec->series[k]; k++) {
-        int col = results_column(&p->file, p->spec->series[k]);
-        if (strcmp(results_cell(&p->file, a, col), results_cell(&p->file, b, col)) != 0)
+        int col = lt_results_column(&p->file, p->spec->series[k]);
+        if (strcmp(lt_results_cell(&p->file, a, col), lt_results_cell(&p->file, b, col)) != 0)
             return 0;
     }
     return 1;
@@ -168,16 +59,16 @@ static int same_series(const plan *p, long long a, long long b)
 /* Whether series key k tells apart two series that agree on the keys before it. */
 static int key_distinguishes(const plan *p, int k)
 {
-    int col = results_column(&p->file, p->spec->series[k]);
+    int col = lt_results_column(&p->file, p->spec->series[k]);
     for (int a = 0; a < p->nseries; a++)
         for (int b = a + 1; b < p->nseries; b++) {
             long long ra = p->series[a].first_row, rb = p->series[b].first_row;
             int agree = 1;
             for (int j = 0; j < k && agree; j++) {
-                int cj = results_column(&p->file, p->spec->series[j]);
-                agree = strcmp(results_cell(&p->file, ra, cj), results_cell(&p->file, rb, cj)) == 0;
+                int cj = lt_results_column(&p->file, p->spec->series[j]);
+                agree = strcmp(lt_results_cell(&p->file, ra, cj), lt_results_cell(&p->file, rb, cj)) == 0;
             }
-            if (agree && strcmp(results_cell(&p->file, ra, col), results_cell(&p->file, rb, col)))
+            if (agree && strcmp(lt_results_cell(&p->file, ra, col), lt_results_cell(&p->file, rb, col)))
                 return 1;
         }
     return 0;
@@ -195,17 +86,17 @@ static void append(char *buf, size_t size, const char *fmt, const char *text)
 static void note_not_drawn(plan *p, int s)
 {
     series_info *si = &p->series[s];
-    const char *x = p->spec->style == LINES ? p->spec->panels[0].x : p->spec->cluster;
-    int xcol = results_column(&p->file, x);
+    const char *x = p->spec->style == LT_FIGURE_LINES ? p->spec->panels[0].x : p->spec->cluster;
+    int xcol = lt_results_column(&p->file, x);
     for (long long r = 0; r < p->file.table.nrows; r++) {
         if (p->series_of[r] != s || is_ok(p, r))
             continue;
-        const char *status = results_cell(&p->file, r, p->status_col);
+        const char *status = lt_results_cell(&p->file, r, p->status_col);
         long long earlier = 0, others = 0;
         for (long long q = 0; q < p->file.table.nrows; q++)
             if (p->series_of[q] == s) {
                 int same = !is_ok(p, q) &&
-                           !strcmp(results_cell(&p->file, q, p->status_col), status);
+                           !strcmp(lt_results_cell(&p->file, q, p->status_col), status);
                 earlier += same && q < r;
                 others += !same;
             }
@@ -219,9 +110,9 @@ static void note_not_drawn(plan *p, int s)
         int first = 1;
         for (long long q = r; q < p->file.table.nrows; q++)
             if (p->series_of[q] == s && !is_ok(p, q) &&
-                !strcmp(results_cell(&p->file, q, p->status_col), status)) {
+                !strcmp(lt_results_cell(&p->file, q, p->status_col), status)) {
                 append(si->note, sizeof si->note, first ? "%s" : ",%s",
-                       results_cell(&p->file, q, xcol));
+                       lt_results_cell(&p->file, q, xcol));
                 first = 0;
             }
     }
@@ -231,12 +122,12 @@ static void note_not_drawn(plan *p, int s)
  * value to be drawn is a number, before anything is written. */
 static lt_status build_plan(plan *p)
 {
-    const figure_spec *spec = p->spec;
+    const lt_figure *spec = p->spec;
     long long nrows = p->file.table.nrows;
-    p->status_col = results_column(&p->file, "status");
+    p->status_col = lt_results_column(&p->file, "status");
     LT_TRY(lt_mem_alloc((void **)&p->series_of, (size_t)nrows * sizeof *p->series_of,
                         "series of rows"));
-    int cluster_col = spec->cluster ? results_column(&p->file, spec->cluster) : -1;
+    int cluster_col = spec->cluster ? lt_results_column(&p->file, spec->cluster) : -1;
     for (long long r = 0; r < nrows; r++) {
         int s = 0;
         while (s < p->nseries && !same_series(p, p->series[s].first_row, r))
@@ -252,15 +143,15 @@ static lt_status build_plan(plan *p)
             continue;
         p->series[s].drawn++;
         for (int i = 0; i < 2; i++) {
-            const panel_spec *panel = &spec->panels[i];
+            const lt_panel *panel = &spec->panels[i];
             double v;
             if (panel->x)
-                LT_TRY(results_number(&v, &p->file, r, results_column(&p->file, panel->x)));
-            LT_TRY(results_number(&v, &p->file, r, results_column(&p->file, panel->y)));
+                LT_TRY(lt_results_number(&v, &p->file, r, lt_results_column(&p->file, panel->x)));
+            LT_TRY(lt_results_number(&v, &p->file, r, lt_results_column(&p->file, panel->y)));
         }
         if (cluster_col < 0)
             continue;
-        const char *c = results_cell(&p->file, r, cluster_col);
+        const char *c = lt_results_cell(&p->file, r, cluster_col);
         int k = 0;
         while (k < p->nclusters && strcmp(p->clusters[k], c) != 0)
             k++;
@@ -270,16 +161,16 @@ static lt_status build_plan(plan *p)
         if (k == p->nclusters)
             p->clusters[p->nclusters++] = c;
     }
-    int nkeys = series_key_count(spec), shown[MAX_SERIES_KEYS];
+    int nkeys = series_key_count(spec), shown[LT_FIGURE_SERIES_KEYS];
     for (int k = 0; k < nkeys; k++)
         shown[k] = k < spec->title_keys || key_distinguishes(p, k);
     for (int s = 0; s < p->nseries; s++) {
         series_info *si = &p->series[s];
         for (int k = 0; k < nkeys; k++)
             if (shown[k])
-                results_label_append(si->title, sizeof si->title, spec->series[k],
-                                     results_cell(&p->file, si->first_row,
-                                                  results_column(&p->file, spec->series[k])));
+                lt_results_label_append(si->title, sizeof si->title, spec->series[k],
+                                     lt_results_cell(&p->file, si->first_row,
+                                                  lt_results_column(&p->file, spec->series[k])));
         note_not_drawn(p, s);
         if (si->note[0]) {
             append(p->not_drawn, sizeof p->not_drawn, "\nnot drawn: %s", si->title);
@@ -308,7 +199,7 @@ static void gp_string(FILE *f, const char *s)
 }
 
 /* The data columns of a LINES figure: each panel's x and y, once each. */
-static int line_columns(const figure_spec *spec, const char **cols)
+static int line_columns(const lt_figure *spec, const char **cols)
 {
     int n = 0;
     for (int i = 0; i < 2; i++) {
@@ -346,7 +237,7 @@ static int by_x(const void *a, const void *b)
 static void write_cell(FILE *f, const plan *p, long long row, const char *column, int first)
 {
     double v;
-    results_number(&v, &p->file, row, results_column(&p->file, column)); /* checked in plan */
+    lt_results_number(&v, &p->file, row, lt_results_column(&p->file, column)); /* checked in plan */
     fprintf(f, "%s%.17g", first ? "" : " ", v);
 }
 
@@ -359,14 +250,14 @@ static void write_line_data(FILE *f, const plan *p, point *points)
     for (int i = 0; i < n; i++)
         fprintf(f, " %s", cols[i]);
     fprintf(f, "\n# one block per line of the figure, in the order of the script's plot\n");
-    int xcol = results_column(&p->file, p->spec->panels[0].x), blocks = 0;
+    int xcol = lt_results_column(&p->file, p->spec->panels[0].x), blocks = 0;
     for (int s = 0; s < p->nseries; s++) {
         if (p->series[s].drawn == 0)
             continue;
         long long count = 0;
         for (long long r = 0; r < p->file.table.nrows; r++)
             if (p->series_of[r] == s && is_ok(p, r)) {
-                results_number(&points[count].x, &p->file, r, xcol);
+                lt_results_number(&points[count].x, &p->file, r, xcol);
                 points[count++].row = r;
             }
         qsort(points, (size_t)count, sizeof *points, by_x);
@@ -384,7 +275,7 @@ static void write_line_data(FILE *f, const plan *p, point *points)
  * bar is missing. */
 static void write_bar_data(FILE *f, const plan *p)
 {
-    int cluster_col = results_column(&p->file, p->spec->cluster);
+    int cluster_col = lt_results_column(&p->file, p->spec->cluster);
     fprintf(f, "# columns: group");
     for (int i = 0; i < 2; i++)
         for (int c = 0; c < p->nclusters; c++)
@@ -399,7 +290,7 @@ static void write_bar_data(FILE *f, const plan *p)
                 long long row = -1;
                 for (long long r = 0; r < p->file.table.nrows && row < 0; r++)
                     if (p->series_of[r] == s && is_ok(p, r) &&
-                        !strcmp(results_cell(&p->file, r, cluster_col), p->clusters[c]))
+                        !strcmp(lt_results_cell(&p->file, r, cluster_col), p->clusters[c]))
                         row = r;
                 if (row < 0)
                     fprintf(f, " NaN");
@@ -410,7 +301,7 @@ static void write_bar_data(FILE *f, const plan *p)
     }
 }
 
-static void write_panel_axes(FILE *f, const panel_spec *panel)
+static void write_panel_axes(FILE *f, const lt_panel *panel)
 {
     fprintf(f, "unset logscale\n");
     if (panel->log_x)
@@ -427,7 +318,7 @@ static void write_panel_axes(FILE *f, const panel_spec *panel)
     fputc('\n', f);
 }
 
-static void write_y(FILE *f, const panel_spec *panel, int column)
+static void write_y(FILE *f, const lt_panel *panel, int column)
 {
     if (panel->y_scale != 1)
         fprintf(f, "($%d/%.17g)", column, panel->y_scale);
@@ -435,9 +326,9 @@ static void write_y(FILE *f, const panel_spec *panel, int column)
         fprintf(f, "%d", column);
 }
 
-static void write_script(FILE *f, const plan *p, const plot_options *o)
+static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
 {
-    const figure_spec *spec = p->spec;
+    const lt_figure *spec = p->spec;
     fprintf(f, "# ltbench plot: %s\n# from %s; data in %s.dat.\n"
                "# Redraw with `gnuplot %s.gp` in this folder; restyle freely.\n",
             spec->title, p->file.path, p->name, p->name);
@@ -448,31 +339,31 @@ static void write_script(FILE *f, const plan *p, const plot_options *o)
     /* What was run, then the cases not run (skipped, refused), under the title. */
     char title[2048], context[256] = "";
     for (int i = 0; spec->context[i]; i++) {
-        int col = results_column(&p->file, spec->context[i]);
+        int col = lt_results_column(&p->file, spec->context[i]);
         if (col >= 0)
-            results_label_append(context, sizeof context, spec->context[i],
-                                 results_cell(&p->file, 0, col));
+            lt_results_label_append(context, sizeof context, spec->context[i],
+                                 lt_results_cell(&p->file, 0, col));
     }
     snprintf(title, sizeof title, "%s%s%s%s", spec->title, context[0] ? "\n" : "", context,
              p->not_drawn);
     fprintf(f, "set multiplot layout 1,2 title ");
     gp_string(f, title);
     fputc('\n', f);
-    if (spec->style == BARS)
+    if (spec->style == LT_FIGURE_BARS)
         fprintf(f, "set style data histograms\nset style histogram clustered gap 1\n"
                    "set style fill solid 0.8 border -1\nset xtics nomirror\n");
     const char *cols[4];
-    int ncols = spec->style == LINES ? line_columns(spec, cols) : 0;
+    int ncols = spec->style == LT_FIGURE_LINES ? line_columns(spec, cols) : 0;
     for (int i = 0; i < 2; i++) {
-        const panel_spec *panel = &spec->panels[i];
+        const lt_panel *panel = &spec->panels[i];
         write_panel_axes(f, panel);
-        if (spec->style == BARS && !panel->log_y)
+        if (spec->style == LT_FIGURE_BARS && !panel->log_y)
             fprintf(f, "set yrange [0:*]\n");
         else
             fprintf(f, "set yrange [*:*]\n");
         fprintf(f, "plot ");
         int first = 1;
-        if (spec->style == LINES) {
+        if (spec->style == LT_FIGURE_LINES) {
             int block = 0;
             for (int s = 0; s < p->nseries; s++) {
                 const series_info *si = &p->series[s];
@@ -500,14 +391,14 @@ static void write_script(FILE *f, const plan *p, const plot_options *o)
     fprintf(f, "unset multiplot\n");
 }
 
-static lt_status write_text(const char *path, const plan *p, const plot_options *o,
+static lt_status write_text(const char *path, const plan *p, const lt_plot_options *o,
                             point *points, int script)
 {
     lt_atomic_file af;
     LT_TRY(lt_atomic_open(&af, path));
     if (script)
         write_script(af.f, p, o);
-    else if (p->spec->style == LINES)
+    else if (p->spec->style == LT_FIGURE_LINES)
         write_line_data(af.f, p, points);
     else
         write_bar_data(af.f, p);
@@ -516,23 +407,9 @@ static lt_status write_text(const char *path, const plan *p, const plot_options 
 
 /* ---- gnuplot ---- */
 
-/* The gnuplot executable on PATH, or 0 if there is none. */
-static int find_gnuplot(char *out, size_t size)
-{
-    const char *path = getenv("PATH");
-    while (path && *path) {
-        size_t len = strcspn(path, ":");
-        if (len > 0 && (size_t)snprintf(out, size, "%.*s/gnuplot", (int)len, path) < size &&
-            access(out, X_OK) == 0)
-            return 1;
-        path += len + (path[len] == ':');
-    }
-    return 0;
-}
-
 /* Runs gnuplot on NAME.gp inside the output folder, drawing into a
  * temporary file that is renamed to NAME.png only if gnuplot succeeds. */
-static lt_status draw(const char *gnuplot, const plot_options *o, const plan *p)
+static lt_status draw(const char *gnuplot, const lt_plot_options *o, const plan *p)
 {
     char png[4096], script[128], output[4200];
     snprintf(png, sizeof png, "%s/%s.png", o->out, p->name);
@@ -541,17 +418,8 @@ static lt_status draw(const char *gnuplot, const plot_options *o, const plan *p)
     LT_TRY(lt_atomic_open(&af, png));
     const char *tmp = strrchr(af.tmp_path, '/');
     snprintf(output, sizeof output, "output='%s'", tmp ? tmp + 1 : af.tmp_path);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (chdir(o->out) == 0)
-            execl(gnuplot, "gnuplot", "-e", output, script, (char *)NULL);
-        fprintf(stderr, "ltbench plot: cannot run %s: %s\n", gnuplot, strerror(errno));
-        _exit(127);
-    }
-    int wstatus = 0;
-    if (pid < 0 || waitpid(pid, &wstatus, 0) < 0 || !WIFEXITED(wstatus) ||
-        WEXITSTATUS(wstatus) != 0) {
+    const char *argv[] = {gnuplot, "-e", output, script, NULL};
+    if (lt_process_run(argv, o->out) != 0) {
         lt_atomic_abort(&af);
         return lt_fail(LT_E_INTERNAL, "gnuplot failed on %s/%s (see its message above)", o->out,
                        script);
@@ -559,7 +427,7 @@ static lt_status draw(const char *gnuplot, const plot_options *o, const plan *p)
     return lt_atomic_commit(&af);
 }
 
-/* ---- main ---- */
+/* ---- the figures of a run ---- */
 
 /* NAME, or NAME-2, NAME-3, ... when an earlier figure of this run took it. */
 static void choose_name(plan *plans, int index)
@@ -578,7 +446,7 @@ static void choose_name(plan *plans, int index)
     }
 }
 
-static lt_status write_all(plan *plans, int count, const plot_options *o)
+static lt_status write_all(plan *plans, int count, const lt_plot_options *o)
 {
     long long most = 0;
     for (int i = 0; i < count; i++)
@@ -598,77 +466,118 @@ static lt_status write_all(plan *plans, int count, const plot_options *o)
     return status;
 }
 
-int main(int argc, char **argv)
-{
-    plot_options o = {.out = "results/figures", .width = 1200, .height = 560};
-    lt_flag flags[] = {
-        {"--out", LT_FLAG_STRING, &o.out, "DIR", "folder for the figures, scripts and data", 0,
-         0, NULL, 0},
-        {"-o", LT_FLAG_STRING, &o.out, "DIR", "same as --out", 0, 0, NULL, 0},
-        {"--width", LT_FLAG_INT, &o.width, "PX", "width of each PNG in pixels", 200, 10000,
-         NULL, 0},
-        {"--height", LT_FLAG_INT, &o.height, "PX", "height of each PNG in pixels", 150, 10000,
-         NULL, 0},
-    };
-    lt_cli cli = {
-        "ltbench plot",
-        "Draw the paper's figures from result CSVs with gnuplot.",
-        "Each CSV is recognised by its experiment column and the columns its figure needs:\n"
-        "  scaling.csv        -> scaling.png: time and peak memory per sample against N,\n"
-        "                        log-log, a line per variant x causal x kernel; cases not run\n"
-        "                        (skipped, refused) are listed under the title\n"
-        "  copy curves.csv    -> copy-curves.png: loss against update and against seconds,\n"
-        "                        a line per variant (and kernel or N where several)\n"
-        "  image CSV          -> image.png: test bits/dim and images/s per variant, a bar per\n"
-        "                        generation mode\n"
-        "  speech CSV         -> speech.png: dev PER against epoch and against seconds\n"
-        "Per figure NAME.dat (whitespace-separated, a header comment names its columns) and\n"
-        "NAME.gp (the gnuplot script) are written beside NAME.png; a name already used in\n"
-        "this run gets -2, -3. Without gnuplot on PATH the scripts and data are still\n"
-        "written (exit 0): install gnuplot (./setup.sh installs Debian's gnuplot-nox) and\n"
-        "run `gnuplot NAME.gp` in DIR. An unknown or malformed CSV is an error (exit 2) and\n"
-        "nothing is written.",
-        flags, (int)(sizeof flags / sizeof flags[0])};
-    const char *files[MAX_INPUTS];
-    lt_cli_operands operands = {"CSV...", files, 1, MAX_INPUTS, 0};
-    int exit_now;
-    int code = bench_parse_tool(&cli, &operands, argc, argv, &exit_now);
-    if (exit_now)
-        return code;
 
-    static plan plans[MAX_INPUTS];
-    int count = 0;
-    lt_status status = LT_OK;
-    for (int i = 0; i < operands.count && status == LT_OK; i++) {
-        plan *p = &plans[count++];
-        status = results_read(&p->file, files[i]);
-        if (status == LT_OK)
-            status = recognise(p);
-        if (status == LT_OK)
-            status = build_plan(p);
-        if (status == LT_OK)
-            choose_name(plans, count - 1);
-    }
-    if (status == LT_OK)
-        status = write_all(plans, count, &o);
-    char gnuplot[PATH_MAX];
-    int have_gnuplot = status == LT_OK && find_gnuplot(gnuplot, sizeof gnuplot);
-    for (int i = 0; i < count && status == LT_OK; i++) {
-        if (have_gnuplot)
-            status = draw(gnuplot, &o, &plans[i]);
-        if (status == LT_OK)
-            printf("%s/%s.%s from %s\n", o.out, plans[i].name, have_gnuplot ? "png" : "gp",
-                   plans[i].file.path);
-    }
-    if (status == LT_OK && !have_gnuplot)
-        fprintf(stderr,
-                "ltbench plot: gnuplot is not on PATH, so no PNG was drawn: the scripts and data "
-                "are in %s.\nInstall gnuplot (./setup.sh installs Debian's gnuplot-nox) and run "
-                "`gnuplot NAME.gp` there.\n",
-                o.out);
+static void free_plans(plan *plans, int count)
+{
     for (int i = 0; i < count; i++) {
-        results_free(&plans[i].file);
+        lt_results_free(&plans[i].file);
         lt_mem_free(plans[i].series_of);
     }
-    return status == LT_OK ? 0 : lt_cli_report(cli.program, status);
+}
+
+/* The columns a figure reads, NULL-terminated. */
+static void figure_columns(const lt_figure *f, const char **cols)
+{
+    int n = 0;
+    for (int i = 0; f->series[i]; i++)
+        cols[n++] = f->series[i];
+    if (f->cluster)
+        cols[n++] = f->cluster;
+    for (int i = 0; i < 2; i++) {
+        if (f->panels[i].x)
+            cols[n++] = f->panels[i].x;
+        cols[n++] = f->panels[i].y;
+    }
+    cols[n] = NULL;
+}
+
+/* The table a CSV's figures come from: of the tables of its experiment that
+ * declare figures, the first whose figures' columns the file has (a file
+ * cut down to those columns is drawn too). */
+static lt_status recognise(const lt_schema **out, const lt_results_file *file,
+                           const lt_schema *const *schemas, int count)
+{
+    const char *experiment = lt_results_experiment(file), *missing = NULL, *figure = NULL;
+    char known[256] = "";
+    for (int k = 0; k < count; k++) {
+        const lt_schema *s = schemas[k];
+        if (s->nfigures == 0)
+            continue;
+        if (strstr(known, s->experiment) == NULL)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                     known[0] ? ", " : "", s->experiment);
+        if (experiment == NULL || strcmp(s->experiment, experiment) != 0)
+            continue;
+        const char *lacks = NULL;
+        for (int f = 0; f < s->nfigures && lacks == NULL; f++) {
+            const char *cols[2 * LT_FIGURE_SERIES_KEYS + 8];
+            figure_columns(&s->figures[f], cols);
+            lacks = lt_results_missing(file, cols);
+            figure = s->figures[f].name;
+        }
+        if (lacks == NULL) {
+            *out = s;
+            return LT_OK;
+        }
+        missing = missing ? missing : lacks;
+    }
+    if (missing != NULL)
+        return lt_fail(LT_E_INPUT, "%s: a %s CSV without column '%s', which the %s figure needs",
+                       file->path, experiment, missing, figure);
+    if (experiment == NULL)
+        return lt_fail(LT_E_INPUT, "%s: no 'experiment' column with one value in every row, "
+                                   "expected a result CSV of ltbench (%s)",
+                       file->path, known);
+    return lt_fail(LT_E_INPUT, "%s: no figure for experiment '%s'; figures come from %s CSVs",
+                   file->path, experiment, known);
+}
+
+lt_status lt_plot(const lt_schema *const *schemas, int count, const char *const *paths,
+                  int npaths, const lt_plot_options *o, FILE *out, int *drawn)
+{
+    static plan plans[MAX_PLANS];
+    int nplans = 0;
+    lt_outdir dir = {.lock_fd = -1};
+    lt_status status = LT_OK;
+    *drawn = 0;
+    for (int i = 0; i < npaths && status == LT_OK; i++) {
+        lt_results_file file;
+        const lt_schema *schema = NULL;
+        status = lt_results_read(&file, paths[i]);
+        if (status == LT_OK)
+            status = recognise(&schema, &file, schemas, count);
+        for (int f = 0; status == LT_OK && f < schema->nfigures; f++) {
+            if (nplans == MAX_PLANS) {
+                status = lt_fail(LT_E_USAGE, "more than %d figures in one run", MAX_PLANS);
+                break;
+            }
+            plan *p = &plans[nplans++];
+            memset(p, 0, sizeof *p);
+            p->spec = &schema->figures[f];
+            status = lt_results_read(&p->file, paths[i]); /* each figure its own copy */
+            if (status == LT_OK)
+                status = build_plan(p);
+            if (status == LT_OK)
+                choose_name(plans, nplans - 1);
+        }
+        lt_results_free(&file);
+    }
+    /* everything read and checked: now the folder, one writer at a time */
+    if (status == LT_OK)
+        status = lt_outdir_open(&dir, o->out, 0, 0, NULL, 0, NULL, 0);
+    if (status == LT_OK)
+        status = write_all(plans, nplans, o);
+    char gnuplot[PATH_MAX];
+    int have_gnuplot = status == LT_OK && lt_process_find("gnuplot", gnuplot, sizeof gnuplot);
+    for (int i = 0; i < nplans && status == LT_OK; i++) {
+        if (have_gnuplot)
+            status = draw(gnuplot, o, &plans[i]);
+        if (status == LT_OK)
+            fprintf(out, "%s/%s.%s from %s\n", o->out, plans[i].name, have_gnuplot ? "png" : "gp",
+                    plans[i].file.path);
+    }
+    *drawn = have_gnuplot;
+    lt_outdir_close(&dir);
+    free_plans(plans, nplans);
+    return status;
 }

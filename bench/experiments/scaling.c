@@ -7,14 +7,16 @@
 #include <string.h>
 
 #include "attn/attn.h"
-#include "common.h"
-#include "harness.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "core/timer.h"
-#include "io/csv.h"
+#include "core/signals.h"
+#include "io/outdir.h"
+#include "program.h"
+#include "results/table.h"
+#include "tables.h"
 
 enum { MAX_VARIANTS = 3, MAX_KERNELS = 8, MAX_REPEATS = 100,
        MAX_CASES = MAX_VARIANTS * 2 * MAX_KERNELS * 25 };
@@ -172,93 +174,52 @@ static void init_row(scaling_case *row, const char *variant, const char *kernel,
     row->fwd = row->fwd_bwd = (lt_summary){NAN, NAN, NAN, 0};
 }
 
-static const char *const columns[] = {
-    "experiment", "variant", "kernel", "causal", "N", "batch", "heads", "head_dim",
-    "value_dim", "proj_k", "feature_map", "threads", "seed", "warmup", "repeats", "status",
-    "fwd_median_s", "fwd_min_s", "fwd_max_s", "fwd_bwd_median_s", "fwd_bwd_min_s",
-    "fwd_bwd_max_s", "fwd_per_sample_s", "fwd_bwd_per_sample_s", "peak_bytes",
-    "peak_bytes_per_sample", "planned_bytes", "fwd_gflop_per_s", "fwd_bwd_gflop_per_s",
-    "flop_model_fwd", "flop_model_bwd", "flops_performed_fwd", "flops_performed_bwd",
-    "fwd_bwd_performed_gflop_per_s", "sgemm_n", "sgemm_gflop_per_s", "sgemm_1thread_gflop_per_s",
-    "fraction_of_sgemm", "note"};
-
-static lt_status add_row(bench_table *t, const scaling_options *opt, const scaling_case *r)
+static lt_status add_row(lt_table *t, const scaling_options *opt, const scaling_case *r)
 {
     double per = 1.0 / r->B;
-    bench_row_begin(t);
-    bench_set_str(t, "experiment", "scaling");
-    bench_set_str(t, "variant", r->variant);
-    bench_set_str(t, "kernel", r->kernel);
-    bench_set_int(t, "causal", r->causal);
-    bench_set_int(t, "N", r->N);
-    bench_set_int(t, "batch", r->B);
-    bench_set_int(t, "heads", opt->heads);
-    bench_set_int(t, "head_dim", opt->head_dim);
-    bench_set_int(t, "value_dim", opt->value_dim);
-    bench_set_int(t, "proj_k", r->k);
-    bench_set_str(t, "feature_map", opt->feature_map);
-    bench_set_int(t, "threads", lt_threads_get());
-    bench_set_int(t, "seed", opt->common.seed);
-    bench_set_int(t, "warmup", opt->warmup);
-    bench_set_int(t, "repeats", opt->repeats);
-    bench_set_str(t, "status", r->status);
-    bench_set_num(t, "fwd_median_s", r->fwd.median);
-    bench_set_num(t, "fwd_min_s", r->fwd.min);
-    bench_set_num(t, "fwd_max_s", r->fwd.max);
-    bench_set_num(t, "fwd_bwd_median_s", r->fwd_bwd.median);
-    bench_set_num(t, "fwd_bwd_min_s", r->fwd_bwd.min);
-    bench_set_num(t, "fwd_bwd_max_s", r->fwd_bwd.max);
-    bench_set_num(t, "fwd_per_sample_s", r->fwd.median * per);
-    bench_set_num(t, "fwd_bwd_per_sample_s", r->fwd_bwd.median * per);
-    bench_set_int(t, "peak_bytes", (long long)r->peak_bytes);
-    bench_set_num(t, "peak_bytes_per_sample", (double)r->peak_bytes * per);
-    bench_set_int(t, "planned_bytes", (long long)r->planned_bytes);
-    bench_set_num(t, "fwd_gflop_per_s", r->flops_fwd / r->fwd.median * 1e-9);
-    bench_set_num(t, "fwd_bwd_gflop_per_s",
+    lt_row_begin(t);
+    lt_set_str(t, "experiment", "scaling");
+    lt_set_str(t, "variant", r->variant);
+    lt_set_str(t, "kernel", r->kernel);
+    lt_set_int(t, "causal", r->causal);
+    lt_set_int(t, "N", r->N);
+    lt_set_int(t, "batch", r->B);
+    lt_set_int(t, "heads", opt->heads);
+    lt_set_int(t, "head_dim", opt->head_dim);
+    lt_set_int(t, "value_dim", opt->value_dim);
+    lt_set_int(t, "proj_k", r->k);
+    lt_set_str(t, "feature_map", opt->feature_map);
+    lt_set_int(t, "threads", lt_threads_get());
+    lt_set_int(t, "seed", opt->common.seed);
+    lt_set_int(t, "warmup", opt->warmup);
+    lt_set_int(t, "repeats", opt->repeats);
+    lt_set_str(t, "status", r->status);
+    lt_set_num(t, "fwd_median_s", r->fwd.median);
+    lt_set_num(t, "fwd_min_s", r->fwd.min);
+    lt_set_num(t, "fwd_max_s", r->fwd.max);
+    lt_set_num(t, "fwd_bwd_median_s", r->fwd_bwd.median);
+    lt_set_num(t, "fwd_bwd_min_s", r->fwd_bwd.min);
+    lt_set_num(t, "fwd_bwd_max_s", r->fwd_bwd.max);
+    lt_set_num(t, "fwd_per_sample_s", r->fwd.median * per);
+    lt_set_num(t, "fwd_bwd_per_sample_s", r->fwd_bwd.median * per);
+    lt_set_int(t, "peak_bytes", (long long)r->peak_bytes);
+    lt_set_num(t, "peak_bytes_per_sample", (double)r->peak_bytes * per);
+    lt_set_int(t, "planned_bytes", (long long)r->planned_bytes);
+    lt_set_num(t, "fwd_gflop_per_s", r->flops_fwd / r->fwd.median * 1e-9);
+    lt_set_num(t, "fwd_bwd_gflop_per_s",
                   (r->flops_fwd + r->flops_bwd) / r->fwd_bwd.median * 1e-9);
-    bench_set_num(t, "flop_model_fwd", r->flops_fwd);
-    bench_set_num(t, "flop_model_bwd", r->flops_bwd);
-    bench_set_num(t, "flops_performed_fwd", r->performed_fwd);
-    bench_set_num(t, "flops_performed_bwd", r->performed_bwd);
+    lt_set_num(t, "flop_model_fwd", r->flops_fwd);
+    lt_set_num(t, "flop_model_bwd", r->flops_bwd);
+    lt_set_num(t, "flops_performed_fwd", r->performed_fwd);
+    lt_set_num(t, "flops_performed_bwd", r->performed_bwd);
     double performed = (r->performed_fwd + r->performed_bwd) / r->fwd_bwd.median * 1e-9;
-    bench_set_num(t, "fwd_bwd_performed_gflop_per_s", performed);
-    bench_set_int(t, "sgemm_n", roof_n);
-    bench_set_num(t, "sgemm_gflop_per_s", roof_gflops);
-    bench_set_num(t, "sgemm_1thread_gflop_per_s", roof_gflops_1t);
-    bench_set_num(t, "fraction_of_sgemm", performed / roof_gflops);
-    bench_set_str(t, "note", r->note);
-    return bench_row_end(t);
-}
-
-static void print_table(const scaling_case *rows, int count)
-{
-    printf("\n%-9s %-6s %6s %5s  %12s %14s %13s %9s %6s  %s\n", "variant", "causal", "N",
-           "batch", "fwd ms/smpl", "fwd+bwd ms/smpl", "peak MiB/smpl", "GFLOP/s", "roof%",
-           "kernel / status");
-    for (int i = 0; i < count; i++) {
-        const scaling_case *r = &rows[i];
-        /* A refusal does not depend on N: say it once per variant and mask. */
-        if (strcmp(r->status, "refused") == 0) {
-            if (i > 0 && strcmp(rows[i - 1].status, "refused") == 0 &&
-                rows[i - 1].variant == r->variant && rows[i - 1].causal == r->causal)
-                continue;
-            printf("%-9s %-6s %6s %5s  refused for every N: %s\n", r->variant,
-                   r->causal ? "yes" : "no", "all", "-", r->note);
-            continue;
-        }
-        if (strcmp(r->status, "ok") == 0)
-            printf("%-9s %-6s %6d %5d  %12.3f %14.3f %13.2f %9.2f %6.1f  %s\n", r->variant,
-                   r->causal ? "yes" : "no", r->N, r->B, 1e3 * r->fwd.median / r->B,
-                   1e3 * r->fwd_bwd.median / r->B, (double)r->peak_bytes / r->B / 1048576.0,
-                   (r->flops_fwd + r->flops_bwd) / r->fwd_bwd.median * 1e-9,
-                   100 * (r->performed_fwd + r->performed_bwd) / r->fwd_bwd.median * 1e-9 /
-                       roof_gflops,
-                   r->kernel);
-        else
-            printf("%-9s %-6s %6d %5d  %12s %14s %13s %9s  %s %s: %s\n", r->variant,
-                   r->causal ? "yes" : "no", r->N, r->B, "-", "-", "-", "-", r->kernel,
-                   r->status, r->note);
-    }
+    lt_set_num(t, "fwd_bwd_performed_gflop_per_s", performed);
+    lt_set_int(t, "sgemm_n", roof_n);
+    lt_set_num(t, "sgemm_gflop_per_s", roof_gflops);
+    lt_set_num(t, "sgemm_1thread_gflop_per_s", roof_gflops_1t);
+    lt_set_num(t, "fraction_of_sgemm", performed / roof_gflops);
+    lt_set_str(t, "note", r->note);
+    return lt_row_end(t);
 }
 
 /* For each causal mode, the smallest N from which linear's fwd+bwd time per
@@ -291,7 +252,9 @@ static void print_crossover(const scaling_case *rows, int count)
 }
 
 /* The kernels a (variant, causal) pair is measured with: every one that
- * serves it (--kernels all), or the one --kernel picks (else the default). */
+ * serves it (--kernels all), or the one --kernel picks (else the default)
+ * followed by the kernel the variant declares to continue it where its
+ * memory does not fit (softmax-gemm, the paper's baseline: softmax-tiled). */
 static int kernels_to_run(const scaling_options *opt, const char *const *variants, int count,
                           const char *variant, int causal, const char **out, lt_status *status)
 {
@@ -303,22 +266,14 @@ static int kernels_to_run(const scaling_options *opt, const char *const *variant
             out[n++] = name;
         return n > 0 ? n : (out[0] = NULL, 1);
     }
-    *status = bench_kernel_for(opt->kernel, variants, count, causal, variant, &out[0]);
-    /* Where the materialised softmax (the paper's baseline) no longer fits
-     * the budget or the time limit, its curve goes on with the tiled kernel,
-     * each row naming the kernel that ran. */
-    if (*status == LT_OK && out[0] == NULL && strcmp(opt->kernel, "default") == 0 &&
-        strcmp(variant, "softmax") == 0) {
-        out[1] = "softmax-tiled";
+    *status = lt_attn_choose_kernel(opt->kernel, variants, count, causal, variant, &out[0]);
+    const char *chosen = out[0] != NULL ? out[0] : lt_attn_kernel_at(variant, causal, 0);
+    const char *next = lt_attn_kernel_continuation(variant, chosen);
+    if (*status == LT_OK && next != NULL && strcmp(opt->kernel, "default") == 0) {
+        out[1] = next;
         return 2;
     }
     return 1;
-}
-
-/* The kernel that continues a skipped default one (see kernels_to_run). */
-static int is_continuation(const char *kernel)
-{
-    return kernel != NULL && strcmp(kernel, "softmax-tiled") == 0;
 }
 
 static const bench_field_flag field_flags[] = {
@@ -412,7 +367,7 @@ int main(int argc, char **argv)
         "the rows so far (exit status 130).",
         flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
     int exit_now;
-    int code = bench_parse(&cli, &opt.common, argc, argv, &exit_now);
+    int code = bench_parse(&cli, NULL, NULL, &opt.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
     lt_status status = LT_OK;
@@ -429,7 +384,8 @@ int main(int argc, char **argv)
     const char *variants[MAX_VARIANTS];
     int variant_count = 0;
     if (status == LT_OK)
-        status = bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count);
+        status = bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count,
+                                      "--variants");
     lt_feature_map feature_map = LT_FEATURE_ELU;
     if (status == LT_OK)
         status = lt_attn_parse_feature_map(&feature_map, opt.feature_map, "--feature-map");
@@ -449,13 +405,13 @@ int main(int argc, char **argv)
     char dir[4096];
     const char *name;
     split_path(opt.out, dir, sizeof dir, &name);
-    bench_run run;
+    lt_outdir run;
     if (status == LT_OK)
-        status = bench_run_open(&run, dir, 0, 0, &name, 1, NULL, 0);
-    static bench_table table;
-    bench_table_init(&table, columns, sizeof columns / sizeof *columns);
+        status = lt_outdir_open(&run, dir, 0, 0, &name, 1, NULL, 0);
+    static lt_table table;
+    lt_table_init(&table, &bench_scaling);
     if (status == LT_OK)
-        status = bench_table_journal(&table, opt.out);
+        status = lt_table_journal(&table, opt.out);
     if (status != LT_OK)
         return bench_report(cli.program, status, field_flags);
 
@@ -478,7 +434,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     lt_progress progress;
     lt_progress_start(&progress, stderr, "scaling", total, "cases", opt.common.quiet);
-    bench_signals_install();
+    lt_signals_install();
 
     for (int vi = 0; vi < variant_count && status == LT_OK; vi++) {
         for (int mi = 0; mi < mode_count && status == LT_OK; mi++) {
@@ -488,10 +444,9 @@ int main(int argc, char **argv)
             int first_skipped = 0; /* N from which the default kernel was skipped */
             for (int ki = 0; ki < kernel_count && status == LT_OK; ki++) {
                 double last_seconds = NAN, last_flops = NAN;
-                int continues = ki > 0 && strcmp(opt.kernels, "all") != 0 &&
-                                is_continuation(kernels[ki]);
+                int continues = ki > 0 && strcmp(opt.kernels, "all") != 0;
                 for (long e = opt.min_log2; e <= opt.max_log2 && status == LT_OK; e++) {
-                    if (bench_interrupted())
+                    if (lt_interrupted())
                         break;
                     int N = 1 << e;
                     if (continues && (first_skipped == 0 || N < first_skipped))
@@ -560,22 +515,23 @@ int main(int argc, char **argv)
             }
         }
     }
-    lt_progress_finish(&progress, bench_interrupted() ? "interrupted" : NULL);
+    lt_progress_finish(&progress, lt_interrupted() ? "interrupted" : NULL);
     if (status != LT_OK) {
-        bench_table_detach(&table);
+        lt_table_detach(&table);
         return bench_report(cli.program, status, field_flags);
     }
-    print_table(rows, row_count);
+    printf("\n");
+    lt_table_print(&table, stdout);
     print_crossover(rows, row_count);
-    status = bench_table_commit(&table, opt.out);
+    status = lt_table_commit(&table, opt.out);
     if (status != LT_OK)
         return bench_report(cli.program, status, field_flags);
     printf("\nwrote %s (%d rows, %d threads)\n", opt.out, row_count, threads);
-    bench_table_free(&table);
-    if (bench_interrupted()) {
+    lt_table_free(&table);
+    if (lt_interrupted()) {
         fprintf(stderr, "ltbench scaling: interrupted; the rows measured so far are in %s\n",
                 opt.out);
-        return bench_interrupt_exit_code();
+        return lt_interrupt_exit_code();
     }
     return 0;
 }

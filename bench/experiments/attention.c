@@ -6,11 +6,10 @@
 #include <string.h>
 
 #include "attn/attn.h"
-#include "common.h"
-#include "harness.h"
 #include "core/mem.h"
 #include "core/threads.h"
 #include "io/npy.h"
+#include "program.h"
 
 typedef struct attention_options {
     const char *variant;
@@ -324,7 +323,7 @@ int main(int argc, char **argv)
         /* threads and memory budget only: seed and quiet mean nothing here */
         flags, OWN_FLAGS + 2};
     int exit_now;
-    int code = bench_parse(&cli, &o.common, argc, argv, &exit_now);
+    int code = bench_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
     tensors t;

@@ -1,4 +1,4 @@
-#include "common.h"
+#include "program.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,29 +33,74 @@ void bench_common_flags(lt_flag *flags, bench_common *common)
                          "no progress on stderr", 0, 0, NULL, 0};
 }
 
-lt_status bench_common_apply(const bench_common *common)
+/* ---- presets ---- */
+
+int bench_preset_index(const bench_presets *p, const char *name)
 {
-    LT_TRY(lt_threads_set((int)common->threads));
-    lt_mem_set_budget(common->mem_budget);
+    for (int i = 0; i < BENCH_PRESETS; i++)
+        if (name != NULL && p->names[i] != NULL && strcmp(p->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static lt_status presets_apply(lt_cli *cli, const bench_presets *p, const char *name)
+{
+    int which = bench_preset_index(p, name);
+    if (which < 0)
+        return lt_fail(LT_E_USAGE, "--preset: unknown preset '%s'", name ? name : "(none)");
+    for (int i = 0; i < p->count; i++) {
+        lt_flag *flag = lt_cli_flag(cli, p->values[i].flag);
+        LT_ASSERT(flag != NULL); /* the table names flags of this program */
+        const char *value = p->values[i].values[which];
+        if (flag->seen || value == NULL)
+            continue;
+        lt_status status = lt_cli_set(flag, value);
+        if (status != LT_OK)
+            return lt_fail(LT_E_INTERNAL, "preset %s: %s", p->names[which], lt_last_error());
+    }
     return LT_OK;
 }
 
-int bench_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **argv,
-                     int *exit_now)
+void bench_presets_help(const bench_presets *p, char *buf, size_t size)
 {
-    int help = 0;
-    *exit_now = 1;
-    lt_provenance_mark_start(); /* the load before this program adds its own */
-    lt_status status = lt_cli_parse_operands(cli, operands, argc, argv, &help);
-    if (status != LT_OK)
-        return lt_cli_report(cli->program, status);
-    if (help) {
-        lt_cli_help_operands(cli, operands, stdout);
-        return 0;
+    size_t at = 0;
+#define PUT(...)                                                                   \
+    do {                                                                           \
+        int n_ = snprintf(buf + at, at < size ? size - at : 0, __VA_ARGS__);       \
+        if (n_ > 0)                                                                \
+            at += (size_t)n_;                                                      \
+    } while (0)
+    PUT("Presets (a flag given on the command line overrides its preset value):\n");
+    PUT("  %-18s", "");
+    for (int i = 0; i < BENCH_PRESETS && p->names[i] != NULL; i++)
+        PUT(" %-12s", p->names[i]);
+    PUT("\n");
+    for (int v = 0; v < p->count; v++) {
+        PUT("  %-18s", p->values[v].flag);
+        for (int i = 0; i < BENCH_PRESETS && p->names[i] != NULL; i++)
+            PUT(" %-12s", p->values[v].values[i] ? p->values[v].values[i] : "-");
+        PUT("\n");
     }
-    *exit_now = 0;
-    return 0;
+    for (int i = 0; i < BENCH_PRESETS && p->names[i] != NULL; i++)
+        if (p->about[i] != NULL)
+            PUT("  %s: %s\n", p->names[i], p->about[i]);
+#undef PUT
+    if (at >= size && size > 0)
+        buf[size - 1] = '\0';
 }
+
+const char *bench_preset_choices(const bench_presets *p)
+{
+    static char choices[128];
+    choices[0] = '\0';
+    for (int i = 0; i < BENCH_PRESETS; i++)
+        if (p->names[i] != NULL)
+            snprintf(choices + strlen(choices), sizeof choices - strlen(choices), "%s%s",
+                     choices[0] ? "|" : "", p->names[i]);
+    return choices;
+}
+
+/* ---- parsing ---- */
 
 char *openblas_get_corename(void);
 
@@ -144,33 +189,75 @@ static lt_status start_ranks(int *argc, char ***argv, bench_common *common)
     return LT_OK;
 }
 
-int bench_parse(lt_cli *cli, bench_common *common, int argc, char **argv, int *exit_now)
+int bench_parse(lt_cli *cli, const bench_presets *presets, const char *const *preset,
+                bench_common *common, int argc, char **argv, int *exit_now)
 {
+    if (presets != NULL) {
+        lt_status filled = presets_apply(cli, presets, *preset);
+        LT_ASSERT(filled == LT_OK); /* the program's own table */
+    }
     default_runtime(argv);
-    int code = bench_parse_tool(cli, NULL, argc, argv, exit_now);
+    int code = lt_cli_parse_tool(cli, NULL, argc, argv, exit_now);
     if (*exit_now)
         return code;
     *exit_now = 1;
-    lt_status status = start_ranks(&argc, &argv, common);
+    lt_status status = presets != NULL ? presets_apply(cli, presets, *preset) : LT_OK;
     if (status == LT_OK)
-        status = bench_common_apply(common);
+        status = start_ranks(&argc, &argv, common);
+    if (status == LT_OK) {
+        status = lt_threads_set((int)common->threads);
+        lt_mem_set_budget(common->mem_budget);
+    }
     if (status != LT_OK)
         return lt_cli_report(cli->program, status);
     *exit_now = 0;
     return 0;
 }
 
-lt_status bench_parse_variants(char *text, const char **variants, int capacity, int *count)
+/* ---- errors ---- */
+
+int bench_report(const char *program, lt_status status, const bench_field_flag *map)
 {
-    LT_TRY(lt_cli_split_list(text, variants, capacity, count, "--variants"));
-    for (int i = 0; i < *count; i++) {
+    /* every rank agreed on this failure: rank 0 says it for all */
+    if (!lt_dist_is_root())
+        return lt_exit_code(status);
+    const char *message = lt_last_error();
+    /* "rank N: field: ..." from lt_dist_agree keeps its prefix */
+    int prefix = 0;
+    if (strncmp(message, "rank ", 5) == 0 && strstr(message, ": ") != NULL)
+        prefix = (int)(strstr(message, ": ") - message) + 2;
+    for (int i = 0; map != NULL && map[i].field != NULL; i++) {
+        size_t len = strlen(map[i].field);
+        if (strncmp(message + prefix, map[i].field, len) == 0 && message[prefix + len] == ':') {
+            char rewritten[1200];
+            snprintf(rewritten, sizeof rewritten, "%.*s%s%s", prefix, message, map[i].flag,
+                     message + prefix + len);
+            lt_fail(status, "%s", rewritten);
+            break;
+        }
+    }
+    return lt_cli_report(program, status);
+}
+
+lt_status bench_split_unique(char *text, const char **items, int capacity, int *count,
+                             const char *flag)
+{
+    LT_TRY(lt_cli_split_list(text, items, capacity, count, flag));
+    for (int i = 0; i < *count; i++)
         for (int j = 0; j < i; j++)
-            if (strcmp(variants[i], variants[j]) == 0)
-                return lt_fail(LT_E_USAGE, "--variants: '%s' is listed twice", variants[i]);
-        lt_attn probe;
-        lt_attn_config config = lt_attn_default_config(variants[i]);
-        if (lt_attn_init(&probe, &config) != LT_OK)
-            return lt_fail(LT_E_USAGE, "--variants: expected items from %s, got '%s'",
+            if (strcmp(items[i], items[j]) == 0)
+                return lt_fail(LT_E_USAGE, "%s: '%s' is listed twice", flag, items[i]);
+    return LT_OK;
+}
+
+lt_status bench_parse_variants(char *text, const char **variants, int capacity, int *count,
+                               const char *flag)
+{
+    LT_TRY(bench_split_unique(text, variants, capacity, count, flag));
+    for (int i = 0; i < *count; i++) {
+        lt_attn_caps caps;
+        if (lt_attn_variant_caps(variants[i], &caps) != LT_OK)
+            return lt_fail(LT_E_USAGE, "%s: expected items from %s, got '%s'", flag,
                            lt_attn_variant_names(), variants[i]);
     }
     return LT_OK;

@@ -1,0 +1,664 @@
+#include "driver.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "attn/attn.h"
+#include "core/dist.h"
+#include "core/mem.h"
+#include "core/signals.h"
+#include "core/threads.h"
+#include "core/timer.h"
+
+const bench_field_flag bench_standard_fields[] = {
+    {"layers", "--layers"},       {"heads", "--heads"},
+    {"head_dim", "--head-dim"},   {"ffn", "--ffn"},
+    {"dropout", "--dropout"},     {"max_batch", "--batch"},
+    {"batch", "--batch"},         {"eps", "--eps"},
+    {"feature_map", "--feature-map"}, {"proj_k", "--proj-k"},
+    {"attn.proj_k", "--proj-k"},  {"kernel", "--kernel"},
+    {"lr", "--lr"},               {"clip_norm", "--clip"},
+    {"weight_decay", "--weight-decay"}, {"shards", "--shards"},
+    {"stack", "--stack"},         {"hidden", "--hidden"},
+    {"pos_dim", "--pos-dim"},     {"loss.mixtures", "--mixtures"},
+    {"hours", "--hours"},
+    {NULL, NULL}};
+
+int bench_shards(const bench_run *run)
+{
+    return run->o.shards > 0 ? (int)run->o.shards : lt_dist_size();
+}
+
+int bench_shard_batch(const bench_run *run) { return (int)run->o.batch / bench_shards(run); }
+
+const bench_model *bench_find_model(const bench_run *run, const char *name)
+{
+    for (int i = 0; i < run->model_count; i++)
+        if (strcmp(run->models[i].name, name) == 0)
+            return &run->models[i];
+    return NULL;
+}
+
+/* ---- flags ---- */
+
+enum { STANDARD_FLAGS = 23 };
+
+static void standard_flags(lt_flag *f, bench_run *run)
+{
+    const bench_experiment *e = run->exp;
+    bench_options *o = &run->o;
+    static char models_help[512], batch_help[128], out_help[320];
+    snprintf(models_help, sizeof models_help, "%s", e->models_help);
+    snprintf(batch_help, sizeof batch_help, "%s per update", e->sequence);
+    snprintf(out_help, sizeof out_help, "folder for %s, %s and checkpoints/", run->curves_file,
+             run->results_file);
+    int n = 0;
+    f[n++] = (lt_flag){"--preset", LT_FLAG_CHOICE, &o->preset, NULL,
+                       "size of the run (see Presets below); the defaults shown are the "
+                       "default preset's",
+                       0, 0, bench_preset_choices(e->presets), 0};
+    f[n++] = (lt_flag){e->models_flag, LT_FLAG_STRING, &o->models, "LIST", models_help, 0, 0,
+                       NULL, 0};
+    f[n++] = (lt_flag){"--kernel", LT_FLAG_STRING, &o->kernel, "NAME",
+                       "attention kernel for the variant that has it; the others keep their "
+                       "defaults",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--batch", LT_FLAG_INT, &o->batch, "B", batch_help, 1, 1 << 20, NULL, 0};
+    f[n++] = (lt_flag){"--layers", LT_FLAG_INT, &o->layers, "L", "transformer layers", 1, 1024,
+                       NULL, 0};
+    f[n++] = (lt_flag){"--heads", LT_FLAG_INT, &o->heads, "H", "attention heads", 1, 1024, NULL,
+                       0};
+    f[n++] = (lt_flag){"--head-dim", LT_FLAG_INT, &o->head_dim, "D",
+                       "dimension per head (width = H x D)", 1, 4096, NULL, 0};
+    f[n++] = (lt_flag){"--ffn", LT_FLAG_INT, &o->ffn, "F", "feed-forward hidden width", 1,
+                       1 << 20, NULL, 0};
+    f[n++] = (lt_flag){"--dropout", LT_FLAG_DOUBLE, &o->dropout, "P",
+                       "dropout after each branch", 0, 0.99, NULL, 0};
+    f[n++] = (lt_flag){"--activation", LT_FLAG_CHOICE, &o->activation, NULL,
+                       "feed-forward activation", 0, 0, "gelu|relu", 0};
+    f[n++] = (lt_flag){"--feature-map", LT_FLAG_CHOICE, &o->feature_map, NULL,
+                       "linear attention feature map", 0, 0, "elu|relu", 0};
+    f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &o->eps, "EPS",
+                       "linear attention normaliser epsilon (> 0 with the relu map)", 0, 1, NULL,
+                       0};
+    f[n++] = (lt_flag){"--proj-k", LT_FLAG_INT, &o->proj_k, "K",
+                       "Linformer's projected length (at most the longest sequence)", 1,
+                       1 << 20, NULL, 0};
+    f[n++] = (lt_flag){"--optimizer", LT_FLAG_CHOICE, &o->optimizer, NULL,
+                       "optimizer (the paper uses RAdam)", 0, 0, "radam|adam", 0};
+    f[n++] = (lt_flag){"--lr", LT_FLAG_DOUBLE, &o->lr, "LR", "learning rate", 1e-9, 10, NULL, 0};
+    f[n++] = (lt_flag){"--lr-drops", LT_FLAG_STRING, &o->lr_drops, "LIST",
+                       "step decay as UPDATE:FACTOR,... (the paper's copy task: 3000:0.1), or "
+                       "none",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--weight-decay", LT_FLAG_DOUBLE, &o->weight_decay, "WD",
+                       "decoupled weight decay (AdamW style); 0 = off", 0, 1, NULL, 0};
+    f[n++] = (lt_flag){"--clip", LT_FLAG_DOUBLE, &o->clip, "NORM",
+                       "global gradient-norm clipping; 0 = off", 0, 1e9, NULL, 0};
+    f[n++] = (lt_flag){"--shards", LT_FLAG_INT, &o->shards, "S",
+                       "split each update's batch into S shards summed in a fixed tree (a power "
+                       "of two; 0 = one per MPI rank): the numbers depend on S, not on the rank "
+                       "count",
+                       0, 1024, NULL, 0};
+    f[n++] = (lt_flag){"--checkpoint-every", LT_FLAG_INT, &o->checkpoint_every, "K",
+                       "checkpoint (and flush the curves) every K updates and at the end; 0 = "
+                       "every tenth of the run (or every evaluation where the run evaluates as "
+                       "it trains)",
+                       0, 1 << 30, NULL, 0};
+    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "DIR", out_help, 0, 0, NULL, 0};
+    LT_ASSERT(n == STANDARD_FLAGS - 2);
+    f[n++] = (lt_flag){"--resume", LT_FLAG_BOOL, &o->resume, NULL,
+                       "continue each model from its checkpoint in OUT/checkpoints where one "
+                       "exists (the others start fresh), keeping the rows of the earlier run",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
+                       "start over in an OUT that holds checkpoints of an earlier run, "
+                       "replacing them",
+                       0, 0, NULL, 0};
+}
+
+static void default_options(bench_options *o, const bench_experiment *e)
+{
+    memset(o, 0, sizeof *o);
+    o->preset = e->default_preset;
+    o->models = e->default_models;
+    o->kernel = "default";
+    o->optimizer = "radam";
+    o->activation = "gelu";
+    o->feature_map = "elu";
+    o->lr_drops = "none";
+    o->eps = 1e-6;
+    o->proj_k = 256;
+    o->clip = 1.0;
+    static char out[128];
+    snprintf(out, sizeof out, "results/%s", e->name);
+    o->out = out;
+    bench_common_defaults(&o->common);
+}
+
+/* ---- models ---- */
+
+/* Whether `name` is one of the experiment's own models (a comma list). */
+static int own_model(const bench_experiment *e, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *at = e->own_models; at != NULL && *at; at += strcspn(at, ",") + (at[strcspn(at, ",")] == ','))
+        if (strcspn(at, ",") == len && strncmp(at, name, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Every listed model: its config, kernel and whether it can serve. */
+static lt_status list_models(bench_run *run)
+{
+    const bench_experiment *e = run->exp;
+    static char text[512];
+    snprintf(text, sizeof text, "%s", run->o.models);
+    const char *names[BENCH_MAX_MODELS], *variants[BENCH_MAX_MODELS];
+    int count = 0, nvariants = 0;
+    LT_TRY(bench_split_unique(text, names, BENCH_MAX_MODELS, &count, e->models_flag));
+    for (int i = 0; i < count; i++) {
+        int own = own_model(e, names[i]);
+        lt_attn_caps caps;
+        if (!own && lt_attn_variant_caps(names[i], &caps) != LT_OK)
+            return lt_fail(LT_E_USAGE, "%s: expected items from %s%s%s, got '%s'",
+                           e->models_flag, lt_attn_variant_names(), e->own_models ? "|" : "",
+                           e->own_models ? e->own_models : "", names[i]);
+        if (!own)
+            variants[nvariants++] = names[i];
+    }
+    run->model_count = count;
+    for (int i = 0; i < count; i++) {
+        bench_model *m = &run->models[i];
+        memset(m, 0, sizeof *m);
+        m->name = names[i];
+        m->attention = !own_model(e, names[i]);
+        m->applicable = 1;
+        m->kernel = "none";
+        snprintf(m->checkpoint, sizeof m->checkpoint, "checkpoints/%s-%s.ckpt",
+                 run->checkpoint_prefix, m->name);
+        if (!m->attention)
+            continue;
+        lt_attn_caps caps;
+        LT_TRY(lt_attn_variant_caps(m->name, &caps));
+        if (e->causal ? !caps.causal : !caps.noncausal) {
+            m->applicable = 0;
+            snprintf(m->why_not, sizeof m->why_not, "%s attention cannot be %s: %s", m->name,
+                     e->causal ? "causal" : "non-causal",
+                     e->causal ? caps.no_causal_reason : "it has no non-causal form");
+            continue;
+        }
+        LT_TRY(lt_attn_choose_kernel(run->o.kernel, variants, nvariants, e->causal, m->name,
+                                     &m->kernel));
+    }
+    return LT_OK;
+}
+
+/* The standard part of a model's config; the experiment sets the rest. */
+static lt_status build_config(bench_run *run, bench_model *m, const lt_batch_source *source)
+{
+    const bench_options *o = &run->o;
+    if (o->batch % bench_shards(run) != 0)
+        return lt_fail(LT_E_USAGE, "--batch %ld cannot be split into %d equal shards "
+                                   "(--shards, or one per rank)",
+                       o->batch, bench_shards(run));
+    lt_train_config *tc = &m->config;
+    const char *kernel = m->attention ? m->kernel : NULL;
+    memset(tc, 0, sizeof *tc);
+    lt_model_config *mc = &tc->model;
+    *mc = lt_model_default_config(m->attention ? m->name : NULL);
+    mc->layers = (int)o->layers;
+    mc->heads = (int)o->heads;
+    mc->head_dim = (int)o->head_dim;
+    mc->ffn = (int)o->ffn;
+    mc->dropout = (float)o->dropout;
+    mc->activation = strcmp(o->activation, "relu") == 0 ? LT_ACT_RELU : LT_ACT_GELU;
+    mc->max_batch = bench_shard_batch(run);
+    mc->seq_len = source->seq_len;
+    if (m->attention) {
+        mc->attn.causal = run->exp->causal;
+        mc->attn.kernel = kernel;
+        mc->attn.eps = (float)o->eps;
+        mc->attn.n_max = source->seq_len;
+        mc->attn.proj_k = (int)o->proj_k;
+        LT_TRY(lt_attn_parse_feature_map(&mc->attn.feature_map, o->feature_map,
+                                         "--feature-map"));
+        /* the kernel that will run, named as every row and checkpoint names it */
+        lt_attn attn;
+        LT_TRY(lt_attn_init(&attn, &mc->attn));
+        m->kernel = mc->attn.kernel = attn.config.kernel;
+    }
+    tc->shards = bench_shards(run);
+    lt_optim_kind kind;
+    LT_TRY(lt_optim_parse_kind(&kind, o->optimizer, "--optimizer"));
+    tc->optim = lt_optim_defaults(kind);
+    tc->optim.lr = o->lr;
+    tc->optim.weight_decay = o->weight_decay;
+    LT_TRY(lt_schedule_init(&tc->schedule, o->lr, 0));
+    /* "none" switches off a preset's drops (an empty value is not a flag value). */
+    if (strcmp(o->lr_drops, "none") != 0)
+        LT_TRY(lt_schedule_parse_drops(&tc->schedule, o->lr_drops, "--lr-drops"));
+    tc->clip_norm = o->clip;
+    tc->seed = (uint64_t)o->common.seed;
+    tc->threads = lt_threads_get();
+    return LT_OK;
+}
+
+/* ---- one model ---- */
+
+typedef struct model_ctx {
+    bench_run *run;
+    void *self;
+    bench_model *m;
+} model_ctx;
+
+static lt_status on_update(void *ctx, const lt_trainer *t, const lt_batch_result *r,
+                           const lt_fit_state *state)
+{
+    model_ctx *c = ctx;
+    return c->run->exp->update_row(c->self, c->run, c->m, t, r, state);
+}
+
+static lt_status on_evaluate(void *ctx, lt_trainer *t, const lt_fit_state *state,
+                             double *metric)
+{
+    model_ctx *c = ctx;
+    return c->run->exp->evaluate(c->self, c->run, c->m, t, state, metric);
+}
+
+static lt_status on_sync(void *ctx)
+{
+    model_ctx *c = ctx;
+    return lt_table_sync(&c->run->curves);
+}
+
+static void on_note(void *ctx, const lt_trainer *t, const lt_batch_result *r, char *buf,
+                    size_t size)
+{
+    model_ctx *c = ctx;
+    c->run->exp->note(c->self, t, r, buf, size);
+}
+
+/* What an earlier run left: its curve and results rows. */
+typedef struct previous {
+    lt_csv_table curves, results;
+    int have_curves, have_results;
+    char curves_path[4400], results_path[4400];
+} previous;
+
+static lt_status read_previous(previous *p, const bench_run *run)
+{
+    memset(p, 0, sizeof *p);
+    if (!run->o.resume)
+        return LT_OK;
+    LT_TRY(lt_table_read_previous(&p->curves, &p->have_curves, run->curves_path,
+                                  p->curves_path, sizeof p->curves_path));
+    return lt_table_read_previous(&p->results, &p->have_results, run->results_path,
+                                  p->results_path, sizeof p->results_path);
+}
+
+static void free_previous(previous *p)
+{
+    lt_csv_table_free(&p->curves);
+    lt_csv_table_free(&p->results);
+}
+
+/* Carries the rows of `from` whose key column names `model` (all of them,
+ * or those at most `max_step` by their step column when max_step >= 0). */
+static lt_status carry_rows(lt_table *to, const lt_csv_table *from, const char *from_path,
+                            const char *key, const char *model, long max_step, long *count)
+{
+    *count = 0;
+    int k = lt_csv_table_column(from, key), step = lt_csv_table_column(from, "step");
+    if (k < 0 || (max_step >= 0 && step < 0))
+        return lt_fail(LT_E_INPUT, "%s: no '%s' or 'step' column to resume from", from_path,
+                       key);
+    for (long long r = 0; r < from->nrows; r++) {
+        if (strcmp(lt_csv_table_cell(from, r, k), model) != 0)
+            continue;
+        if (max_step >= 0 && strtol(lt_csv_table_cell(from, r, step), NULL, 10) > max_step)
+            continue;
+        LT_TRY(lt_row_carry(to, from, r, from_path));
+        (*count)++;
+    }
+    return LT_OK;
+}
+
+/* Continues a model from its checkpoint where --resume finds one, carrying
+ * its curve rows up to the checkpoint. */
+static lt_status resume_model(bench_run *run, const previous *prev, bench_model *m,
+                              lt_trainer *t, lt_fit_state *state, long eval_every, int *resumed)
+{
+    char path[4400];
+    lt_outdir_path(&run->dir, m->checkpoint, path, sizeof path);
+    struct stat st;
+    int found = lt_dist_is_root() && run->o.resume && stat(path, &st) == 0;
+    LT_TRY(lt_dist_broadcast(&found, sizeof found));
+    *resumed = found;
+    if (!found)
+        return lt_fit_broadcast(t, state); /* every rank starts from rank 0's parameters */
+    LT_TRY(lt_fit_load(t, state, path));
+    long carried = 0;
+    lt_status status = LT_OK;
+    if (lt_dist_is_root() && prev->have_curves)
+        status = carry_rows(&run->curves, &prev->curves, prev->curves_path,
+                            run->exp->key_column, m->name, t->step, &carried);
+    long expected = eval_every > 0 ? t->step / eval_every : t->step;
+    if (status == LT_OK && lt_dist_is_root() && carried != expected)
+        status = lt_fail(LT_E_INPUT,
+                         "--resume: %s holds %ld curve rows of %s but its checkpoint is at "
+                         "update %ld (%ld expected); --overwrite starts over",
+                         prev->have_curves ? prev->curves_path : "the output folder", carried,
+                         m->name, t->step, expected);
+    return lt_dist_agree(status);
+}
+
+/* The rows an earlier run wrote for a model it finished, carried as they
+ * are; 0 when it wrote none. */
+static lt_status keep_finished(bench_run *run, const previous *prev, const bench_model *m,
+                               const lt_trainer *t, long steps, int *kept)
+{
+    long carried = 0;
+    *kept = 0;
+    if (lt_dist_is_root() && prev->have_results)
+        LT_TRY(carry_rows(&run->results, &prev->results, prev->results_path,
+                          run->exp->key_column, m->name, -1, &carried));
+    *kept = carried > 0;
+    LT_TRY(lt_dist_broadcast(kept, sizeof *kept));
+    if (*kept && lt_dist_is_root())
+        fprintf(stderr, "%s %s: already trained to update %ld (%ld asked); its results are "
+                        "kept\n",
+                run->exp->name, m->name, t->step, steps);
+    return LT_OK;
+}
+
+/* Trains (or resumes) one model and writes its rows. */
+static lt_status run_model(bench_run *run, void *self, bench_model *m, const previous *prev,
+                           double *step_seconds, double *step_scratch, int *diverged)
+{
+    const bench_experiment *e = run->exp;
+    bench_outcome out;
+    memset(&out, 0, sizeof out);
+    out.status = "ok";
+    if (!m->applicable) {
+        out.status = "not-applicable";
+        snprintf(out.note, sizeof out.note, "%s", m->why_not);
+        return e->finish(self, run, m, NULL, &out);
+    }
+    if (!run->train) /* the experiment measures the untrained model itself */
+        return e->finish(self, run, m, NULL, &out);
+    double start = lt_time_now();
+    lt_mem_reset_peak();
+    size_t base = lt_mem_current();
+    lt_batch_source *source = NULL;
+    lt_trainer t;
+    memset(&t, 0, sizeof t);
+    lt_fit_state state;
+    lt_status status = e->source(self, run, &source);
+    long steps = status == LT_OK ? e->steps(self, run, source) : 0;
+    long eval_every = status == LT_OK && e->eval_every_epoch ? source->updates_per_epoch : 0;
+    if (status == LT_OK) {
+        lt_fit_state_init(&state, steps, step_seconds);
+        state.track_peak = 1;
+        state.peak_base = base;
+        out.state = &state;
+        out.source = source;
+        status = lt_trainer_init(&t, &m->config, lt_threads_get());
+    }
+    out.params = t.model.param_count;
+    int resumed = 0, kept = 0;
+    if (status == LT_OK)
+        status = resume_model(run, prev, m, &t, &state, eval_every, &resumed);
+    if (resumed)
+        lt_mem_reset_peak(); /* reading the checkpoint is not the run's work */
+    out.resumed_complete = status == LT_OK && resumed && t.step >= steps;
+    if (out.resumed_complete)
+        status = keep_finished(run, prev, m, &t, steps, &kept);
+    model_ctx ctx = {run, self, m};
+    char label[128], path[4400];
+    snprintf(label, sizeof label, "%s %s", e->name, m->name);
+    lt_fit_spec spec = {
+        .label = label, .steps = steps,
+        .checkpoint_every = run->o.checkpoint_every > 0 ? run->o.checkpoint_every
+                            : eval_every > 0        ? eval_every
+                                                    : (steps / 10 > 0 ? steps / 10 : 1),
+        .checkpoint = lt_outdir_path(&run->dir, m->checkpoint, path, sizeof path),
+        .eval_every = eval_every, .quiet = run->quiet, .source = source,
+        .after_update = e->update_row ? on_update : NULL,
+        .evaluate = e->evaluate ? on_evaluate : NULL, .sync = on_sync,
+        .note = e->note ? on_note : NULL, .ctx = &ctx};
+    out.fit.status = "ok";
+    if (status == LT_OK && !kept)
+        status = lt_fit(&t, &state, &spec, &out.fit);
+    if (status == LT_OK && !kept) {
+        out.status = out.fit.status;
+        snprintf(out.note, sizeof out.note, "%s", out.fit.note);
+        *diverged |= strcmp(out.status, "diverged") == 0;
+        lt_trainer_plan(&m->config, lt_threads_get(), &out.planned_bytes);
+        out.total_s = lt_time_now() - start;
+        out.step_time = lt_fit_step_time(&state, step_scratch);
+        /* the finish hook notes the peak where its own work ends */
+        state.peak_base = base;
+        status = e->finish(self, run, m, &t, &out);
+    }
+    lt_trainer_free(&t);
+    if (e->release_source != NULL && source != NULL)
+        e->release_source(self, source);
+    return status;
+}
+
+/* ---- the run ---- */
+
+/* Rows of models this run did not list, kept from the earlier run. */
+static lt_status carry_unlisted(bench_run *run, const previous *prev)
+{
+    const lt_csv_table *tables[2] = {&prev->curves, &prev->results};
+    const int have[2] = {prev->have_curves, prev->have_results};
+    const char *paths[2] = {prev->curves_path, prev->results_path};
+    lt_table *to[2] = {&run->curves, &run->results};
+    for (int i = 0; i < 2; i++) {
+        int k = have[i] ? lt_csv_table_column(tables[i], run->exp->key_column) : -1;
+        for (long long r = 0; k >= 0 && r < tables[i]->nrows; r++)
+            if (bench_find_model(run, lt_csv_table_cell(tables[i], r, k)) == NULL)
+                LT_TRY(lt_row_carry(to[i], tables[i], r, paths[i]));
+    }
+    return LT_OK;
+}
+
+/* The standard options that do not depend on the data, checked before
+ * anything is loaded or written. */
+static lt_status check_options(const bench_run *run)
+{
+    const bench_options *o = &run->o;
+    if (o->batch % bench_shards(run) != 0)
+        return lt_fail(LT_E_USAGE, "--batch %ld cannot be split into %d equal shards "
+                                   "(--shards, or one per rank)",
+                       o->batch, bench_shards(run));
+    lt_optim_kind kind;
+    lt_schedule schedule;
+    lt_feature_map map;
+    LT_TRY(lt_optim_parse_kind(&kind, o->optimizer, "--optimizer"));
+    LT_TRY(lt_schedule_init(&schedule, o->lr, 0));
+    if (strcmp(o->lr_drops, "none") != 0)
+        LT_TRY(lt_schedule_parse_drops(&schedule, o->lr_drops, "--lr-drops"));
+    return lt_attn_parse_feature_map(&map, o->feature_map, "--feature-map");
+}
+
+static lt_status open_outputs(bench_run *run)
+{
+    const char *files[] = {run->curves_file, run->results_file};
+    const char *ckpts[BENCH_MAX_MODELS];
+    for (int i = 0; i < run->model_count; i++)
+        ckpts[i] = run->models[i].checkpoint;
+    return lt_dist_agree(lt_outdir_open(&run->dir, run->o.out, run->o.resume, run->o.overwrite,
+                                        files, 2, ckpts, run->train ? run->model_count : 0));
+}
+
+/* Every model's config and memory plan before the first spends time. */
+static lt_status plan_models(bench_run *run, void *self)
+{
+    const bench_experiment *e = run->exp;
+    lt_batch_source *source = NULL;
+    lt_status status = LT_OK;
+    for (int i = 0; i < run->model_count && status == LT_OK; i++) {
+        bench_model *m = &run->models[i];
+        if (!m->applicable)
+            continue;
+        status = e->source(self, run, &source);
+        if (status == LT_OK)
+            status = build_config(run, m, source);
+        if (status == LT_OK)
+            status = e->configure(self, run, m);
+        if (status == LT_OK) {
+            long steps = e->steps(self, run, source);
+            run->max_steps = steps > run->max_steps ? steps : run->max_steps;
+        }
+        size_t bytes;
+        char what[160];
+        snprintf(what, sizeof what, "training %s at N=%d, batch %ld", m->name,
+                 source != NULL ? source->seq_len : 0, run->o.batch);
+        /* the source is allocated: the plan adds the trainer to it */
+        if (status == LT_OK && run->train)
+            status = lt_trainer_plan(&m->config, lt_threads_get(), &bytes);
+        if (status == LT_OK && run->train)
+            status = lt_mem_plan(bytes, what);
+        if (source != NULL && e->release_source != NULL)
+            e->release_source(self, source);
+        source = NULL;
+    }
+    return lt_dist_agree(status);
+}
+
+/* Everything checked, loaded and planned; the output folder taken before
+ * a slow setup (outputs_first) or else after the plan, so a refused run
+ * writes nothing. */
+static lt_status prepare(bench_run *run, void *self)
+{
+    const bench_experiment *e = run->exp;
+    LT_TRY(lt_dist_agree(e->check(self, run, &run->cli)));
+    LT_TRY(lt_dist_agree(list_models(run)));
+    LT_TRY(lt_dist_agree(check_options(run)));
+    if (e->outputs_first)
+        LT_TRY(open_outputs(run));
+    LT_TRY(lt_dist_agree(e->setup(self, run)));
+    LT_TRY(plan_models(run, self));
+    return e->outputs_first ? LT_OK : open_outputs(run);
+}
+
+static lt_status open_tables(bench_run *run, previous *prev)
+{
+    lt_outdir_path(&run->dir, run->curves_file, run->curves_path, sizeof run->curves_path);
+    lt_outdir_path(&run->dir, run->results_file, run->results_path, sizeof run->results_path);
+    lt_table_init(&run->curves, run->exp->curves);
+    lt_table_init(&run->results, run->exp->results);
+    lt_status status = read_previous(prev, run);
+    if (status == LT_OK)
+        status = lt_table_journal(&run->curves, run->curves_path);
+    if (status == LT_OK)
+        status = lt_table_journal(&run->results, run->results_path);
+    return lt_dist_agree(status);
+}
+
+static void free_run(bench_run *run, void *self)
+{
+    if (run->exp->teardown != NULL)
+        run->exp->teardown(self, run);
+    lt_table_free(&run->curves);
+    lt_table_free(&run->results);
+    lt_outdir_close(&run->dir);
+}
+
+static int fail(bench_run *run, void *self, lt_status status)
+{
+    int code = bench_report(run->cli.program, status, bench_standard_fields);
+    free_run(run, self);
+    return code;
+}
+
+int bench_run_experiment(const bench_experiment *e, void *self, int argc, char **argv)
+{
+    static bench_run run;
+    memset(&run, 0, sizeof run);
+    run.exp = e;
+    run.dir.lock_fd = -1;
+    default_options(&run.o, e);
+    run.train = 1;
+    snprintf(run.curves_file, sizeof run.curves_file, "%s-curves.csv", e->name);
+    snprintf(run.results_file, sizeof run.results_file, "%s.csv", e->name);
+    snprintf(run.checkpoint_prefix, sizeof run.checkpoint_prefix, "%s", e->name);
+    if (e->defaults != NULL)
+        e->defaults(self, &run);
+    static lt_flag flags[STANDARD_FLAGS + BENCH_MAX_OWN_FLAGS + BENCH_COMMON_FLAGS];
+    int count = e->flags(self, flags);
+    LT_ASSERT(count <= BENCH_MAX_OWN_FLAGS);
+    standard_flags(flags + count, &run);
+    count += STANDARD_FLAGS;
+    bench_common_flags(flags + count, &run.o.common);
+    count += BENCH_COMMON_FLAGS;
+    static char details[8192], preset_help[4096];
+    bench_presets_help(e->presets, preset_help, sizeof preset_help);
+    snprintf(details, sizeof details, "%s\n%s", preset_help, e->details);
+    static char program[64];
+    snprintf(program, sizeof program, "ltbench %s", e->name);
+    run.cli = (lt_cli){program, e->summary, details, flags, count};
+    int exit_now;
+    int code = bench_parse(&run.cli, e->presets, &run.o.preset, &run.o.common, argc, argv,
+                           &exit_now);
+    if (exit_now)
+        return code;
+    run.quiet = (int)run.o.common.quiet;
+    lt_status status = prepare(&run, self);
+    previous prev;
+    memset(&prev, 0, sizeof prev);
+    if (status == LT_OK)
+        status = open_tables(&run, &prev);
+    if (status != LT_OK) {
+        free_previous(&prev);
+        return fail(&run, self, status);
+    }
+    lt_signals_install();
+    double *step_seconds = NULL, *step_scratch = NULL;
+    size_t timings = (size_t)(run.max_steps > 0 ? run.max_steps : 1) * sizeof *step_seconds;
+    status = lt_mem_alloc((void **)&step_seconds, timings, "update timings");
+    if (status == LT_OK)
+        status = lt_mem_alloc((void **)&step_scratch, timings, "update timings, sorted");
+    int diverged = 0;
+    for (int i = 0; i < run.model_count && status == LT_OK && !lt_interrupted(); i++)
+        status = run_model(&run, self, &run.models[i], &prev, step_seconds, step_scratch,
+                           &diverged);
+    if (status == LT_OK && lt_dist_is_root())
+        status = carry_unlisted(&run, &prev);
+    lt_mem_free(step_seconds);
+    lt_mem_free(step_scratch);
+    free_previous(&prev);
+    if (status == LT_OK && e->complete != NULL)
+        e->complete(self, &run);
+    if (status != LT_OK) {
+        /* the journals stay for --resume; finished files are untouched */
+        return fail(&run, self, lt_dist_agree(status));
+    }
+    if (lt_dist_is_root()) {
+        printf("\n");
+        lt_table_print(&run.results, stdout);
+        if (e->footnote != NULL)
+            e->footnote(self, &run);
+    }
+    /* Both files are committed together, after all the work. */
+    status = lt_table_commit(&run.curves, run.curves_path);
+    if (status == LT_OK)
+        status = lt_table_commit(&run.results, run.results_path);
+    if (status != LT_OK)
+        return fail(&run, self, status);
+    if (lt_dist_is_root())
+        printf("\nwrote %s and %s\n", run.curves_path, run.results_path);
+    free_run(&run, self);
+    if (lt_interrupted()) {
+        fprintf(stderr, "ltbench %s: interrupted; --resume continues from the checkpoints\n",
+                e->name);
+        return lt_interrupt_exit_code();
+    }
+    return diverged ? 1 : 0;
+}

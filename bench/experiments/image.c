@@ -1,0 +1,674 @@
+/* ltbench image: autoregressive pixel generation on MNIST and CIFAR-10 (the
+ * paper's sec. 4.2, Tables 1 and 2). Each image is a byte sequence (CIFAR:
+ * r, g, b interleaved) read by a causal transformer through a 256-value
+ * embedding with a concatenated sinusoidal position encoding; a discretized
+ * mixture of logistics predicts each byte. Reports test bits/dim, then
+ * generates whole images in every mode that applies: stepping a constant
+ * recurrent state (linear attention as an RNN), stepping a key/value cache
+ * (the paper's "stateful softmax"), and recomputing the prefix per byte
+ * (the paper's baseline). What is its own here: the data, generation and
+ * the sample grids; the driver does the rest. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "attn/attn.h"
+#include "core/dist.h"
+#include "core/mem.h"
+#include "core/signals.h"
+#include "core/threads.h"
+#include "driver.h"
+#include "io/png.h"
+#include "model/generate.h"
+#include "tables.h"
+
+enum { MAX_GEN_BATCHES = 4, VOCAB = LT_IMAGE_START_TOKEN + 1, STATS = 2 };
+
+/* Streams of the generation draws, far from training's. */
+#define GEN_STREAM_BASE (1ull << 44)
+
+static const bench_preset_value preset_values[] = {
+    {"--layers", {"1", "2", NULL}}, /* paper: 8 (MNIST) or 16 (CIFAR), set per dataset */
+    {"--heads", {"2", "4", "8"}},
+    {"--head-dim", {"8", "16", "32"}},
+    {"--ffn", {"32", "256", "1024"}},
+    {"--batch", {"4", "8", "16"}},
+    {"--steps", {"20", NULL, NULL}}, /* small and paper: per dataset */
+    {"--lr", {"1e-3", "1e-3", "1e-4"}},
+    {"--train-images", {"64", "10000", "0"}},
+    {"--test-images", {"16", "500", "0"}},
+    {"--gen-images", {"2", "16", "16"}},
+    {"--gen-batches", {"2", "16", "1,16"}},
+    {"--gen-seconds", {"30", "120", "600"}},
+};
+
+static const bench_presets presets = {
+    {"quick", "small", "paper"},
+    {"seconds: a tiny model on a tiny subset; used by the tests",
+     "a few minutes per variant on a 2-core machine: 2 layers of width 64 trained on the "
+     "first 10000 training images (MNIST: 1000 updates; CIFAR: 300), tested on the first 500",
+     "the paper's architecture: MNIST 8 layers, CIFAR 16 layers, 8 heads of 32, FFN 1024, "
+     "RAdam 1e-4, the whole data (MNIST: 250 epochs; CIFAR: 100 epochs): days on a CPU"},
+    preset_values, sizeof preset_values / sizeof preset_values[0]};
+
+/* How a model generates: stepping a state of constant size, stepping a
+ * cache that grows a row per position, or recomputing the prefix. */
+typedef enum gen_kind { GEN_RECURRENT, GEN_CACHED, GEN_RECOMPUTE } gen_kind;
+static const char *const gen_names[] = {"recurrent", "cached", "recompute"};
+
+typedef struct image_run {
+    const char *dataset, *data, *gen_modes, *gen_batches_text;
+    long pos_dim, mixtures, train_images, test_images, steps;
+    long gen_images, recompute_batch, completions;
+    double gen_seconds;
+    int gen_only;
+    long gen_batches[MAX_GEN_BATCHES + 1];
+    int gen_batch_count;
+    lt_image_set train, test;
+    char data_name[64], data_note[256];
+    lt_batch_source source;
+    double *eval_scratch;
+} image_run;
+
+static int image_flags(void *self, lt_flag *f)
+{
+    image_run *c = self;
+    int n = 0;
+    f[n++] = (lt_flag){"--dataset", LT_FLAG_CHOICE, &c->dataset, NULL, "data set", 0, 0,
+                       "mnist|cifar10", 0};
+    f[n++] = (lt_flag){"--data", LT_FLAG_STRING, &c->data, "DIR",
+                       "folder of the data (default: data/mnist, or data/cifar10, else the "
+                       "converted data/cifar10-catdog subset, named as such)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--steps", LT_FLAG_INT, &c->steps, "S",
+                       "updates (a resumed run continues up to S)", 1, 1 << 30, NULL, 0};
+    f[n++] = (lt_flag){"--pos-dim", LT_FLAG_INT, &c->pos_dim, "P",
+                       "columns of the concatenated position encoding; 0 = a quarter of the "
+                       "width",
+                       0, 4096, NULL, 0};
+    f[n++] = (lt_flag){"--mixtures", LT_FLAG_INT, &c->mixtures, "K",
+                       "logistic mixture components per byte", 1, 256, NULL, 0};
+    f[n++] = (lt_flag){"--train-images", LT_FLAG_INT, &c->train_images, "N",
+                       "train on the first N training images; 0 = all", 0, 1 << 30, NULL, 0};
+    f[n++] = (lt_flag){"--test-images", LT_FLAG_INT, &c->test_images, "N",
+                       "test bits/dim on the first N test images; 0 = all", 0, 1 << 30, NULL, 0};
+    f[n++] = (lt_flag){"--gen-images", LT_FLAG_INT, &c->gen_images, "N",
+                       "images to generate per mode and batch size (whole batches; fewer when "
+                       "a mode runs out of --gen-seconds, but always at least one batch)",
+                       1, 1 << 20, NULL, 0};
+    f[n++] = (lt_flag){"--gen-batches", LT_FLAG_STRING, &c->gen_batches_text, "LIST",
+                       "batch sizes for recurrent and cached generation, e.g. 1,16", 0, 0, NULL,
+                       0};
+    f[n++] = (lt_flag){"--recompute-batch", LT_FLAG_INT, &c->recompute_batch, "B",
+                       "batch size for recompute generation (the slow baseline)", 1, 1 << 16,
+                       NULL, 0};
+    f[n++] = (lt_flag){"--gen-seconds", LT_FLAG_DOUBLE, &c->gen_seconds, "S",
+                       "time budget per mode and batch size (a started batch always finishes)",
+                       0, 1e7, NULL, 0};
+    f[n++] = (lt_flag){"--gen-modes", LT_FLAG_CHOICE, &c->gen_modes, NULL,
+                       "default: the stepped mode of each variant (recurrent or cached) and "
+                       "recompute for those with a cache; all: recompute for every variant; "
+                       "fast: no recompute (it re-runs the prefix per byte: O(N^2) forwards)",
+                       0, 0, "default|all|fast", 0};
+    f[n++] = (lt_flag){"--gen-only", LT_FLAG_BOOL, &c->gen_only, NULL,
+                       "skip training: measure generation speed with untrained weights (speed "
+                       "does not depend on them; the CSV says so)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--completions", LT_FLAG_INT, &c->completions, "N",
+                       "test images completed from their upper half in the completion grid; "
+                       "0 = none",
+                       0, 64, NULL, 0};
+    return n;
+}
+
+static void image_defaults(void *self, bench_run *run)
+{
+    image_run *c = self;
+    c->dataset = "mnist";
+    c->gen_modes = "default";
+    c->mixtures = 10;
+    c->recompute_batch = 1;
+    c->completions = 8;
+    /* the small preset's per-dataset values, for --help */
+    run->o.layers = 2;
+    c->steps = 1000;
+    run->o.clip = 0;
+    snprintf(run->curves_file, sizeof run->curves_file, "DATASET-curves.csv");
+    snprintf(run->results_file, sizeof run->results_file, "DATASET.csv");
+}
+
+static lt_status parse_gen_batches(image_run *c)
+{
+    static char text[128];
+    snprintf(text, sizeof text, "%s", c->gen_batches_text);
+    const char *items[MAX_GEN_BATCHES];
+    LT_TRY(bench_split_unique(text, items, MAX_GEN_BATCHES, &c->gen_batch_count,
+                              "--gen-batches"));
+    int listed = 0;
+    for (int i = 0; i < c->gen_batch_count; i++) {
+        char *end;
+        c->gen_batches[i] = strtol(items[i], &end, 10);
+        if (*end != '\0' || c->gen_batches[i] < 1 || c->gen_batches[i] > 4096)
+            return lt_fail(LT_E_USAGE, "--gen-batches: expected sizes 1 to 4096, got '%s'",
+                           items[i]);
+        listed |= c->gen_batches[i] == c->recompute_batch;
+    }
+    /* Linear's speed-up over recompute is taken at the same batch. */
+    if (!listed)
+        c->gen_batches[c->gen_batch_count++] = c->recompute_batch;
+    return LT_OK;
+}
+
+static lt_status image_check(void *self, bench_run *run, lt_cli *cli)
+{
+    image_run *c = self;
+    bench_options *o = &run->o;
+    int mnist = strcmp(c->dataset, "mnist") == 0, paper = strcmp(o->preset, "paper") == 0;
+    if (!lt_cli_flag(cli, "--layers")->seen && paper)
+        o->layers = mnist ? 8 : 16;
+    if (!lt_cli_flag(cli, "--steps")->seen && strcmp(o->preset, "quick") != 0)
+        c->steps = paper ? (mnist ? 250L * 60000 / o->batch : 100L * 50000 / o->batch)
+                         : (mnist ? 1000 : 300);
+    snprintf(run->curves_file, sizeof run->curves_file, "%s-curves.csv", c->dataset);
+    snprintf(run->results_file, sizeof run->results_file, "%s.csv", c->dataset);
+    snprintf(run->checkpoint_prefix, sizeof run->checkpoint_prefix, "image-%s", c->dataset);
+    run->train = !c->gen_only;
+    return parse_gen_batches(c);
+}
+
+static lt_status image_setup(void *self, bench_run *run)
+{
+    image_run *c = self;
+    int mnist = strcmp(c->dataset, "mnist") == 0;
+    const char *dir = c->data;
+    struct stat st;
+    /* Without --data, CIFAR falls back to the converted subset when the
+     * official batches are absent, and says so: it is never called CIFAR-10. */
+    if (!mnist && dir == NULL && stat(LT_CIFAR10_DIR, &st) != 0 &&
+        stat(LT_CIFAR10_CATDOG_DIR, &st) == 0) {
+        dir = LT_CIFAR10_CATDOG_DIR;
+        snprintf(c->data_note, sizeof c->data_note, "no %s: using %s", LT_CIFAR10_DIR,
+                 LT_CIFAR10_CATDOG_DIR);
+    }
+    lt_image_set train, test;
+    LT_TRY(mnist ? lt_images_load_mnist(&train, &test, dir)
+                 : lt_images_load_cifar10(&train, &test, dir));
+    long n_train = c->train_images > 0 && c->train_images < train.count ? c->train_images
+                                                                          : train.count;
+    long n_test = c->test_images > 0 && c->test_images < test.count ? c->test_images : test.count;
+    lt_status status = lt_images_first(&c->train, &train, (int)n_train);
+    if (status == LT_OK)
+        status = lt_images_first(&c->test, &test, (int)n_test);
+    lt_images_free(&train);
+    lt_images_free(&test);
+    LT_TRY(status);
+    snprintf(c->data_name, sizeof c->data_name, "%s", c->train.name);
+    size_t scratch = lt_eval_scratch_doubles(c->test.count, bench_shard_batch(run), STATS);
+    LT_TRY(lt_mem_alloc((void **)&c->eval_scratch, scratch * sizeof(double), "evaluation sums"));
+    if (!lt_dist_is_root())
+        return LT_OK;
+    const bench_options *o = &run->o;
+    char described[128];
+    printf("ltbench image: %s (%s), N=%ld, preset %s, %ld layers, %ld heads x %ld, FFN %ld, "
+           "%ld mixtures, %s, %d threads, seed %ld%s%s\n",
+           c->data_name, lt_images_describe(described, sizeof described, &c->train),
+           lt_images_seq_len(&c->train), o->preset, o->layers, o->heads, o->head_dim, o->ffn,
+           c->mixtures, c->gen_only ? "generation only (untrained weights)" : "training",
+           lt_threads_get(), o->common.seed, c->data_note[0] ? "; " : "", c->data_note);
+    fflush(stdout);
+    return LT_OK;
+}
+
+static lt_status image_configure(void *self, bench_run *run, bench_model *m)
+{
+    image_run *c = self;
+    lt_model_config *mc = &m->config.model;
+    int width = (int)(run->o.heads * run->o.head_dim);
+    mc->vocab = VOCAB;
+    mc->pos = LT_POS_CONCAT;
+    mc->pos_dim = (int)(c->pos_dim > 0 ? c->pos_dim : width / 4);
+    m->config.loss = (lt_loss){.kind = LT_LOSS_MOL, .mixtures = (int)c->mixtures};
+    mc->classes = lt_loss_outputs(&m->config.loss);
+    return LT_OK;
+}
+
+static lt_status image_source(void *self, bench_run *run, lt_batch_source **out)
+{
+    image_run *c = self;
+    *out = &c->source;
+    return lt_image_source_init(&c->source, &c->train, &c->test, (uint64_t)run->o.common.seed,
+                                (int)run->o.batch, lt_dist_rank(), lt_dist_size());
+}
+
+static void image_release(void *self, lt_batch_source *source)
+{
+    (void)self;
+    lt_source_free(source);
+}
+
+static long image_steps(void *self, bench_run *run, const lt_batch_source *source)
+{
+    (void)run;
+    (void)source;
+    return ((image_run *)self)->steps;
+}
+
+/* ---- rows ---- */
+
+static void set_keys(const image_run *c, const bench_run *run, lt_table *t,
+                     const char *variant, const char *kernel)
+{
+    const bench_options *o = &run->o;
+    lt_set_str(t, "experiment", "image");
+    lt_set_str(t, "dataset", c->data_name);
+    lt_set_str(t, "variant", variant);
+    lt_set_str(t, "kernel", kernel);
+    lt_set_str(t, "preset", o->preset);
+    lt_set_int(t, "layers", o->layers);
+    lt_set_int(t, "heads", o->heads);
+    lt_set_int(t, "head_dim", o->head_dim);
+    lt_set_int(t, "ffn", o->ffn);
+    lt_set_int(t, "threads", lt_threads_get());
+    lt_set_int(t, "seed", o->common.seed);
+}
+
+static lt_status image_update_row(void *self, bench_run *run, const bench_model *m,
+                                  const lt_trainer *t, const lt_batch_result *r,
+                                  const lt_fit_state *state)
+{
+    lt_table *curves = &run->curves;
+    lt_row_begin(curves);
+    set_keys(self, run, curves, m->name, m->kernel);
+    lt_set_int(curves, "step", t->step);
+    lt_set_num(curves, "elapsed_s", state->train_seconds);
+    lt_set_num(curves, "loss", r->loss);
+    lt_set_num(curves, "bits_per_dim", r->loss / log(2.0));
+    lt_set_num(curves, "lr", r->lr);
+    lt_set_num(curves, "grad_norm", r->grad_norm);
+    return lt_row_end(curves);
+}
+
+static void image_note(void *self, const lt_trainer *t, const lt_batch_result *r, char *buf,
+                       size_t size)
+{
+    (void)self;
+    (void)t;
+    snprintf(buf, size, "%.4f bits/dim", r->loss / log(2.0));
+}
+
+/* What training gave a model's rows. */
+typedef struct trained {
+    int done;
+    long steps;
+    double seconds, step_median, bits_per_dim;
+    size_t peak_bytes, params;
+} trained;
+
+typedef struct gen_result {
+    long images;
+    double seconds;
+    size_t peak_bytes;
+} gen_result;
+
+static void add_row(image_run *c, bench_run *run, const bench_model *m, const char *kernel,
+                    const char *mode, int batch, const trained *tr, const gen_result *g,
+                    const char *status, const char *note)
+{
+    lt_table *t = &run->results;
+    lt_row_begin(t);
+    set_keys(c, run, t, m->name, kernel);
+    lt_set_str(t, "gen_mode", mode);
+    lt_set_int(t, "gen_batch", batch);
+    lt_set_str(t, "status", status);
+    lt_set_str(t, "data", c->data_name);
+    lt_set_int(t, "train_images", c->train.count);
+    lt_set_int(t, "test_images", c->test.count);
+    lt_set_int(t, "trained", tr->done);
+    lt_set_int(t, "steps", tr->steps);
+    lt_set_num(t, "train_s", tr->seconds);
+    lt_set_num(t, "step_median_s", tr->step_median);
+    lt_set_int(t, "peak_train_bytes", (long long)tr->peak_bytes);
+    lt_set_num(t, "test_bits_per_dim", tr->bits_per_dim);
+    lt_set_int(t, "images_generated", g ? g->images : 0);
+    lt_set_num(t, "gen_s", g ? g->seconds : NAN);
+    lt_set_num(t, "images_per_s", g && g->seconds > 0 ? (double)g->images / g->seconds : NAN);
+    lt_set_num(t, "seconds_per_image", g && g->images > 0 ? g->seconds / (double)g->images : NAN);
+    lt_set_num(t, "linear_speedup", NAN); /* set once every variant has run */
+    lt_set_int(t, "peak_gen_bytes", g ? (long long)g->peak_bytes : 0);
+    lt_set_num(t, "peak_gen_bytes_per_image", g && batch > 0 ? (double)g->peak_bytes / batch
+                                                             : NAN);
+    lt_set_int(t, "params", (long long)tr->params);
+    lt_set_str(t, "note", note);
+    lt_row_end(t);
+}
+
+/* ---- generation ---- */
+
+/* A model planned for one way of generating at batch B, with its
+ * generator and buffers: what a measured generation holds at once. */
+typedef struct gen_setup {
+    lt_model model;
+    lt_generator g;
+    int32_t *column;
+    double *uniforms;
+    uint8_t *pixels;
+    lt_mol_sampler mol;
+    lt_sampler sampler;
+} gen_setup;
+
+static void gen_free(gen_setup *s)
+{
+    lt_mem_free(s->column);
+    lt_mem_free(s->uniforms);
+    lt_mem_free(s->pixels);
+    lt_generator_free(&s->g);
+    lt_model_free(&s->model);
+}
+
+static lt_status gen_init(gen_setup *s, const lt_model *weights, const lt_train_config *tc,
+                          gen_kind kind, int B, int N, int pixels)
+{
+    memset(s, 0, sizeof *s);
+    lt_model_config mc = tc->model;
+    mc.max_batch = B;
+    mc.seq_len = N;
+    LT_TRY(lt_model_alloc(&s->model, &mc,
+                          kind == GEN_RECOMPUTE ? LT_MODEL_INFER : LT_MODEL_WEIGHTS,
+                          lt_threads_get(), tc->seed));
+    LT_TRY(lt_model_copy_params(&s->model, weights));
+    LT_TRY(lt_generator_init(&s->g, &s->model,
+                             kind == GEN_RECOMPUTE ? LT_GEN_RECOMPUTE : LT_GEN_RECURRENT, B, N));
+    LT_TRY(lt_mem_alloc((void **)&s->column, (size_t)B * sizeof *s->column, "generated column"));
+    LT_TRY(lt_mem_alloc((void **)&s->uniforms, (size_t)B * 2 * sizeof *s->uniforms, "uniforms"));
+    if (pixels)
+        LT_TRY(lt_mem_alloc((void **)&s->pixels, (size_t)B * N, "generated images"));
+    s->mol = (lt_mol_sampler){.mixtures = mc.classes / 3, .N = N, .seed = tc->seed,
+                              .stream_base = GEN_STREAM_BASE, .uniforms = s->uniforms};
+    s->sampler = lt_mol_sampler_of(&s->mol);
+    return LT_OK;
+}
+
+/* Times whole-image generation in one mode at batch B; `samples` (B x N)
+ * receives the first batch. */
+static lt_status measure(const image_run *c, const lt_model *weights, const lt_train_config *tc,
+                         gen_kind kind, int B, uint8_t *samples, const char *label, int quiet,
+                         gen_result *out)
+{
+    const int N = (int)lt_images_seq_len(&c->train);
+    memset(out, 0, sizeof *out);
+    lt_mem_reset_peak();
+    size_t base = lt_mem_current();
+    gen_setup s;
+    lt_status status = gen_init(&s, weights, tc, kind, B, N, 1);
+    lt_progress progress;
+    lt_progress_start(&progress, stderr, label, c->gen_images, "images", quiet);
+    if (status == LT_OK)
+        status = lt_generate_timed(&s.g, s.pixels, samples, c->gen_images, c->gen_seconds,
+                                   LT_IMAGE_START_TOKEN, &s.sampler, s.column, &progress,
+                                   &out->images, &out->seconds);
+    lt_progress_finish(&progress, NULL);
+    out->peak_bytes = lt_mem_peak() - base;
+    gen_free(&s);
+    return status;
+}
+
+/* The completion grid: test images whose lower half is generated from the
+ * upper half, beside the originals. */
+static lt_status completions(const image_run *c, const lt_model *weights,
+                             const lt_train_config *tc, gen_kind kind, int count,
+                             uint8_t *out /* (2 * count, N) */)
+{
+    const int N = (int)lt_images_seq_len(&c->train);
+    gen_setup s;
+    lt_status status = gen_init(&s, weights, tc, kind, count, N, 0);
+    if (status == LT_OK)
+        status = lt_generate_bytes(&s.g, out + (size_t)count * N, c->test.pixels, N / 2,
+                                   LT_IMAGE_START_TOKEN, 1 << 20, &s.sampler, s.column);
+    memcpy(out, c->test.pixels, (size_t)count * N);
+    gen_free(&s);
+    return status;
+}
+
+static lt_status write_grid(const image_run *c, const bench_run *run, const char *what,
+                            const char *variant, const uint8_t *images, int count, int cols)
+{
+    char name[256], path[4600];
+    snprintf(name, sizeof name, "%s-%s-%s.png", c->dataset, variant, what);
+    lt_outdir_path(&run->dir, name, path, sizeof path);
+    const lt_image_set *d = &c->train;
+    int gw, gh;
+    LT_TRY(lt_png_grid_size(&gw, &gh, count, d->width, d->height, cols, 2));
+    uint8_t *grid;
+    LT_TRY(lt_mem_alloc((void **)&grid, (size_t)gw * gh * d->channels, "image grid"));
+    lt_status status = lt_png_grid(grid, images, count, d->width, d->height, d->channels, cols,
+                                   2, 128);
+    if (status == LT_OK)
+        status = lt_png_write(path, grid, gw, gh, d->channels);
+    lt_mem_free(grid);
+    return status;
+}
+
+/* The generation modes of a variant, in the paper's order: its stepped
+ * mode (a constant state steps "recurrent", a growing cache "cached"),
+ * then recompute where the default takes it (softmax: the paper's
+ * baseline) or --gen-modes all asks for it. */
+static int modes_for(const image_run *c, const bench_model *m, gen_kind *out)
+{
+    lt_attn attn;
+    lt_attn_caps caps;
+    int n = 0, all = strcmp(c->gen_modes, "all") == 0, fast = strcmp(c->gen_modes, "fast") == 0;
+    int constant = 0;
+    if (lt_attn_variant_caps(m->name, &caps) != LT_OK ||
+        lt_attn_init(&attn, &m->config.model.attn) != LT_OK)
+        return 0;
+    if (caps.recurrent) {
+        size_t one, two;
+        lt_attn_state_bytes(&attn, 1, 1, 1, 1, 1, &one);
+        lt_attn_state_bytes(&attn, 1, 1, 1, 1, 2, &two);
+        constant = one == two;
+        out[n++] = constant ? GEN_RECURRENT : GEN_CACHED;
+    }
+    if ((!constant || all) && !fast)
+        out[n++] = GEN_RECOMPUTE;
+    return n;
+}
+
+static lt_status generate_all(image_run *c, bench_run *run, const bench_model *m,
+                              const lt_model *weights, const trained *tr)
+{
+    gen_kind kinds[3];
+    int kind_count = modes_for(c, m, kinds);
+    long max_batch = c->recompute_batch;
+    for (int i = 0; i < c->gen_batch_count; i++)
+        max_batch = c->gen_batches[i] > max_batch ? c->gen_batches[i] : max_batch;
+    const size_t tile = (size_t)lt_images_seq_len(&c->train);
+    uint8_t *samples = NULL, *grid = NULL;
+    lt_status status = lt_mem_alloc((void **)&samples, (size_t)max_batch * tile, "samples");
+    if (status == LT_OK)
+        status = lt_mem_alloc((void **)&grid, 2 * (size_t)(c->completions + 1) * tile, "grid");
+    char note[512];
+    snprintf(note, sizeof note, "%s%s%s", c->gen_only ? "untrained weights (--gen-only)" : "",
+             c->gen_only && c->data_note[0] ? "; " : "", c->data_note);
+    int first = 1;
+    for (int k = 0; k < kind_count && status == LT_OK && !lt_interrupted(); k++) {
+        int batches = kinds[k] == GEN_RECOMPUTE ? 1 : c->gen_batch_count;
+        for (int b = 0; b < batches && status == LT_OK && !lt_interrupted(); b++) {
+            int B = (int)(kinds[k] == GEN_RECOMPUTE ? c->recompute_batch : c->gen_batches[b]);
+            char label[96];
+            snprintf(label, sizeof label, "generate %s %s batch %d", m->name, gen_names[kinds[k]],
+                     B);
+            gen_result g;
+            status = measure(c, weights, &m->config, kinds[k], B, samples, label, run->quiet,
+                             &g);
+            if (status == LT_OK)
+                add_row(c, run, m, m->kernel, gen_names[kinds[k]], B, tr, &g, "ok", note);
+            if (status == LT_OK && first)
+                status = write_grid(c, run, "samples", m->name, samples, B, B < 8 ? B : 8);
+            first = 0;
+        }
+    }
+    if (status == LT_OK && c->completions > 0 && !lt_interrupted() && kind_count > 0) {
+        int count = (int)(c->completions < c->test.count ? c->completions : c->test.count);
+        status = completions(c, weights, &m->config, kinds[0], count, grid);
+        if (status == LT_OK)
+            status = write_grid(c, run, "completions", m->name, grid, 2 * count, count);
+    }
+    lt_mem_free(samples);
+    lt_mem_free(grid);
+    return status;
+}
+
+/* Per test chunk: nats and counted bytes. */
+static lt_status eval_chunk(void *ctx, const lt_trainer *t, const lt_batch *batch,
+                            const lt_batch_result *r, double *stats)
+{
+    (void)ctx;
+    (void)t;
+    (void)batch;
+    stats[0] = r->sum;
+    stats[1] = (double)r->counted;
+    return LT_OK;
+}
+
+static lt_status image_finish(void *self, bench_run *run, bench_model *m, lt_trainer *t,
+                              bench_outcome *out)
+{
+    image_run *c = self;
+    trained tr = {.bits_per_dim = NAN, .step_median = NAN, .seconds = NAN};
+    if (strcmp(out->status, "not-applicable") == 0) {
+        add_row(c, run, m, "none", "none", 0, &tr, NULL, out->status, out->note);
+        return LT_OK;
+    }
+    lt_model weights;
+    memset(&weights, 0, sizeof weights);
+    lt_status status = LT_OK;
+    if (t == NULL) { /* --gen-only: untrained weights */
+        size_t bytes;
+        status = lt_model_plan(&m->config.model, LT_MODEL_WEIGHTS, 1, &bytes, &tr.params);
+    } else {
+        tr.params = out->params;
+        tr.steps = t->step;
+        tr.seconds = out->state->wall_seconds;
+        tr.step_median = out->step_time.median;
+        if (strcmp(out->status, "diverged") != 0) {
+            double totals[STATS];
+            lt_progress progress;
+            lt_progress_start(&progress, stderr, "test bits/dim", c->test.count, "images",
+                              run->quiet);
+            status = lt_evaluate(t, out->source, LT_SPLIT_TEST, eval_chunk, NULL, STATS,
+                                 totals, c->eval_scratch, &progress);
+            lt_progress_finish(&progress, NULL);
+            tr.bits_per_dim = totals[1] > 0 ? totals[0] / totals[1] / log(2.0) : NAN;
+        }
+        lt_fit_note_peak(out->state, lt_mem_peak() - out->state->peak_base);
+        tr.peak_bytes = out->state->peak_bytes;
+    }
+    tr.done = status == LT_OK;
+    if (status != LT_OK || strcmp(out->status, "ok") != 0) {
+        add_row(c, run, m, m->kernel, "none", 0, &tr, NULL,
+                status == LT_OK ? out->status : "failed", out->note);
+        return status;
+    }
+    /* generation runs on rank 0 alone */
+    if (!lt_dist_is_root())
+        return LT_OK;
+    status = lt_model_alloc(&weights, &m->config.model, LT_MODEL_WEIGHTS, 1, m->config.seed);
+    if (status == LT_OK && t != NULL)
+        status = lt_model_copy_params(&weights, &t->model);
+    if (status == LT_OK)
+        status = generate_all(c, run, m, &weights, &tr);
+    lt_model_free(&weights);
+    return status;
+}
+
+/* linear x: linear's recurrent images/s at each row's batch over the row's. */
+static void image_complete(void *self, bench_run *run)
+{
+    (void)self;
+    lt_table *t = &run->results;
+    for (long r = 0; r < t->rows; r++) {
+        double linear = NAN;
+        for (long q = 0; q < t->rows; q++)
+            if (strcmp(lt_cell(t, q, "variant"), "linear") == 0 &&
+                strcmp(lt_cell(t, q, "gen_mode"), "recurrent") == 0 &&
+                strcmp(lt_cell(t, q, "gen_batch"), lt_cell(t, r, "gen_batch")) == 0 &&
+                lt_cell_num(t, q, "gen_s") > 0)
+                linear = lt_cell_num(t, q, "images_per_s");
+        double rate = lt_cell_num(t, r, "images_per_s");
+        if (strcmp(lt_cell(t, r, "status"), "ok") == 0)
+            lt_table_update_num(t, r, "linear_speedup", linear / rate);
+    }
+}
+
+static void image_footnote(void *self, bench_run *run)
+{
+    (void)run;
+    image_run *c = self;
+    printf("(bits/dim on %d test images; images/s over whole images at the stated batch;\n"
+           " linear x: linear recurrent images/s over the row's at the same batch; the paper "
+           "reports\n 317x (MNIST) and 4462x (CIFAR-10) over recompute at its architecture)\n",
+           c->test.count);
+}
+
+static void image_teardown(void *self, bench_run *run)
+{
+    (void)run;
+    image_run *c = self;
+    lt_mem_free(c->eval_scratch);
+    lt_images_free(&c->train);
+    lt_images_free(&c->test);
+}
+
+static const char details[] =
+    "Images are byte sequences (MNIST N = 784; CIFAR r,g,b interleaved, N = 3072) read\n"
+    "behind a start token by a causal pre-norm transformer: 256 byte values (+ start)\n"
+    "embedded, a sinusoidal position encoding concatenated (--pos-dim columns, as the\n"
+    "paper does), and a discretized mixture of --mixtures logistics per byte (PixelCNN++\n"
+    "style). bits/dim = mean negative log-likelihood in nats / ln 2 over the test\n"
+    "images. Generation: a variant whose recurrent state has a constant size (linear\n"
+    "attention's (S, z)) steps it (recurrent); softmax either keeps a key/value cache\n"
+    "(cached, the paper's stateful softmax) or re-runs the whole prefix per byte\n"
+    "(recompute, the paper's baseline). images/s counts whole images at the stated batch;\n"
+    "linear x is linear recurrent's images/s over that row's at the same batch. Sampling\n"
+    "is seeded and deterministic. Writes OUT/DATASET.csv, OUT/DATASET-curves.csv,\n"
+    "OUT/DATASET-VARIANT-samples.png and OUT/DATASET-VARIANT-completions.png.";
+
+int main(int argc, char **argv)
+{
+    static image_run c;
+    const bench_experiment image = {
+        .name = "image",
+        .summary = "Autoregressive image generation on MNIST and CIFAR-10 (the paper's sec. "
+                   "4.2,\nTables 1 and 2): bits/dim and images/s per attention variant and "
+                   "generation mode.",
+        .details = details,
+        .presets = &presets,
+        .default_preset = "small",
+        .models_flag = "--variants",
+        .models_help = "comma-separated attention variants (those that cannot be causal, "
+                       "linformer, are not applicable)",
+        .default_models = "softmax,linear",
+        .sequence = "images",
+        .causal = 1,
+        .curves = &bench_image_curves,
+        .results = &bench_image_results,
+        .key_column = "variant",
+        .flags = image_flags,
+        .defaults = image_defaults,
+        .check = image_check,
+        .setup = image_setup,
+        .configure = image_configure,
+        .source = image_source,
+        .release_source = image_release,
+        .steps = image_steps,
+        .update_row = image_update_row,
+        .note = image_note,
+        .finish = image_finish,
+        .complete = image_complete,
+        .footnote = image_footnote,
+        .teardown = image_teardown,
+    };
+    return bench_run_experiment(&image, &c, argc, argv);
+}

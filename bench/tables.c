@@ -1,0 +1,273 @@
+#include "tables.h"
+
+/* Roles: a KEY identifies a case (LABEL: and always names it in compare's
+ * report), SETUP must agree between runs compared, TIMING and EXACT are
+ * judged (LOW: lower is better), INFO is listed, NOTE only recorded. */
+#define KEY(n) {.name = n, .role = LT_COL_KEY}
+#define LABEL(n) {.name = n, .role = LT_COL_KEY, .label = 1}
+#define SETUP(n) {.name = n, .role = LT_COL_SETUP}
+#define INFO(n) {.name = n, .role = LT_COL_INFO}
+#define NOTE(n) {.name = n, .role = LT_COL_NOTE}
+#define EXACT_LOW(n, u) {.name = n, .role = LT_COL_EXACT, .unit = u}
+#define EXACT_HIGH(n, u) {.name = n, .role = LT_COL_EXACT, .higher_is_better = 1, .unit = u}
+/* Printed: by the program after a run and in the suite's report. */
+#define SHOWN(h, f, s) .header = h, .format = f, .scale = s
+#define MIB (1.0 / 1048576.0)
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- copy ---- */
+
+#define COPY_KEYS                                                                              \
+    NOTE("experiment"), {.name = "variant", .role = LT_COL_KEY, .label = 1,                    \
+                         SHOWN("variant", NULL, 0)},                                           \
+        {.name = "kernel", .role = LT_COL_KEY, .label = 1, SHOWN("kernel", NULL, 0)},         \
+        KEY("preset"), {.name = "N", .role = LT_COL_KEY, .label = 1,                           \
+                                         SHOWN("N", NULL, 0)},                                 \
+        {.name = "batch", .role = LT_COL_KEY, SHOWN("batch", NULL, 0)}, KEY("layers"),         \
+        KEY("heads"), KEY("head_dim"), KEY("ffn"), KEY("dropout"), KEY("optimizer"),           \
+        KEY("base_lr"), SETUP("threads"), KEY("seed")
+
+static const lt_column copy_curve_columns[] = {
+    COPY_KEYS,
+    LABEL("step"),
+    INFO("elapsed_s"),
+    EXACT_LOW("loss", "nats"),
+    EXACT_HIGH("copy_accuracy", "fraction"),
+    INFO("lr"),
+    EXACT_LOW("grad_norm", "norm"),
+};
+
+static const lt_figure copy_figures[] = {
+    {"copy-curves", "Copy task: training loss (paper Fig. 2)", LT_FIGURE_LINES,
+     {"variant", "kernel", "N", NULL}, 1, NULL,
+     {{"step", "loss", "update", "loss on the copied half (nats)", 1, 0, 1},
+      {"elapsed_s", "loss", "seconds", "loss on the copied half (nats)", 1, 0, 1}},
+     {"preset", "N", "batch", "threads", NULL}},
+};
+
+const lt_schema bench_copy_curves = {"copy curves", "copy", copy_curve_columns,
+                                     COUNT(copy_curve_columns), copy_figures,
+                                     COUNT(copy_figures)};
+
+static const lt_column copy_summary_columns[] = {
+    COPY_KEYS,
+    NOTE("status"),
+    NOTE("first_step"),
+    {.name = "last_step", .role = LT_COL_INFO, SHOWN("updates", NULL, 0)},
+    {.name = "step_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "step",
+     SHOWN("s/update", "%.4f", 0)},
+    {.name = "step_min_s", .role = LT_COL_NOTE, SHOWN("min", "%.4f", 0)},
+    {.name = "step_max_s", .role = LT_COL_NOTE, SHOWN("max", "%.4f", 0)},
+    {.name = "tokens_per_s", .role = LT_COL_TIMING, .higher_is_better = 1, .unit = "tokens/s",
+     .spread = "step", .rate = 1, SHOWN("tokens/s", "%.0f", 0)},
+    NOTE("comm_s_per_update"),
+    NOTE("shards"),
+    {.name = "peak_bytes", .role = LT_COL_EXACT, .unit = "bytes", SHOWN("peak MiB", "%.1f", MIB)},
+    EXACT_LOW("planned_bytes", "bytes"),
+    NOTE("infer_planned_bytes"),
+    EXACT_LOW("params", "parameters"),
+    {.name = "loss_start", .role = LT_COL_EXACT, .unit = "nats", SHOWN("loss0", "%.4f", 0)},
+    {.name = "loss_end", .role = LT_COL_EXACT, .unit = "nats", SHOWN("loss", "%.4f", 0)},
+    {.name = "copy_accuracy_end", .role = LT_COL_EXACT, .higher_is_better = 1,
+     .unit = "fraction", SHOWN("copy acc", "%.3f", 0)},
+    EXACT_LOW("eval_loss", "nats"),
+    {.name = "eval_copy_accuracy", .role = LT_COL_EXACT, .higher_is_better = 1,
+     .unit = "fraction", SHOWN("eval acc", "%.3f", 0)},
+    NOTE("eval_sequences"),
+    INFO("total_s"),
+    NOTE("config"),
+    NOTE("note"),
+};
+
+const lt_schema bench_copy_summary = {"copy summary", "copy", copy_summary_columns,
+                                      COUNT(copy_summary_columns), NULL, 0};
+
+/* ---- scaling ---- */
+
+static const lt_column scaling_columns[] = {
+    NOTE("experiment"),
+    {.name = "variant", .role = LT_COL_KEY, .label = 1, SHOWN("variant", NULL, 0)},
+    {.name = "kernel", .role = LT_COL_KEY, .label = 1, SHOWN("kernel", NULL, 0)},
+    {.name = "causal", .role = LT_COL_KEY, .label = 1, SHOWN("causal", NULL, 0)},
+    {.name = "N", .role = LT_COL_KEY, .label = 1, SHOWN("N", NULL, 0)},
+    {.name = "batch", .role = LT_COL_KEY, SHOWN("batch", NULL, 0)},
+    KEY("heads"),
+    KEY("head_dim"),
+    KEY("value_dim"),
+    KEY("proj_k"),
+    KEY("feature_map"),
+    SETUP("threads"),
+    NOTE("seed"),
+    NOTE("warmup"),
+    NOTE("repeats"),
+    NOTE("status"),
+    {.name = "fwd_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "fwd"},
+    NOTE("fwd_min_s"),
+    NOTE("fwd_max_s"),
+    {.name = "fwd_bwd_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "fwd_bwd"},
+    NOTE("fwd_bwd_min_s"),
+    NOTE("fwd_bwd_max_s"),
+    {.name = "fwd_per_sample_s", .role = LT_COL_INFO, SHOWN("fwd ms/sample", "%.3f", 1e3)},
+    {.name = "fwd_bwd_per_sample_s", .role = LT_COL_INFO,
+     SHOWN("fwd+bwd ms/sample", "%.3f", 1e3)},
+    EXACT_LOW("peak_bytes", "bytes"),
+    {.name = "peak_bytes_per_sample", .role = LT_COL_INFO,
+     SHOWN("peak MiB/sample", "%.2f", MIB)},
+    EXACT_LOW("planned_bytes", "bytes"),
+    {.name = "fwd_gflop_per_s", .role = LT_COL_TIMING, .higher_is_better = 1,
+     .unit = "GFLOP/s", .spread = "fwd", .rate = 1},
+    {.name = "fwd_bwd_gflop_per_s", .role = LT_COL_TIMING, .higher_is_better = 1,
+     .unit = "GFLOP/s", .spread = "fwd_bwd", .rate = 1, SHOWN("GFLOP/s", "%.1f", 0)},
+    EXACT_LOW("flop_model_fwd", "FLOP"),
+    EXACT_LOW("flop_model_bwd", "FLOP"),
+    NOTE("flops_performed_fwd"),
+    NOTE("flops_performed_bwd"),
+    NOTE("fwd_bwd_performed_gflop_per_s"),
+    NOTE("sgemm_n"),
+    NOTE("sgemm_gflop_per_s"),
+    NOTE("sgemm_1thread_gflop_per_s"),
+    {.name = "fraction_of_sgemm", .role = LT_COL_NOTE, SHOWN("roof %", "%.1f", 100)},
+    NOTE("note"),
+};
+
+static const lt_figure scaling_figures[] = {
+    {"scaling", "Attention forward+backward per sample against sequence length (paper Fig. 1)",
+     LT_FIGURE_LINES, {"variant", "causal", "kernel", NULL}, 3, NULL,
+     {{"N", "fwd_bwd_per_sample_s", "sequence length N", "time per sample (s)", 1, 1, 1},
+      {"N", "peak_bytes_per_sample", "sequence length N", "peak memory per sample (MiB)",
+       1 << 20, 1, 1}},
+     {"heads", "head_dim", "threads", NULL}},
+};
+
+const lt_schema bench_scaling = {"scaling", "scaling", scaling_columns, COUNT(scaling_columns),
+                                 scaling_figures, COUNT(scaling_figures)};
+
+/* ---- image ---- */
+
+#define IMAGE_KEYS                                                                            \
+    NOTE("experiment"), LABEL("dataset"),                                                     \
+        {.name = "variant", .role = LT_COL_KEY, .label = 1, SHOWN("variant", NULL, 0)},        \
+        {.name = "kernel", .role = LT_COL_KEY, .label = 1, SHOWN("kernel", NULL, 0)},         \
+        KEY("preset"), KEY("layers"), KEY("heads"), KEY("head_dim"),                          \
+        KEY("ffn"), SETUP("threads"), NOTE("seed")
+
+static const lt_column image_curve_columns[] = {
+    IMAGE_KEYS,
+    LABEL("step"),
+    INFO("elapsed_s"),
+    EXACT_LOW("loss", "nats"),
+    NOTE("bits_per_dim"),
+    NOTE("lr"),
+    EXACT_LOW("grad_norm", "norm"),
+};
+
+const lt_schema bench_image_curves = {"image curves", "image", image_curve_columns,
+                                      COUNT(image_curve_columns), NULL, 0};
+
+static const lt_column image_result_columns[] = {
+    IMAGE_KEYS,
+    {.name = "gen_mode", .role = LT_COL_KEY, .label = 1, SHOWN("mode", NULL, 0)},
+    {.name = "gen_batch", .role = LT_COL_KEY, .label = 1, SHOWN("batch", NULL, 0)},
+    NOTE("status"),
+    NOTE("data"),
+    NOTE("train_images"),
+    NOTE("test_images"),
+    NOTE("trained"),
+    NOTE("steps"),
+    {.name = "train_s", .role = LT_COL_NOTE, SHOWN("train s", "%.0f", 0)},
+    {.name = "step_median_s", .role = LT_COL_TIMING, .unit = "s"},
+    EXACT_LOW("peak_train_bytes", "bytes"),
+    {.name = "test_bits_per_dim", .role = LT_COL_EXACT, .unit = "bits/dim",
+     SHOWN("bits/dim", "%.4f", 0)},
+    {.name = "images_generated", .role = LT_COL_INFO, SHOWN("images", NULL, 0)},
+    NOTE("gen_s"),
+    {.name = "images_per_s", .role = LT_COL_TIMING, .higher_is_better = 1, .unit = "images/s",
+     SHOWN("images/s", "%.4g", 0)},
+    {.name = "seconds_per_image", .role = LT_COL_NOTE, SHOWN("s/image", "%.4g", 0)},
+    {.name = "linear_speedup", .role = LT_COL_INFO, SHOWN("linear x", "%.4g", 0)},
+    EXACT_LOW("peak_gen_bytes", "bytes"),
+    {.name = "peak_gen_bytes_per_image", .role = LT_COL_NOTE,
+     SHOWN("gen MiB/img", "%.2f", MIB)},
+    EXACT_LOW("params", "parameters"),
+    NOTE("note"),
+};
+
+static const lt_figure image_figures[] = {
+    {"image", "Image generation: test bits/dim and generation speed (paper Tables 1-2)",
+     LT_FIGURE_BARS, {"variant", "dataset", "gen_batch", "kernel", NULL}, 1, "gen_mode",
+     {{NULL, "test_bits_per_dim", NULL, "test bits/dim", 1, 0, 0},
+      {NULL, "images_per_s", NULL, "images/s (generation)", 1, 0, 1}},
+     {"threads", NULL}},
+};
+
+const lt_schema bench_image_results = {"image", "image", image_result_columns,
+                                       COUNT(image_result_columns), image_figures,
+                                       COUNT(image_figures)};
+
+/* ---- speech ---- */
+
+#define SPEECH_KEYS                                                                           \
+    NOTE("experiment"),                                                                       \
+        {.name = "model", .role = LT_COL_KEY, .label = 1, SHOWN("model", NULL, 0)},            \
+        {.name = "kernel", .role = LT_COL_KEY, .label = 1, SHOWN("kernel", NULL, 0)},         \
+        KEY("preset"), KEY("hours"), NOTE("corpus_seed"), KEY("stack"),      \
+        KEY("batch"), SETUP("threads"), NOTE("seed")
+
+static const lt_column speech_curve_columns[] = {
+    SPEECH_KEYS,
+    LABEL("epoch"),
+    NOTE("step"),
+    INFO("elapsed_s"),
+    INFO("epoch_s"),
+    EXACT_LOW("train_loss", "nats"),
+    NOTE("dev_loss"),
+    EXACT_LOW("dev_per", "PER"),
+    EXACT_LOW("test_per", "PER"),
+    NOTE("lr"),
+};
+
+static const lt_figure speech_figures[] = {
+    {"speech", "Speech recognition: phoneme error rate (paper Table 3)", LT_FIGURE_LINES,
+     {"model", "kernel", NULL}, 1, NULL,
+     {{"epoch", "dev_per", "epoch", "dev PER", 1, 0, 0},
+      {"elapsed_s", "dev_per", "seconds", "dev PER", 1, 0, 0}},
+     {"threads", NULL}},
+};
+
+const lt_schema bench_speech_curves = {"speech curves", "speech", speech_curve_columns,
+                                       COUNT(speech_curve_columns), speech_figures,
+                                       COUNT(speech_figures)};
+
+static const lt_column speech_result_columns[] = {
+    SPEECH_KEYS,
+    NOTE("status"),
+    {.name = "layers", .role = LT_COL_KEY, SHOWN("layers", NULL, 0)},
+    KEY("width"),
+    {.name = "params", .role = LT_COL_EXACT, .unit = "parameters", SHOWN("params", NULL, 0)},
+    NOTE("train_utterances"),
+    NOTE("dev_utterances"),
+    NOTE("test_utterances"),
+    NOTE("train_hours"),
+    {.name = "epochs", .role = LT_COL_INFO, SHOWN("epochs", NULL, 0)},
+    NOTE("best_epoch"),
+    {.name = "dev_per", .role = LT_COL_EXACT, .unit = "PER", SHOWN("dev PER%", "%.2f", 100)},
+    {.name = "test_per", .role = LT_COL_EXACT, .unit = "PER", SHOWN("test PER%", "%.2f", 100)},
+    NOTE("final_test_per"),
+    INFO("baseline_per"),
+    {.name = "seconds_per_epoch", .role = LT_COL_TIMING, .unit = "s",
+     SHOWN("s/epoch", "%.2f", 0)},
+    NOTE("train_s"),
+    {.name = "peak_bytes", .role = LT_COL_EXACT, .unit = "bytes", SHOWN("peak MiB", "%.1f", MIB)},
+    EXACT_LOW("planned_bytes", "bytes"),
+    NOTE("note"),
+};
+
+const lt_schema bench_speech_results = {"speech", "speech", speech_result_columns,
+                                        COUNT(speech_result_columns), NULL, 0};
+
+const lt_schema *const bench_tables[] = {
+    &bench_copy_summary,  &bench_copy_curves,   &bench_scaling,       &bench_image_results,
+    &bench_image_curves,  &bench_speech_results, &bench_speech_curves,
+};
+const int bench_table_count = COUNT(bench_tables);

@@ -1,0 +1,82 @@
+/* ltbench compare: two result CSVs of the same table -> a Markdown report
+ * and pass/fail for regression tracking. The tables and the role of each
+ * column come from bench/tables.c; the judging is src/results/compare.c. */
+#include <stdio.h>
+
+#include "core/cli.h"
+#include "results/compare.h"
+#include "tables.h"
+
+static const char details[] =
+    "Rows are matched on their key columns; a case that one file has only with another\n"
+    "kernel (one chosen by --kernel) is matched to it once, under an 'other kernel' line.\n"
+    "Verdicts, per metric of a matched case:\n"
+    "  timing  regressed: worse than base by more than --threshold AND the runs' min..max\n"
+    "          ranges do not overlap; improved: better by as much, ranges disjoint;\n"
+    "          noise: beyond the threshold but the ranges overlap; else unchanged.\n"
+    "  exact   deterministic for the same seed and threads: any relative change beyond\n"
+    "          --exact-tolerance fails, as 'regressed' in the worse direction and\n"
+    "          'changed' in the better one (the numbers are not reproducible either\n"
+    "          way: update the baseline on purpose).\n"
+    "  info    listed with --all, never judged.\n"
+    "Cases whose status is not ok are 'not run'; cases whose threads, cpu_model, blas,\n"
+    "ranks, omp_wait_policy or build differ are 'not comparable'; neither is judged.\n"
+    "Cases in one file only are listed.\n"
+    "A run whose load average (load_start, load_end) exceeds --busy-load is reported\n"
+    "as taken on a busy machine.\n"
+    "Prints a Markdown table (case, metric, base, new, change, verdict: only what is not\n"
+    "unchanged unless --all) and a summary line.\n"
+    "--json PATH writes github-action-benchmark's custom format, one array of\n"
+    "{\"name\", \"unit\", \"value\", \"range\", \"extra\"} per file, with the new run's\n"
+    "values:\n"
+    "PATH-smaller.json holds the metrics where lower is better (times, bytes, losses: use\n"
+    "tool customSmallerIsBetter), PATH-bigger.json those where higher is better (rates,\n"
+    "accuracies: tool customBiggerIsBetter).\n"
+    "Exit status: 0 no regression, 1 a regression or an exact change, 2 bad input\n"
+    "(unreadable or malformed CSV, unknown table, missing columns, different tables, no\n"
+    "case in common); nothing is judged or written then.";
+
+int main(int argc, char **argv)
+{
+    lt_compare_options o = {.threshold = 5};
+    const char *fail_on = "all";
+    lt_flag flags[] = {
+        {"--threshold", LT_FLAG_DOUBLE, &o.threshold, "PCT",
+         "a timing regresses when worse by more than PCT percent (and the min..max ranges of "
+         "the two runs do not overlap)", 0, 1e6, NULL, 0},
+        {"--exact-tolerance", LT_FLAG_DOUBLE, &o.exact_tolerance, "PCT",
+         "relative change, in percent, allowed in exact metrics (bytes, FLOPs, losses)", 0, 1e6,
+         NULL, 0},
+        {"--busy-load", LT_FLAG_DOUBLE, &o.busy_load, "LOAD",
+         "call a run busy above this load average; 0 = half the cores its CSV records", 0, 1e6,
+         NULL, 0},
+        {"--json", LT_FLAG_STRING, &o.json, "PATH",
+         "also write PATH-smaller.json and PATH-bigger.json for github-action-benchmark", 0, 0,
+         NULL, 0},
+        {"--all", LT_FLAG_BOOL, &o.all, NULL, "list every metric, unchanged and info ones too", 0,
+         0, NULL, 0},
+        {"--fail-on", LT_FLAG_CHOICE, &fail_on, NULL,
+         "exact: only deterministic metrics fail (timings are reported): for CI machines "
+         "whose timings are noisy", 0, 0, "all|exact", 0},
+    };
+    lt_cli cli = {"ltbench compare",
+                  "Compare two result CSVs of the same table: pass/fail for "
+                  "performance-regression tracking.",
+                  details, flags, (int)(sizeof flags / sizeof flags[0])};
+    const char *files[2];
+    lt_cli_operands operands = {"BASE.csv NEW.csv", files, 2, 2, 0};
+    int exit_now;
+    int code = lt_cli_parse_tool(&cli, &operands, argc, argv, &exit_now);
+    if (exit_now) {
+        if (code == 0)
+            lt_compare_describe(bench_tables, bench_table_count, stdout);
+        return code;
+    }
+    o.exact_only = fail_on[0] == 'e';
+    int failed = 0;
+    lt_status status = lt_compare(bench_tables, bench_table_count, files[0], files[1], &o,
+                                  stdout, &failed);
+    if (status != LT_OK)
+        return lt_cli_report(cli.program, status);
+    return failed;
+}

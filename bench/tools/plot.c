@@ -1,0 +1,61 @@
+/* ltbench plot: the paper's figures from result CSVs, as the tables in
+ * bench/tables.c declare them; the drawing is src/results/plot.c. */
+#include <stdio.h>
+
+#include "core/cli.h"
+#include "results/plot.h"
+#include "tables.h"
+
+enum { MAX_INPUTS = 32 };
+
+static const char details[] =
+    "Each CSV is recognised by its experiment column and key columns, and every figure its\n"
+    "table declares is drawn:\n"
+    "  scaling.csv        -> scaling.png: time and peak memory per sample against N,\n"
+    "                        log-log, a line per variant x causal x kernel; cases not run\n"
+    "                        (skipped, refused) are listed under the title\n"
+    "  copy curves.csv    -> copy-curves.png: loss against update and against seconds,\n"
+    "                        a line per variant (and kernel or N where several)\n"
+    "  image CSV          -> image.png: test bits/dim and images/s per variant, a bar per\n"
+    "                        generation mode\n"
+    "  speech curves CSV  -> speech.png: dev PER against epoch and against seconds\n"
+    "Per figure NAME.dat (whitespace-separated, a header comment names its columns) and\n"
+    "NAME.gp (the gnuplot script) are written beside NAME.png; a name already used in\n"
+    "this run gets -2, -3. Without gnuplot on PATH the scripts and data are still\n"
+    "written (exit 0): install gnuplot (./setup.sh installs Debian's gnuplot-nox) and\n"
+    "run `gnuplot NAME.gp` in DIR. An unknown or malformed CSV, or one no figure is\n"
+    "drawn from, is an error (exit 2) and nothing is written.";
+
+int main(int argc, char **argv)
+{
+    lt_plot_options o = {.out = "results/figures", .width = 1200, .height = 560};
+    lt_flag flags[] = {
+        {"--out", LT_FLAG_STRING, &o.out, "DIR", "folder for the figures, scripts and data", 0,
+         0, NULL, 0},
+        {"-o", LT_FLAG_STRING, &o.out, "DIR", "same as --out", 0, 0, NULL, 0},
+        {"--width", LT_FLAG_INT, &o.width, "PX", "width of each PNG in pixels", 200, 10000,
+         NULL, 0},
+        {"--height", LT_FLAG_INT, &o.height, "PX", "height of each PNG in pixels", 150, 10000,
+         NULL, 0},
+    };
+    lt_cli cli = {"ltbench plot", "Draw the paper's figures from result CSVs with gnuplot.",
+                  details, flags, (int)(sizeof flags / sizeof flags[0])};
+    const char *files[MAX_INPUTS];
+    lt_cli_operands operands = {"CSV...", files, 1, MAX_INPUTS, 0};
+    int exit_now;
+    int code = lt_cli_parse_tool(&cli, &operands, argc, argv, &exit_now);
+    if (exit_now)
+        return code;
+    int drawn = 0;
+    lt_status status = lt_plot(bench_tables, bench_table_count, files, operands.count, &o,
+                               stdout, &drawn);
+    if (status != LT_OK)
+        return lt_cli_report(cli.program, status);
+    if (!drawn)
+        fprintf(stderr,
+                "ltbench plot: gnuplot is not on PATH, so no PNG was drawn: the scripts and data "
+                "are in %s.\nInstall gnuplot (./setup.sh installs Debian's gnuplot-nox) and run "
+                "`gnuplot NAME.gp` there.\n",
+                o.out);
+    return 0;
+}

@@ -1,0 +1,518 @@
+/* ltbench suite: every experiment at one preset into one folder, every
+ * figure, and a Markdown report that sets each result table (its shown
+ * columns, from bench/tables.c) beside the paper's (the CSVs in data/paper),
+ * with the commands that made them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/process.h"
+#include "core/signals.h"
+#include "datasets/images.h"
+#include "io/atomic.h"
+#include "io/csv.h"
+#include "io/outdir.h"
+#include "program.h"
+#include "tables.h"
+
+enum { MAX_ARGS = 32, MAX_STEPS = 8 };
+
+typedef struct suite_options {
+    const char *preset, *out, *report, *experiments, *paper;
+    int report_only, resume, overwrite;
+    bench_common common;
+} suite_options;
+
+/* A section of the report: an experiment's result table and what the
+ * paper says beside it. */
+typedef struct section {
+    const char *experiment; /* the program, and its --experiments name */
+    const char *dataset;    /* image: --dataset */
+    const char *title;
+    const char *results;    /* relative to OUT */
+    const lt_schema *schema;
+    const char *curves;     /* drawn by plot, relative to OUT (NULL: the results) */
+    const char *paper;      /* the paper's CSV in --paper, or NULL */
+    const char *says;       /* the paper's claim, in words */
+} section;
+
+static const section sections[] = {
+    {"copy", NULL, "Copy task (the paper's Figure 2)", "copy/summary.csv", &bench_copy_summary,
+     "copy/curves.csv", NULL,
+     "linear attention converges smoothly to the same loss as softmax; Reformer LSH does "
+     "worse; chance accuracy is 0.1."},
+    {"scaling", NULL, "Scaling (the paper's Figure 1)", "scaling/scaling.csv", &bench_scaling,
+     NULL, NULL,
+     "linear attention is faster and needs less memory for every N; its time and memory grow "
+     "linearly with N, softmax's quadratically (softmax ran out of its 11 GB GPU above N = "
+     "4096)."},
+    {"image", "mnist", "Image generation (the paper's Table 1)", "image/mnist.csv",
+     &bench_image_results, NULL, "table1-mnist.csv",
+     "linear attention's bits/dim is close to softmax's, and it generates hundreds of times "
+     "faster than softmax recomputing the prefix."},
+    {"image", "cifar10", "Image generation (the paper's Table 2)", "image/cifar10.csv",
+     &bench_image_results, NULL, "table2-cifar10.csv",
+     "linear attention matches softmax's bits/dim and generates thousands of times faster "
+     "than softmax recomputing the prefix."},
+    {"speech", NULL, "Speech recognition (the paper's Table 3)", "speech/speech.csv",
+     &bench_speech_results, "speech/speech-curves.csv", "table3-wsj.csv",
+     "softmax has the lowest PER, then linear, then the Bi-LSTM; linear attention is about "
+     "3.3x faster per epoch than softmax."},
+};
+enum { SECTIONS = sizeof sections / sizeof sections[0] };
+
+/* One program run by the suite, and what became of it. */
+typedef struct suite_step {
+    const char *name;
+    char args[MAX_ARGS][512];
+    int argc;
+    int exit_code; /* -1: not run */
+    char note[512];
+} suite_step;
+
+static void add_arg(suite_step *s, const char *fmt, const char *value)
+{
+    LT_ASSERT(s->argc < MAX_ARGS);
+    snprintf(s->args[s->argc++], sizeof s->args[0], fmt, value);
+}
+
+/* The folder of this executable: the programs live beside it. */
+static void program_path(char *buf, size_t size, const char *name)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    snprintf(buf, size, "%s/ltbench-%s", self, name);
+}
+
+static void command_line(const suite_step *s, char *buf, size_t size)
+{
+    snprintf(buf, size, "ltbench %s", s->name);
+    for (int i = 0; i < s->argc; i++)
+        snprintf(buf + strlen(buf), size - strlen(buf), " %s", s->args[i]);
+}
+
+static int run_step(suite_step *s)
+{
+    char path[4200], line[8192];
+    program_path(path, sizeof path, s->name);
+    command_line(s, line, sizeof line);
+    fprintf(stderr, "\n== %s\n", line);
+    const char *argv[MAX_ARGS + 2];
+    argv[0] = path;
+    for (int i = 0; i < s->argc; i++)
+        argv[i + 1] = s->args[i];
+    argv[s->argc + 1] = NULL;
+    return s->exit_code = lt_process_run(argv, NULL);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ---- the report ---- */
+
+static const char *cell(const lt_csv_table *t, long long r, const char *column)
+{
+    int c = lt_csv_table_column(t, column);
+    return c >= 0 && r < t->nrows ? lt_csv_table_cell(t, r, c) : "";
+}
+
+/* OUT/figures as the report sees it: relative when the report lies in OUT
+ * or above it, absolute otherwise. */
+static void figures_link(const suite_options *o, char *buf, size_t size)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", o->report);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    size_t len = strlen(dir);
+    if (strcmp(dir, o->out) == 0)
+        snprintf(buf, size, "figures");
+    else if (strcmp(dir, ".") == 0 && o->out[0] != '/')
+        snprintf(buf, size, "%s/figures", o->out);
+    else if (strncmp(o->out, dir, len) == 0 && o->out[len] == '/')
+        snprintf(buf, size, "%s/figures", o->out + len + 1);
+    else
+        snprintf(buf, size, "%s/figures", o->out);
+}
+
+static void machine_section(FILE *f, const lt_csv_table *t)
+{
+    fprintf(f, "## Machine and build\n\n");
+    const char *fields[][2] = {{"CPU", "cpu_model"},       {"cores", "cores"},
+                               {"threads", "threads"},     {"MPI ranks", "ranks"},
+                               {"BLAS", "blas"},           {"build", "build"},
+                               {"OpenMP wait policy", "omp_wait_policy"},
+                               {"ltbench", "ltbench_version"}, {"git revision", "git_revision"},
+                               {"date", "date"},           {"load average at start", "load_start"}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        fprintf(f, "- %s: %s\n", fields[i][0], cell(t, 0, fields[i][1]));
+}
+
+/* The paper's CSV as it stands, but for its source column. */
+static void paper_table(FILE *f, const suite_options *o, const char *file)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", o->paper, file);
+    lt_csv_table t;
+    if (!exists(path) || lt_csv_read(&t, path) != LT_OK) {
+        fprintf(f, "\n(the paper's numbers, %s, could not be read)\n", path);
+        return;
+    }
+    fprintf(f, "\nThe paper (%s; times measured on the authors' GPU, so only ratios compare):\n\n",
+            file);
+    int first = 1;
+    for (int c = 0; c < t.ncols; c++)
+        if (strcmp(t.names[c], "source") != 0) {
+            fprintf(f, "%s %s", first ? "|" : " |", t.names[c]);
+            first = 0;
+        }
+    fprintf(f, " |\n|");
+    for (int c = 0; c < t.ncols; c++)
+        if (strcmp(t.names[c], "source") != 0)
+            fprintf(f, "---|");
+    fputc('\n', f);
+    for (long long r = 0; r < t.nrows; r++) {
+        for (int c = 0; c < t.ncols; c++)
+            if (strcmp(t.names[c], "source") != 0) {
+                const char *v = lt_csv_table_cell(&t, r, c);
+                fprintf(f, "| %s ", *v ? v : "-");
+            }
+        fprintf(f, "|\n");
+    }
+    lt_csv_table_free(&t);
+}
+
+/* The figure plot drew from this section's CSV, if any: plot names a
+ * figure again in the same run NAME-2. */
+static void figure_link(FILE *f, const suite_options *o, const section *s, int repeat)
+{
+    if (s->schema->nfigures == 0 && s->curves == NULL)
+        return;
+    const lt_schema *drawn = s->curves == NULL ? s->schema
+                             : strcmp(s->experiment, "copy") == 0 ? &bench_copy_curves
+                                                                  : &bench_speech_curves;
+    if (drawn->nfigures == 0)
+        return;
+    char name[128], path[4400], link[4200];
+    if (repeat > 1)
+        snprintf(name, sizeof name, "%s-%d", drawn->figures[0].name, repeat);
+    else
+        snprintf(name, sizeof name, "%s", drawn->figures[0].name);
+    snprintf(path, sizeof path, "%s/figures/%s.png", o->out, name);
+    figures_link(o, link, sizeof link);
+    if (exists(path))
+        fprintf(f, "\n![%s](%s/%s.png)\n", drawn->figures[0].title, link, name);
+}
+
+static void write_section(FILE *f, const suite_options *o, const section *s,
+                          const lt_csv_table *t, int repeat)
+{
+    fprintf(f, "\n## %s", s->title);
+    if (s->dataset != NULL)
+        fprintf(f, ": %s", cell(t, 0, "data"));
+    fprintf(f, "\n\n");
+    if (lt_csv_table_column(t, "preset") >= 0)
+        fprintf(f, "Preset %s", cell(t, 0, "preset"));
+    if (s->dataset != NULL)
+        fprintf(f, "; %s training and %s test images; %s", cell(t, 0, "train_images"),
+                cell(t, 0, "test_images"),
+                strcmp(cell(t, 0, "trained"), "1") == 0 ? "trained"
+                                                        : "untrained weights (speed only)");
+    if (strcmp(s->experiment, "speech") == 0)
+        fprintf(f, "; %s hours of WSJ-style synthetic speech (%s training, %s test "
+                   "utterances); always answering the most frequent phone gives a PER of "
+                   "%s",
+                cell(t, 0, "hours"), cell(t, 0, "train_utterances"),
+                cell(t, 0, "test_utterances"), cell(t, 0, "baseline_per"));
+    fprintf(f, ".\n\n");
+    lt_table_markdown(s->schema, t, f);
+    if (s->paper != NULL)
+        paper_table(f, o, s->paper);
+    fprintf(f, "\nThe paper: %s\n", s->says);
+    figure_link(f, o, s, repeat);
+}
+
+static lt_status write_report(const suite_options *o, const suite_step *steps, int count)
+{
+    lt_atomic_file af;
+    LT_TRY(lt_atomic_open(&af, o->report));
+    FILE *f = af.f;
+    fprintf(f, "# ltbench report\n\nWritten by `ltbench suite --preset %s`; every number "
+               "below was measured on the machine named here, from the CSVs in `%s`. The "
+               "paper's numbers come from `%s`.\n\n",
+            o->preset, o->out, o->paper);
+    fprintf(f, "%s:\n\n```\n", o->report_only ? "The commands that wrote the CSVs (this "
+                                                "report was rewritten from them)"
+                                              : "Commands run");
+    for (int i = 0; i < count; i++) {
+        char line[8192];
+        command_line(&steps[i], line, sizeof line);
+        fprintf(f, "%s%s\n", line,
+                o->report_only            ? ""
+                : steps[i].exit_code < 0 ? "    # not run"
+                : steps[i].exit_code     ? "    # failed"
+                                         : "");
+    }
+    fprintf(f, "```\n\n");
+    for (int i = 0; i < count; i++)
+        if (steps[i].note[0])
+            fprintf(f, "- %s: %s\n", steps[i].name, steps[i].note);
+    lt_csv_table tables[SECTIONS];
+    int found[SECTIONS], described = 0, drawn = 0;
+    for (int i = 0; i < SECTIONS; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
+        memset(&tables[i], 0, sizeof tables[i]);
+        found[i] = exists(path) && lt_csv_read(&tables[i], path) == LT_OK;
+        if (found[i] && !described) {
+            machine_section(f, &tables[i]);
+            described = 1;
+        }
+    }
+    if (!described)
+        fprintf(f, "## Machine and build\n\nNo result CSV to read the provenance from.\n");
+    for (int i = 0; i < SECTIONS; i++)
+        if (found[i]) {
+            /* image figures come one per CSV, in this order */
+            drawn += sections[i].schema == &bench_image_results;
+            write_section(f, o, &sections[i], &tables[i],
+                          sections[i].schema == &bench_image_results ? drawn : 1);
+            lt_csv_table_free(&tables[i]);
+        }
+    return lt_atomic_commit(&af);
+}
+
+/* ---- the runs ---- */
+
+static int wanted(const suite_options *o, const char *name)
+{
+    char list[256], item[64];
+    snprintf(list, sizeof list, ",%s,", o->experiments);
+    snprintf(item, sizeof item, ",%s,", name);
+    return strstr(list, item) != NULL;
+}
+
+/* Every --experiments item is an experiment the suite knows, named once. */
+static lt_status check_experiments(const char *text)
+{
+    static const char *const known[] = {"copy", "scaling", "image", "speech"};
+    enum { KNOWN = sizeof known / sizeof known[0] };
+    char copy[256];
+    if (strlen(text) >= sizeof copy)
+        return lt_fail(LT_E_USAGE, "--experiments: too long, expected items from copy, "
+                                   "scaling, image, speech");
+    strcpy(copy, text);
+    const char *items[KNOWN];
+    int count;
+    LT_TRY(bench_split_unique(copy, items, KNOWN, &count, "--experiments"));
+    for (int i = 0; i < count; i++) {
+        int found = 0;
+        for (int k = 0; k < KNOWN; k++)
+            found |= strcmp(items[i], known[k]) == 0;
+        if (!found)
+            return lt_fail(LT_E_USAGE,
+                           "--experiments: expected items from copy, scaling, image, speech, "
+                           "got '%s'",
+                           items[i]);
+    }
+    return LT_OK;
+}
+
+/* The steps of a preset: program, arguments, and why one is left out. */
+static int plan_steps(const suite_options *o, suite_step *steps)
+{
+    int n = 0, quick = strcmp(o->preset, "quick") == 0, paper = strcmp(o->preset, "paper") == 0;
+    char threads[32];
+    snprintf(threads, sizeof threads, "%ld", o->common.threads);
+    for (int i = 0; i < SECTIONS; i++) {
+        const section *sec = &sections[i];
+        if (!wanted(o, sec->experiment))
+            continue;
+        suite_step *s = &steps[n++];
+        memset(s, 0, sizeof *s);
+        s->name = sec->experiment;
+        s->exit_code = -1;
+        if (sec->dataset != NULL)
+            add_arg(s, "--dataset=%s", sec->dataset);
+        char out[4400];
+        snprintf(out, sizeof out, "%s/%s", o->out, sec->results);
+        if (strcmp(sec->experiment, "scaling") == 0) {
+            add_arg(s, "--out=%s", out);
+            if (quick) {
+                add_arg(s, "%s", "--min-log2=6");
+                add_arg(s, "%s", "--max-log2=10");
+                add_arg(s, "%s", "--repeats=2");
+            } else if (!paper) {
+                add_arg(s, "%s", "--max-log2=14");
+            }
+            if (o->resume && exists(out))
+                snprintf(s->note, sizeof s->note, "kept: the earlier run's scaling.csv");
+        } else {
+            add_arg(s, "--preset=%s", o->preset);
+            *strrchr(out, '/') = '\0';
+            add_arg(s, "--out=%s", out);
+        }
+        /* recomputing 3072-byte images takes minutes even for tiny models */
+        if (sec->dataset != NULL && strcmp(sec->dataset, "cifar10") == 0 && quick)
+            add_arg(s, "%s", "--gen-modes=fast");
+        if (sec->dataset != NULL) {
+            int mnist = strcmp(sec->dataset, "mnist") == 0;
+            const char *need = mnist ? LT_MNIST_DIR : LT_CIFAR10_DIR;
+            if (!mnist && !exists(need) && exists(LT_CIFAR10_CATDOG_DIR))
+                need = LT_CIFAR10_CATDOG_DIR;
+            if (!exists(need))
+                snprintf(s->note, sizeof s->note, "skipped: no %s (fetch it with %s)", need,
+                         mnist ? LT_MNIST_FETCH : LT_CIFAR10_CATDOG_FETCH);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        add_arg(&steps[i], "--threads=%s", threads);
+        add_arg(&steps[i], "%s", "--quiet");
+        if (strcmp(steps[i].name, "scaling") != 0 && (o->resume || o->overwrite))
+            add_arg(&steps[i], "%s", o->resume ? "--resume" : "--overwrite");
+    }
+    return n;
+}
+
+/* An earlier suite's results in OUT are kept unless --resume or
+ * --overwrite says what to do with them, as every experiment does. */
+static lt_status check_earlier(const suite_options *o)
+{
+    if (o->resume && o->overwrite)
+        return lt_fail(LT_E_USAGE, "--resume and --overwrite: choose one (continue the earlier "
+                                   "run, or start over)");
+    if (o->resume || o->overwrite || o->report_only)
+        return LT_OK;
+    for (int i = 0; i < SECTIONS; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
+        if (wanted(o, sections[i].experiment) && exists(path))
+            return lt_fail(LT_E_USAGE,
+                           "%s holds the results of an earlier run: --resume continues it "
+                           "(keeping what is finished), --overwrite starts over",
+                           o->out);
+    }
+    return LT_OK;
+}
+
+static void plot_all(const suite_options *o, int *failed)
+{
+    suite_step plot = {.name = "plot", .exit_code = -1};
+    for (int i = 0; i < SECTIONS; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", o->out,
+                 sections[i].curves ? sections[i].curves : sections[i].results);
+        if (exists(path))
+            add_arg(&plot, "%s", path);
+    }
+    add_arg(&plot, "--out=%s/figures", o->out);
+    if (plot.argc > 1 && run_step(&plot) != 0)
+        *failed = 1;
+}
+
+int main(int argc, char **argv)
+{
+    suite_options o = {.preset = "quick", .experiments = "copy,scaling,image,speech",
+                       .paper = "data/paper"};
+    bench_common_defaults(&o.common);
+    enum { OWN_FLAGS = 8 };
+    lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
+        {"--preset", LT_FLAG_CHOICE, &o.preset, NULL,
+         "preset of every experiment (quick: minutes in all; small: about an hour; paper: "
+         "days)", 0, 0, "quick|small|paper", 0},
+        {"--out", LT_FLAG_STRING, &o.out, "DIR",
+         "folder for every experiment's results, figures/ and REPORT.md (default "
+         "results/suite-PRESET)", 0, 0, NULL, 0},
+        {"--report", LT_FLAG_STRING, &o.report, "PATH", "the report (default OUT/REPORT.md)", 0,
+         0, NULL, 0},
+        {"--experiments", LT_FLAG_STRING, &o.experiments, "LIST",
+         "which to run: copy, scaling, image, speech", 0, 0, NULL, 0},
+        {"--paper", LT_FLAG_STRING, &o.paper, "DIR", "the paper's numbers as CSV", 0, 0, NULL,
+         0},
+        {"--report-only", LT_FLAG_BOOL, &o.report_only, NULL,
+         "run nothing: draw the figures and write the report from the CSVs already in OUT", 0,
+         0, NULL, 0},
+        {"--resume", LT_FLAG_BOOL, &o.resume, NULL,
+         "continue an earlier suite in OUT: each experiment resumes from its checkpoints and "
+         "keeps what it finished (scaling's CSV, when there, is kept)", 0, 0, NULL, 0},
+        {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
+         "start over in an OUT that holds an earlier suite's results, replacing them", 0, 0,
+         NULL, 0},
+    };
+    bench_common_flags(&flags[OWN_FLAGS], &o.common);
+    lt_cli cli = {"ltbench suite",
+                  "Run every experiment at one preset, draw every figure and write a report "
+                  "beside the paper's tables.",
+                  "Runs copy, scaling, image (MNIST, and CIFAR-10 or the converted cats-and-dogs\n"
+                  "subset, when the data are there; otherwise the report says how to fetch them)\n"
+                  "and speech into OUT/<experiment>/, then `ltbench plot` into OUT/figures/, then\n"
+                  "the Markdown report. An experiment that fails is reported and the others go on;\n"
+                  "the exit status is then 1. An OUT that holds an earlier suite's results is\n"
+                  "refused unless --resume or --overwrite says what to do with them. `ltbench\n"
+                  "suite --preset small --out results/reference --report results/REPORT.md\n"
+                  "--overwrite` regenerates the repository's reference report.",
+                  flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
+    int exit_now;
+    int code = bench_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
+    if (exit_now)
+        return code;
+    char out[4096], report_path[4400];
+    if (o.out == NULL) {
+        snprintf(out, sizeof out, "results/suite-%s", o.preset);
+        o.out = out;
+    }
+    if (o.report == NULL) {
+        snprintf(report_path, sizeof report_path, "%s/REPORT.md", o.out);
+        o.report = report_path;
+    }
+    lt_status status = check_experiments(o.experiments);
+    if (status == LT_OK)
+        status = check_earlier(&o);
+    /* one suite at a time in OUT; the report writable before hours of work */
+    lt_outdir dir;
+    const char *report[] = {o.report};
+    if (status == LT_OK)
+        status = lt_outdir_open(&dir, o.out, 0, 0, NULL, 0, NULL, 0);
+    lt_atomic_file probe;
+    if (status == LT_OK)
+        status = lt_atomic_open(&probe, report[0]);
+    if (status != LT_OK)
+        return lt_cli_report(cli.program, status);
+    lt_atomic_abort(&probe);
+
+    static suite_step steps[MAX_STEPS];
+    int count = plan_steps(&o, steps), failed = 0;
+    lt_signals_install();
+    for (int i = 0; i < count && !o.report_only && !lt_interrupted(); i++) {
+        if (steps[i].note[0]) {
+            fprintf(stderr, "\n== ltbench %s: %s\n", steps[i].name, steps[i].note);
+            continue;
+        }
+        if (run_step(&steps[i]) != 0) {
+            failed = 1;
+            snprintf(steps[i].note, sizeof steps[i].note, "failed with exit status %d",
+                     steps[i].exit_code);
+        }
+    }
+    plot_all(&o, &failed);
+    status = write_report(&o, steps, count);
+    lt_outdir_close(&dir);
+    if (status != LT_OK)
+        return lt_cli_report(cli.program, status);
+    printf("wrote %s and the figures in %s/figures\n", o.report, o.out);
+    if (lt_interrupted())
+        return lt_interrupt_exit_code();
+    return failed;
+}

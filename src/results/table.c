@@ -1,0 +1,430 @@
+#include "results/table.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/dist.h"
+
+/* ---- schemas ---- */
+
+int lt_schema_column(const lt_schema *s, const char *name)
+{
+    for (int i = 0; name != NULL && i < s->ncols; i++)
+        if (strcmp(s->columns[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static lt_status need_column(const lt_schema *s, const char *name, const char *what)
+{
+    if (name != NULL && lt_schema_column(s, name) < 0)
+        return lt_fail(LT_E_INTERNAL, "%s: %s names column '%s', which the table lacks",
+                       s->name, what, name);
+    return LT_OK;
+}
+
+lt_status lt_schema_check(const lt_schema *s)
+{
+    for (int i = 0; i < s->ncols; i++) {
+        const lt_column *c = &s->columns[i];
+        if (lt_schema_column(s, c->name) != i)
+            return lt_fail(LT_E_INTERNAL, "%s: column '%s' is declared twice", s->name, c->name);
+        if (c->spread != NULL) {
+            const char *parts[] = {"median", "min", "max"};
+            for (int p = 0; p < 3; p++) {
+                char name[128];
+                snprintf(name, sizeof name, "%s_%s_s", c->spread, parts[p]);
+                LT_TRY(need_column(s, name, c->name));
+            }
+        }
+    }
+    if (lt_schema_column(s, "experiment") < 0)
+        return lt_fail(LT_E_INTERNAL, "%s: no experiment column", s->name);
+    for (int f = 0; f < s->nfigures; f++) {
+        const lt_figure *fig = &s->figures[f];
+        for (int k = 0; fig->series[k] != NULL; k++)
+            LT_TRY(need_column(s, fig->series[k], fig->name));
+        for (int k = 0; fig->context[k] != NULL; k++)
+            LT_TRY(need_column(s, fig->context[k], fig->name));
+        LT_TRY(need_column(s, fig->cluster, fig->name));
+        for (int p = 0; p < 2; p++) {
+            LT_TRY(need_column(s, fig->panels[p].x, fig->name));
+            LT_TRY(need_column(s, fig->panels[p].y, fig->name));
+        }
+    }
+    return LT_OK;
+}
+
+/* ---- rows ---- */
+
+void lt_table_init(lt_table *t, const lt_schema *schema)
+{
+    memset(t, 0, sizeof *t);
+    t->schema = schema;
+}
+
+static int ncols(const lt_table *t) { return t->schema->ncols; }
+
+void lt_table_free(lt_table *t)
+{
+    if (t->schema != NULL)
+        for (long i = 0; i < (t->rows + t->open_row) * ncols(t); i++)
+            free(t->cells[i]);
+    free(t->cells);
+    if (t->journaled)
+        lt_csv_detach(&t->journal);
+    memset(t, 0, sizeof *t);
+}
+
+void lt_row_begin(lt_table *t)
+{
+    LT_ASSERT(!t->open_row);
+    if (t->rows == t->capacity) {
+        long capacity = t->capacity ? 2 * t->capacity : 64;
+        char **grown = realloc(t->cells, (size_t)capacity * ncols(t) * sizeof *grown);
+        LT_ASSERT(grown != NULL);
+        t->cells = grown;
+        t->capacity = capacity;
+    }
+    memset(t->cells + t->rows * ncols(t), 0, (size_t)ncols(t) * sizeof *t->cells);
+    t->open_row = 1;
+}
+
+void lt_set_str(lt_table *t, const char *column, const char *value)
+{
+    int c = lt_schema_column(t->schema, column);
+    if (c < 0 || !t->open_row) {
+        fprintf(stderr, "ltbench: internal error: no open row or no column '%s' in %s\n",
+                column, t->schema->name);
+        abort();
+    }
+    char **cell = &t->cells[t->rows * ncols(t) + c];
+    free(*cell);
+    *cell = strdup(value != NULL ? value : "");
+    LT_ASSERT(*cell != NULL);
+}
+
+void lt_set_int(lt_table *t, const char *column, long long value)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", value);
+    lt_set_str(t, column, buf);
+}
+
+static void format_num(char *buf, size_t size, double value);
+
+void lt_set_num(lt_table *t, const char *column, double value)
+{
+    char buf[40];
+    format_num(buf, sizeof buf, value);
+    lt_set_str(t, column, buf);
+}
+
+static lt_status journal_row(lt_table *t, long row)
+{
+    for (int c = 0; c < ncols(t); c++)
+        lt_csv_str(&t->journal, t->cells[row * ncols(t) + c]);
+    return lt_csv_end_row(&t->journal);
+}
+
+lt_status lt_row_end(lt_table *t)
+{
+    LT_ASSERT(t->open_row);
+    for (int c = 0; c < ncols(t); c++)
+        if (t->cells[t->rows * ncols(t) + c] == NULL) {
+            fprintf(stderr, "ltbench: internal error: a row of %s without column '%s'\n",
+                    t->schema->name, t->schema->columns[c].name);
+            abort();
+        }
+    t->open_row = 0;
+    t->rows++;
+    return t->journaled ? journal_row(t, t->rows - 1) : LT_OK;
+}
+
+static void format_num(char *buf, size_t size, double value)
+{
+    if (isnan(value))
+        snprintf(buf, size, "nan");
+    else if (isinf(value))
+        snprintf(buf, size, "%s", value > 0 ? "inf" : "-inf");
+    else
+        snprintf(buf, size, "%.17g", value);
+}
+
+void lt_table_update_num(lt_table *t, long row, const char *column, double value)
+{
+    int c = lt_schema_column(t->schema, column);
+    LT_ASSERT(c >= 0 && row >= 0 && row < t->rows);
+    char buf[40];
+    format_num(buf, sizeof buf, value);
+    char **cell = &t->cells[row * ncols(t) + c];
+    free(*cell);
+    *cell = strdup(buf);
+    LT_ASSERT(*cell != NULL);
+    t->updated = 1;
+}
+
+const char *lt_cell(const lt_table *t, long row, const char *column)
+{
+    int c = lt_schema_column(t->schema, column);
+    return c >= 0 && row >= 0 && row < t->rows ? t->cells[row * ncols(t) + c] : NULL;
+}
+
+double lt_cell_num(const lt_table *t, long row, const char *column)
+{
+    const char *cell = lt_cell(t, row, column);
+    return cell != NULL ? strtod(cell, NULL) : NAN;
+}
+
+lt_status lt_row_carry(lt_table *t, const lt_csv_table *from, long long row,
+                       const char *from_path)
+{
+    for (int c = 0; c < ncols(t); c++)
+        if (lt_csv_table_column(from, t->schema->columns[c].name) < 0)
+            return lt_fail(LT_E_INPUT,
+                           "%s: no column '%s'; it was written by another version of "
+                           "ltbench (--overwrite starts over)",
+                           from_path, t->schema->columns[c].name);
+    lt_row_begin(t);
+    for (int c = 0; c < ncols(t); c++) {
+        const char *name = t->schema->columns[c].name;
+        lt_set_str(t, name, lt_csv_table_cell(from, row, lt_csv_table_column(from, name)));
+    }
+    return lt_row_end(t);
+}
+
+static void journal_path(char *buf, size_t size, const char *path)
+{
+    snprintf(buf, size, "%s.partial", path);
+}
+
+static const char **column_names(const lt_schema *s)
+{
+    const char **names = malloc((size_t)s->ncols * sizeof *names);
+    LT_ASSERT(names != NULL);
+    for (int c = 0; c < s->ncols; c++)
+        names[c] = s->columns[c].name;
+    return names;
+}
+
+lt_status lt_table_journal(lt_table *t, const char *path)
+{
+    if (!lt_dist_is_root())
+        return LT_OK; /* rank 0 writes the results */
+    char journal[4200];
+    journal_path(journal, sizeof journal, path);
+    const char **names = column_names(t->schema);
+    lt_status status = lt_csv_open_journal(&t->journal, path, journal, names, ncols(t));
+    free(names);
+    LT_TRY(status);
+    t->journaled = 1;
+    for (long r = 0; r < t->rows; r++)
+        LT_TRY(journal_row(t, r));
+    return lt_csv_sync(&t->journal);
+}
+
+lt_status lt_table_sync(lt_table *t)
+{
+    return t->journaled ? lt_csv_sync(&t->journal) : LT_OK;
+}
+
+lt_status lt_table_commit(lt_table *t, const char *path)
+{
+    if (!lt_dist_is_root())
+        return LT_OK;
+    if (t->journaled && !t->updated) {
+        t->journaled = 0;
+        return lt_csv_close(&t->journal);
+    }
+    /* the rows afresh; the journal goes once they are committed */
+    char journal[4200];
+    journal_path(journal, sizeof journal, path);
+    int had_journal = t->journaled;
+    lt_table_detach(t);
+    lt_csv csv;
+    const char **names = column_names(t->schema);
+    lt_status status = lt_csv_open(&csv, path, names, ncols(t));
+    free(names);
+    LT_TRY(status);
+    for (long r = 0; r < t->rows && status == LT_OK; r++) {
+        for (int c = 0; c < ncols(t); c++)
+            lt_csv_str(&csv, t->cells[r * ncols(t) + c]);
+        status = lt_csv_end_row(&csv);
+    }
+    if (status != LT_OK) {
+        lt_csv_abort(&csv);
+        return status;
+    }
+    LT_TRY(lt_csv_close(&csv));
+    if (had_journal)
+        remove(journal);
+    return LT_OK;
+}
+
+void lt_table_detach(lt_table *t)
+{
+    if (t->journaled)
+        lt_csv_detach(&t->journal);
+    t->journaled = 0;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+lt_status lt_table_read_previous(lt_csv_table *prev, int *found, const char *path,
+                                 char *read_path, size_t size)
+{
+    memset(prev, 0, sizeof *prev);
+    *found = 0;
+    if (!lt_dist_is_root())
+        return LT_OK;
+    char journal[4200];
+    journal_path(journal, sizeof journal, path);
+    const char *source = exists(journal) ? journal : exists(path) ? path : NULL;
+    if (source == NULL)
+        return LT_OK;
+    snprintf(read_path, size, "%s", source);
+    LT_TRY(source == journal ? lt_csv_read_journal(prev, source) : lt_csv_read(prev, source));
+    *found = 1;
+    return LT_OK;
+}
+
+/* ---- printing ---- */
+
+/* A cell as the table prints it: formatted and scaled, or "-". */
+static void shown_cell(char *buf, size_t size, const lt_column *c, const char *cell, int ok)
+{
+    if (cell == NULL || (c->format != NULL && !ok) || (c->format != NULL && *cell == '\0')) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    if (c->format == NULL) {
+        snprintf(buf, size, "%s", cell);
+        return;
+    }
+    double x = strtod(cell, NULL) * (c->scale != 0 ? c->scale : 1.0);
+    if (isnan(x))
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, c->format, x);
+}
+
+/* The cells of a table, whichever form it has: rows being filled or a CSV
+ * read back. */
+typedef struct cell_source {
+    const lt_table *table;
+    const lt_csv_table *csv;
+} cell_source;
+
+static long source_rows(const cell_source *s)
+{
+    return s->table ? s->table->rows : (long)s->csv->nrows;
+}
+
+static const char *source_cell(const cell_source *s, long row, const char *column)
+{
+    if (s->table)
+        return lt_cell(s->table, row, column);
+    int c = lt_csv_table_column(s->csv, column);
+    return c >= 0 ? lt_csv_table_cell(s->csv, row, c) : NULL;
+}
+
+static int row_ok(const cell_source *s, long row)
+{
+    const char *status = source_cell(s, row, "status");
+    return status == NULL || strcmp(status, "ok") == 0;
+}
+
+typedef enum { PLAIN, MARKDOWN } layout;
+
+static void print_rows(const lt_schema *schema, const cell_source *src, layout how, FILE *out)
+{
+    enum { MAX_SHOWN = 64 };
+    const lt_column *shown[MAX_SHOWN];
+    int count = 0, width[MAX_SHOWN];
+    for (int c = 0; c < schema->ncols && count < MAX_SHOWN; c++)
+        if (schema->columns[c].header != NULL)
+            shown[count++] = &schema->columns[c];
+    char buf[128];
+    for (int i = 0; i < count; i++) {
+        width[i] = (int)strlen(shown[i]->header);
+        for (long r = 0; r < source_rows(src); r++) {
+            shown_cell(buf, sizeof buf, shown[i], source_cell(src, r, shown[i]->name),
+                       row_ok(src, r));
+            width[i] = (int)strlen(buf) > width[i] ? (int)strlen(buf) : width[i];
+        }
+    }
+    const char *sep = how == MARKDOWN ? " | " : " ";
+    if (how == MARKDOWN)
+        fputs("| ", out);
+    for (int i = 0; i < count; i++)
+        fprintf(out, "%s%-*s", i ? sep : "", how == MARKDOWN ? 0 : width[i], shown[i]->header);
+    fputs(how == MARKDOWN ? " |\n|" : "\n", out);
+    for (int i = 0; how == MARKDOWN && i < count; i++)
+        fputs(shown[i]->format != NULL ? "---:|" : "---|", out);
+    if (how == MARKDOWN)
+        fputc('\n', out);
+    for (long r = 0; r < source_rows(src); r++) {
+        int ok = row_ok(src, r);
+        if (how == MARKDOWN)
+            fputs("| ", out);
+        int printed = 0;
+        for (int i = 0; i < count; i++) {
+            /* a row that did not run shows what it is, then why not */
+            if (!ok && shown[i]->role != LT_COL_KEY && how == PLAIN)
+                break;
+            shown_cell(buf, sizeof buf, shown[i], source_cell(src, r, shown[i]->name), ok);
+            fprintf(out, "%s%-*s", i ? sep : "", how == MARKDOWN ? 0 : width[i], buf);
+            printed++;
+        }
+        if (!ok) {
+            const char *status = source_cell(src, r, "status");
+            const char *note = source_cell(src, r, "note");
+            fprintf(out, "%s%s: %s", how == MARKDOWN ? " | " : " ", status,
+                    note != NULL ? note : "");
+        }
+        (void)printed;
+        fputs(how == MARKDOWN ? " |\n" : "\n", out);
+    }
+}
+
+void lt_table_print(const lt_table *t, FILE *out)
+{
+    cell_source src = {t, NULL};
+    print_rows(t->schema, &src, PLAIN, out);
+}
+
+void lt_table_markdown(const lt_schema *schema, const lt_csv_table *rows, FILE *out)
+{
+    cell_source src = {NULL, rows};
+    print_rows(schema, &src, MARKDOWN, out);
+}
+
+void lt_table_curve_ends(const lt_table *t, const char *column, const char *value,
+                         const char *metric, double *first, double *last_mean)
+{
+    long n = 0;
+    for (long r = 0; r < t->rows; r++)
+        n += strcmp(lt_cell(t, r, column), value) == 0;
+    *first = *last_mean = NAN;
+    if (n == 0)
+        return;
+    long tail = n / 10 < 1 ? 1 : n / 10 > 50 ? 50 : n / 10, seen = 0;
+    double sum = 0;
+    for (long r = 0; r < t->rows; r++) {
+        if (strcmp(lt_cell(t, r, column), value) != 0)
+            continue;
+        double x = lt_cell_num(t, r, metric);
+        if (seen == 0)
+            *first = x;
+        if (seen >= n - tail)
+            sum += x;
+        seen++;
+    }
+    *last_mean = sum / (double)tail;
+}
