@@ -34,6 +34,47 @@ int bench_shards(const bench_run *run)
 
 int bench_shard_batch(const bench_run *run) { return (int)run->o.batch / bench_shards(run); }
 
+/* A flag's value as a cell: numbers as the CSV writes them. */
+static void set_from_flag(lt_table *t, const char *column, const lt_flag *f)
+{
+    char buf[64];
+    switch (f->type) {
+    case LT_FLAG_INT: lt_set_int(t, column, *(const long *)f->target); return;
+    case LT_FLAG_DOUBLE: lt_set_num(t, column, *(const double *)f->target); return;
+    case LT_FLAG_BOOL: lt_set_int(t, column, *(const int *)f->target); return;
+    case LT_FLAG_BYTES:
+        snprintf(buf, sizeof buf, "%zu", *(const size_t *)f->target);
+        lt_set_str(t, column, buf);
+        return;
+    case LT_FLAG_STRING:
+    case LT_FLAG_CHOICE: lt_set_str(t, column, *(const char *const *)f->target); return;
+    }
+}
+
+void bench_row_begin(bench_run *run, lt_table *t, const bench_model *m)
+{
+    lt_row_begin(t);
+    for (int c = 0; c < t->schema->ncols; c++) {
+        const lt_column *col = &t->schema->columns[c];
+        const char *from = col->from;
+        if (from == NULL)
+            continue;
+        if (strcmp(from, "$experiment") == 0)
+            lt_set_str(t, col->name, t->schema->experiment);
+        else if (strcmp(from, "$model") == 0)
+            lt_set_str(t, col->name, m->name);
+        else if (strcmp(from, "$kernel") == 0)
+            lt_set_str(t, col->name, m->kernel);
+        else if (strcmp(from, "$threads") == 0)
+            lt_set_int(t, col->name, lt_threads_get());
+        else {
+            const lt_flag *f = lt_cli_flag(&run->cli, from);
+            LT_ASSERT(f != NULL); /* the schema names a flag of this program */
+            set_from_flag(t, col->name, f);
+        }
+    }
+}
+
 const bench_model *bench_find_model(const bench_run *run, const char *name)
 {
     for (int i = 0; i < run->model_count; i++)

@@ -157,6 +157,12 @@ int bench_shards(const bench_run *run);
 /* Sequences per update of one shard. */
 int bench_shard_batch(const bench_run *run);
 
+/* Begins a row of one of the run's tables with every column the schema
+ * says where to take from (lt_column.from: a flag's value, or $experiment,
+ * $model, $kernel, $threads) filled for model m; the experiment sets the
+ * rest and ends the row. */
+void bench_row_begin(bench_run *run, lt_table *t, const bench_model *m);
+
 /* A model by row name (NULL if the run has none). */
 const bench_model *bench_find_model(const bench_run *run, const char *name);
 

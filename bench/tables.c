@@ -18,15 +18,22 @@
 
 /* ---- copy ---- */
 
+/* Key columns filled from a flag (or the run: $experiment, $model,
+ * $kernel, $threads) by the driver; SHOWN ones print. */
+#define FROM_KEY(n, f) {.name = n, .role = LT_COL_KEY, .from = f}
+#define FROM_LABEL(n, f, h) {.name = n, .role = LT_COL_KEY, .label = 1, .from = f, SHOWN(h, NULL, 0)}
+#define FROM_THREADS {.name = "threads", .role = LT_COL_SETUP, .from = "$threads"}
+#define FROM_EXPERIMENT {.name = "experiment", .role = LT_COL_NOTE, .from = "$experiment"}
+
 #define COPY_KEYS                                                                              \
-    NOTE("experiment"), {.name = "variant", .role = LT_COL_KEY, .label = 1,                    \
-                         SHOWN("variant", NULL, 0)},                                           \
-        {.name = "kernel", .role = LT_COL_KEY, .label = 1, SHOWN("kernel", NULL, 0)},         \
-        KEY("preset"), {.name = "N", .role = LT_COL_KEY, .label = 1,                           \
-                                         SHOWN("N", NULL, 0)},                                 \
-        {.name = "batch", .role = LT_COL_KEY, SHOWN("batch", NULL, 0)}, KEY("layers"),         \
-        KEY("heads"), KEY("head_dim"), KEY("ffn"), KEY("dropout"), KEY("optimizer"),           \
-        KEY("base_lr"), SETUP("threads"), KEY("seed")
+    FROM_EXPERIMENT, FROM_LABEL("variant", "$model", "variant"),                               \
+        FROM_LABEL("kernel", "$kernel", "kernel"), FROM_KEY("preset", "--preset"),             \
+        FROM_LABEL("N", "--seq", "N"),                                                         \
+        {.name = "batch", .role = LT_COL_KEY, .from = "--batch", SHOWN("batch", NULL, 0)},     \
+        FROM_KEY("layers", "--layers"), FROM_KEY("heads", "--heads"),                          \
+        FROM_KEY("head_dim", "--head-dim"), FROM_KEY("ffn", "--ffn"),                          \
+        FROM_KEY("dropout", "--dropout"), FROM_KEY("optimizer", "--optimizer"),                \
+        FROM_KEY("base_lr", "--lr"), FROM_THREADS, FROM_KEY("seed", "--seed")
 
 static const lt_column copy_curve_columns[] = {
     COPY_KEYS,
@@ -145,12 +152,13 @@ const lt_schema bench_scaling = {"scaling", "scaling", scaling_columns, COUNT(sc
 
 /* ---- image ---- */
 
+/* dataset: the data's own name ("cifar10-catdog"), set by the program */
 #define IMAGE_KEYS                                                                            \
-    NOTE("experiment"), LABEL("dataset"),                                                     \
-        {.name = "variant", .role = LT_COL_KEY, .label = 1, SHOWN("variant", NULL, 0)},        \
-        {.name = "kernel", .role = LT_COL_KEY, .label = 1, SHOWN("kernel", NULL, 0)},         \
-        KEY("preset"), KEY("layers"), KEY("heads"), KEY("head_dim"),                          \
-        KEY("ffn"), SETUP("threads"), NOTE("seed")
+    FROM_EXPERIMENT, LABEL("dataset"), FROM_LABEL("variant", "$model", "variant"),            \
+        FROM_LABEL("kernel", "$kernel", "kernel"), FROM_KEY("preset", "--preset"),            \
+        FROM_KEY("layers", "--layers"), FROM_KEY("heads", "--heads"),                         \
+        FROM_KEY("head_dim", "--head-dim"), FROM_KEY("ffn", "--ffn"), FROM_THREADS,           \
+        {.name = "seed", .role = LT_COL_NOTE, .from = "--seed"}
 
 static const lt_column image_curve_columns[] = {
     IMAGE_KEYS,
@@ -208,11 +216,12 @@ const lt_schema bench_image_results = {"image", "image", image_result_columns,
 /* ---- speech ---- */
 
 #define SPEECH_KEYS                                                                           \
-    NOTE("experiment"),                                                                       \
-        {.name = "model", .role = LT_COL_KEY, .label = 1, SHOWN("model", NULL, 0)},            \
-        {.name = "kernel", .role = LT_COL_KEY, .label = 1, SHOWN("kernel", NULL, 0)},         \
-        KEY("preset"), KEY("hours"), NOTE("corpus_seed"), KEY("stack"),      \
-        KEY("batch"), SETUP("threads"), NOTE("seed")
+    FROM_EXPERIMENT, FROM_LABEL("model", "$model", "model"),                                  \
+        FROM_LABEL("kernel", "$kernel", "kernel"), FROM_KEY("preset", "--preset"),            \
+        FROM_KEY("hours", "--hours"),                                                         \
+        {.name = "corpus_seed", .role = LT_COL_NOTE, .from = "--seed"},                       \
+        FROM_KEY("stack", "--stack"), FROM_KEY("batch", "--batch"), FROM_THREADS,             \
+        {.name = "seed", .role = LT_COL_NOTE, .from = "--seed"}
 
 static const lt_column speech_curve_columns[] = {
     SPEECH_KEYS,

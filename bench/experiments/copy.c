@@ -152,27 +152,6 @@ static long copy_steps(void *self, bench_run *run, const lt_batch_source *source
 
 /* ---- rows ---- */
 
-static void set_keys(const copy_run *c, const bench_run *run, lt_table *t, const char *variant,
-                     const char *kernel)
-{
-    const bench_options *o = &run->o;
-    lt_set_str(t, "experiment", "copy");
-    lt_set_str(t, "variant", variant);
-    lt_set_str(t, "kernel", kernel);
-    lt_set_str(t, "preset", o->preset);
-    lt_set_int(t, "N", c->seq);
-    lt_set_int(t, "batch", o->batch);
-    lt_set_int(t, "layers", o->layers);
-    lt_set_int(t, "heads", o->heads);
-    lt_set_int(t, "head_dim", o->head_dim);
-    lt_set_int(t, "ffn", o->ffn);
-    lt_set_num(t, "dropout", o->dropout);
-    lt_set_str(t, "optimizer", o->optimizer);
-    lt_set_num(t, "base_lr", o->lr);
-    lt_set_int(t, "threads", lt_threads_get());
-    lt_set_int(t, "seed", o->common.seed);
-}
-
 static double accuracy(const lt_batch_result *r)
 {
     return r->counted ? (double)r->correct / (double)r->counted : NAN;
@@ -183,8 +162,8 @@ static lt_status copy_update_row(void *self, bench_run *run, const bench_model *
                                  const lt_fit_state *state)
 {
     lt_table *curves = &run->curves;
-    lt_row_begin(curves);
-    set_keys(self, run, curves, m->name, m->kernel);
+    (void)self;
+    bench_row_begin(run, curves, m);
     lt_set_int(curves, "step", t->step);
     lt_set_num(curves, "elapsed_s", state->train_seconds);
     lt_set_num(curves, "loss", r->loss);
@@ -215,12 +194,11 @@ static lt_status eval_chunk(void *ctx, const lt_trainer *t, const lt_batch *batc
     return LT_OK;
 }
 
-static void not_applicable_row(copy_run *c, bench_run *run, const bench_model *m,
+static void not_applicable_row(bench_run *run, const bench_model *m,
                                const bench_outcome *out)
 {
     lt_table *s = &run->results;
-    lt_row_begin(s);
-    set_keys(c, run, s, m->name, "none");
+    bench_row_begin(run, s, m);
     lt_set_int(s, "shards", bench_shards(run));
     const char *nan_columns[] = {"step_median_s", "step_min_s", "step_max_s", "tokens_per_s",
                                  "comm_s_per_update", "loss_start", "loss_end",
@@ -243,7 +221,7 @@ static lt_status copy_finish(void *self, bench_run *run, bench_model *m, lt_trai
 {
     copy_run *c = self;
     if (t == NULL) {
-        not_applicable_row(c, run, m, out);
+        not_applicable_row(run, m, out);
         return LT_OK;
     }
     double totals[STATS] = {NAN, NAN, NAN}, eval_start = lt_time_now();
@@ -261,8 +239,7 @@ static lt_status copy_finish(void *self, bench_run *run, bench_model *m, lt_trai
                          NULL));
     lt_summary step = out->step_time;
     lt_table *s = &run->results;
-    lt_row_begin(s);
-    set_keys(c, run, s, m->name, m->kernel);
+    bench_row_begin(run, s, m);
     lt_set_str(s, "status", out->status);
     lt_set_int(s, "first_step", out->fit.first_step);
     lt_set_int(s, "last_step", out->fit.last_step);

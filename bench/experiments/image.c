@@ -257,21 +257,10 @@ static long image_steps(void *self, bench_run *run, const lt_batch_source *sourc
 
 /* ---- rows ---- */
 
-static void set_keys(const image_run *c, const bench_run *run, lt_table *t,
-                     const char *variant, const char *kernel)
+static void row_begin(const image_run *c, bench_run *run, lt_table *t, const bench_model *m)
 {
-    const bench_options *o = &run->o;
-    lt_set_str(t, "experiment", "image");
+    bench_row_begin(run, t, m);
     lt_set_str(t, "dataset", c->data_name);
-    lt_set_str(t, "variant", variant);
-    lt_set_str(t, "kernel", kernel);
-    lt_set_str(t, "preset", o->preset);
-    lt_set_int(t, "layers", o->layers);
-    lt_set_int(t, "heads", o->heads);
-    lt_set_int(t, "head_dim", o->head_dim);
-    lt_set_int(t, "ffn", o->ffn);
-    lt_set_int(t, "threads", lt_threads_get());
-    lt_set_int(t, "seed", o->common.seed);
 }
 
 static lt_status image_update_row(void *self, bench_run *run, const bench_model *m,
@@ -279,8 +268,7 @@ static lt_status image_update_row(void *self, bench_run *run, const bench_model 
                                   const lt_fit_state *state)
 {
     lt_table *curves = &run->curves;
-    lt_row_begin(curves);
-    set_keys(self, run, curves, m->name, m->kernel);
+    row_begin(self, run, curves, m);
     lt_set_int(curves, "step", t->step);
     lt_set_num(curves, "elapsed_s", state->train_seconds);
     lt_set_num(curves, "loss", r->loss);
@@ -312,13 +300,12 @@ typedef struct gen_result {
     size_t peak_bytes;
 } gen_result;
 
-static void add_row(image_run *c, bench_run *run, const bench_model *m, const char *kernel,
-                    const char *mode, int batch, const trained *tr, const gen_result *g,
+static void add_row(image_run *c, bench_run *run, const bench_model *m, const char *mode,
+                    int batch, const trained *tr, const gen_result *g,
                     const char *status, const char *note)
 {
     lt_table *t = &run->results;
-    lt_row_begin(t);
-    set_keys(c, run, t, m->name, kernel);
+    row_begin(c, run, t, m);
     lt_set_str(t, "gen_mode", mode);
     lt_set_int(t, "gen_batch", batch);
     lt_set_str(t, "status", status);
@@ -346,48 +333,9 @@ static void add_row(image_run *c, bench_run *run, const bench_model *m, const ch
 
 /* ---- generation ---- */
 
-/* A model planned for one way of generating at batch B, with its
- * generator and buffers: what a measured generation holds at once. */
-typedef struct gen_setup {
-    lt_model model;
-    lt_generator g;
-    int32_t *column;
-    double *uniforms;
-    uint8_t *pixels;
-    lt_mol_sampler mol;
-    lt_sampler sampler;
-} gen_setup;
-
-static void gen_free(gen_setup *s)
+static lt_gen_mode mode_of(gen_kind kind)
 {
-    lt_mem_free(s->column);
-    lt_mem_free(s->uniforms);
-    lt_mem_free(s->pixels);
-    lt_generator_free(&s->g);
-    lt_model_free(&s->model);
-}
-
-static lt_status gen_init(gen_setup *s, const lt_model *weights, const lt_train_config *tc,
-                          gen_kind kind, int B, int N, int pixels)
-{
-    memset(s, 0, sizeof *s);
-    lt_model_config mc = tc->model;
-    mc.max_batch = B;
-    mc.seq_len = N;
-    LT_TRY(lt_model_alloc(&s->model, &mc,
-                          kind == GEN_RECOMPUTE ? LT_MODEL_INFER : LT_MODEL_WEIGHTS,
-                          lt_threads_get(), tc->seed));
-    LT_TRY(lt_model_copy_params(&s->model, weights));
-    LT_TRY(lt_generator_init(&s->g, &s->model,
-                             kind == GEN_RECOMPUTE ? LT_GEN_RECOMPUTE : LT_GEN_RECURRENT, B, N));
-    LT_TRY(lt_mem_alloc((void **)&s->column, (size_t)B * sizeof *s->column, "generated column"));
-    LT_TRY(lt_mem_alloc((void **)&s->uniforms, (size_t)B * 2 * sizeof *s->uniforms, "uniforms"));
-    if (pixels)
-        LT_TRY(lt_mem_alloc((void **)&s->pixels, (size_t)B * N, "generated images"));
-    s->mol = (lt_mol_sampler){.mixtures = mc.classes / 3, .N = N, .seed = tc->seed,
-                              .stream_base = GEN_STREAM_BASE, .uniforms = s->uniforms};
-    s->sampler = lt_mol_sampler_of(&s->mol);
-    return LT_OK;
+    return kind == GEN_RECOMPUTE ? LT_GEN_RECOMPUTE : LT_GEN_RECURRENT;
 }
 
 /* Times whole-image generation in one mode at batch B; `samples` (B x N)
@@ -400,17 +348,18 @@ static lt_status measure(const image_run *c, const lt_model *weights, const lt_t
     memset(out, 0, sizeof *out);
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
-    gen_setup s;
-    lt_status status = gen_init(&s, weights, tc, kind, B, N, 1);
+    lt_gen_session s;
+    lt_status status = lt_gen_session_init(&s, weights, &tc->model, tc->seed, mode_of(kind), B,
+                                           N, GEN_STREAM_BASE, 1);
     lt_progress progress;
     lt_progress_start(&progress, stderr, label, c->gen_images, "images", quiet);
     if (status == LT_OK)
-        status = lt_generate_timed(&s.g, s.pixels, samples, c->gen_images, c->gen_seconds,
+        status = lt_generate_timed(&s.g, s.out, samples, c->gen_images, c->gen_seconds,
                                    LT_IMAGE_START_TOKEN, &s.sampler, s.column, &progress,
                                    &out->images, &out->seconds);
     lt_progress_finish(&progress, NULL);
     out->peak_bytes = lt_mem_peak() - base;
-    gen_free(&s);
+    lt_gen_session_free(&s);
     return status;
 }
 
@@ -421,13 +370,14 @@ static lt_status completions(const image_run *c, const lt_model *weights,
                              uint8_t *out /* (2 * count, N) */)
 {
     const int N = (int)lt_images_seq_len(&c->train);
-    gen_setup s;
-    lt_status status = gen_init(&s, weights, tc, kind, count, N, 0);
+    lt_gen_session s;
+    lt_status status = lt_gen_session_init(&s, weights, &tc->model, tc->seed, mode_of(kind),
+                                           count, N, GEN_STREAM_BASE, 0);
     if (status == LT_OK)
         status = lt_generate_bytes(&s.g, out + (size_t)count * N, c->test.pixels, N / 2,
                                    LT_IMAGE_START_TOKEN, 1 << 20, &s.sampler, s.column);
     memcpy(out, c->test.pixels, (size_t)count * N);
-    gen_free(&s);
+    lt_gen_session_free(&s);
     return status;
 }
 
@@ -503,7 +453,7 @@ static lt_status generate_all(image_run *c, bench_run *run, const bench_model *m
             status = measure(c, weights, &m->config, kinds[k], B, samples, label, run->quiet,
                              &g);
             if (status == LT_OK)
-                add_row(c, run, m, m->kernel, gen_names[kinds[k]], B, tr, &g, "ok", note);
+                add_row(c, run, m, gen_names[kinds[k]], B, tr, &g, "ok", note);
             if (status == LT_OK && first)
                 status = write_grid(c, run, "samples", m->name, samples, B, B < 8 ? B : 8);
             first = 0;
@@ -538,7 +488,7 @@ static lt_status image_finish(void *self, bench_run *run, bench_model *m, lt_tra
     image_run *c = self;
     trained tr = {.bits_per_dim = NAN, .step_median = NAN, .seconds = NAN};
     if (strcmp(out->status, "not-applicable") == 0) {
-        add_row(c, run, m, "none", "none", 0, &tr, NULL, out->status, out->note);
+        add_row(c, run, m, "none", 0, &tr, NULL, out->status, out->note);
         return LT_OK;
     }
     lt_model weights;
@@ -567,7 +517,7 @@ static lt_status image_finish(void *self, bench_run *run, bench_model *m, lt_tra
     }
     tr.done = status == LT_OK;
     if (status != LT_OK || strcmp(out->status, "ok") != 0) {
-        add_row(c, run, m, m->kernel, "none", 0, &tr, NULL,
+        add_row(c, run, m, "none", 0, &tr, NULL,
                 status == LT_OK ? out->status : "failed", out->note);
         return status;
     }

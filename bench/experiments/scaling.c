@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attn/attn.h"
+#include "attn/measure.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/rng.h"
@@ -55,110 +56,17 @@ typedef struct scaling_case {
 static int roof_n = 1024;
 static double roof_gflops, roof_gflops_1t;
 
-/* Buffers of one case, all from the tracked allocator. */
-typedef struct case_buffers {
-    float *q, *k, *v, *out, *d_out, *dq, *dk, *dv, *params, *d_params;
-    void *saved, *workspace;
-} case_buffers;
-
-typedef struct timed_case {
-    const lt_attn *attn;
-    lt_attn_shape shape;
-    case_buffers *buf;
-    size_t q_count, v_count, param_count;
-} timed_case;
-
-static size_t case_plan(const lt_attn *attn, lt_attn_shape s, int threads)
-{
-    size_t qk = (size_t)s.B * s.H * s.N * s.D * sizeof(float);
-    size_t vo = (size_t)s.B * s.H * s.N * s.M * sizeof(float);
-    size_t params = lt_attn_param_count(attn) * sizeof(float);
-    return 4 * lt_mem_rounded(qk) + 5 * lt_mem_rounded(vo) + 2 * lt_mem_rounded(params) +
-           lt_mem_rounded(lt_attn_saved_bytes(attn, s)) +
-           lt_mem_rounded(lt_attn_workspace_bytes(attn, s, threads));
-}
-
-static lt_status case_alloc(case_buffers *b, const lt_attn *attn, lt_attn_shape s, int threads)
-{
-    size_t qk = (size_t)s.B * s.H * s.N * s.D * sizeof(float);
-    size_t vo = (size_t)s.B * s.H * s.N * s.M * sizeof(float);
-    size_t params = lt_attn_param_count(attn) * sizeof(float);
-    memset(b, 0, sizeof *b);
-    LT_TRY(lt_mem_alloc((void **)&b->q, qk, "queries"));
-    LT_TRY(lt_mem_alloc((void **)&b->k, qk, "keys"));
-    LT_TRY(lt_mem_alloc((void **)&b->v, vo, "values"));
-    LT_TRY(lt_mem_alloc((void **)&b->out, vo, "outputs"));
-    LT_TRY(lt_mem_alloc((void **)&b->d_out, vo, "output gradients"));
-    LT_TRY(lt_mem_alloc((void **)&b->dq, qk, "query gradients"));
-    LT_TRY(lt_mem_alloc((void **)&b->dk, qk, "key gradients"));
-    LT_TRY(lt_mem_alloc((void **)&b->dv, vo, "value gradients"));
-    LT_TRY(lt_mem_alloc((void **)&b->params, params, "attention parameters"));
-    LT_TRY(lt_mem_alloc((void **)&b->d_params, params, "attention parameter gradients"));
-    LT_TRY(lt_mem_alloc(&b->saved, lt_attn_saved_bytes(attn, s), "saved activations"));
-    LT_TRY(lt_mem_alloc(&b->workspace, lt_attn_workspace_bytes(attn, s, threads), "workspace"));
-    return LT_OK;
-}
-
-static void case_free(case_buffers *b)
-{
-    void *all[] = {b->q, b->k, b->v, b->out, b->d_out, b->dq, b->dk, b->dv,
-                   b->params, b->d_params, b->saved, b->workspace};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        lt_mem_free(all[i]);
-    memset(b, 0, sizeof *b);
-}
-
-static lt_status run_forward(void *ctx)
-{
-    timed_case *c = ctx;
-    return lt_attn_forward(c->attn, c->shape, c->buf->out, c->buf->saved, c->buf->workspace,
-                           c->buf->q, c->buf->k, c->buf->v, c->buf->params);
-}
-
-static lt_status run_forward_backward(void *ctx)
-{
-    timed_case *c = ctx;
-    case_buffers *b = c->buf;
-    LT_TRY(run_forward(ctx));
-    /* A training step zeroes the gradients once, then backward adds. */
-    memset(b->dq, 0, c->q_count * sizeof(float));
-    memset(b->dk, 0, c->q_count * sizeof(float));
-    memset(b->dv, 0, c->v_count * sizeof(float));
-    memset(b->d_params, 0, c->param_count * sizeof(float));
-    return lt_attn_backward(c->attn, c->shape, b->dq, b->dk, b->dv, b->d_params, b->workspace,
-                            b->d_out, b->saved, b->q, b->k, b->v, b->params);
-}
-
 /* Measures one case. Failures of the kernel itself stop the run. */
 static lt_status measure_case(scaling_case *row, const lt_attn *attn, lt_attn_shape shape,
                               const scaling_options *opt, uint64_t stream, double *samples)
 {
-    int threads = lt_threads_get();
-    lt_mem_reset_peak();
-    size_t base = lt_mem_current();
-    case_buffers buf;
-    lt_status status = case_alloc(&buf, attn, shape, threads);
-    if (status == LT_OK) {
-        timed_case c = {attn, shape, &buf,
-                        (size_t)shape.B * shape.H * shape.N * shape.D,
-                        (size_t)shape.B * shape.H * shape.N * shape.M,
-                        lt_attn_param_count(attn)};
-        lt_rng rng;
-        lt_rng_seed(&rng, (uint64_t)opt->common.seed, stream);
-        lt_rng_fill_normal(&rng, buf.q, (long)c.q_count, 1.0f);
-        lt_rng_fill_normal(&rng, buf.k, (long)c.q_count, 1.0f);
-        lt_rng_fill_normal(&rng, buf.v, (long)c.v_count, 1.0f);
-        lt_rng_fill_normal(&rng, buf.d_out, (long)c.v_count, 1.0f);
-        lt_attn_init_params(attn, buf.params, (unsigned long long)opt->common.seed);
-        status = lt_time_repeat(&row->fwd, samples, run_forward, &c, (int)opt->warmup,
-                                (int)opt->repeats);
-        if (status == LT_OK)
-            status = lt_time_repeat(&row->fwd_bwd, samples, run_forward_backward, &c,
-                                    (int)opt->warmup, (int)opt->repeats);
-    }
-    row->peak_bytes = lt_mem_peak() - base;
-    case_free(&buf);
-    return status;
+    lt_attn_timing timing;
+    LT_TRY(lt_attn_time_case(attn, shape, (uint64_t)opt->common.seed, stream, (int)opt->warmup,
+                             (int)opt->repeats, samples, &timing));
+    row->fwd = timing.fwd;
+    row->fwd_bwd = timing.fwd_bwd;
+    row->peak_bytes = timing.peak_bytes;
+    return LT_OK;
 }
 
 static void init_row(scaling_case *row, const char *variant, const char *kernel, int causal,
@@ -293,136 +201,213 @@ static void split_path(const char *path, char *dir, size_t dir_size, const char 
     }
 }
 
-int main(int argc, char **argv)
+static int scaling_flags(scaling_options *opt, lt_flag *f)
 {
-    scaling_options opt = {
-        .variants = "softmax,linear,linformer", .causal_mode = "both",
-        .min_log2 = 9, .max_log2 = 16, .heads = 8, .head_dim = 64, .value_dim = 0,
-        .tokens = 4096, .batch = 0, .proj_k = 256, .feature_map = "elu", .eps = 1e-6,
-        .warmup = 1, .repeats = 3, .max_case_seconds = 150, .kernel = "default",
-        .kernels = "default", .out = "results/scaling/scaling.csv"};
-    bench_common_defaults(&opt.common);
-    enum { OWN_FLAGS = 18 };
-    lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
-        {"--variants", LT_FLAG_STRING, &opt.variants, "LIST",
-         "comma-separated attention variants (softmax, linear, linformer)", 0, 0, NULL, 0},
-        {"--causal", LT_FLAG_CHOICE, &opt.causal_mode, NULL,
-         "which masking to measure", 0, 0, "both|causal|noncausal", 0},
-        {"--kernel", LT_FLAG_STRING, &opt.kernel, "NAME",
-         "kernel for the variant that has it (the others keep their defaults); it must serve "
-         "every --causal mode measured", 0, 0, NULL, 0},
-        {"--kernels", LT_FLAG_CHOICE, &opt.kernels, NULL,
-         "all: time every kernel of each variant side by side", 0, 0, "default|all", 0},
-        {"--min-log2", LT_FLAG_INT, &opt.min_log2, "E", "smallest N is 2^E", 0, 24, NULL, 0},
-        {"--max-log2", LT_FLAG_INT, &opt.max_log2, "E", "largest N is 2^E", 0, 24, NULL, 0},
-        {"--heads", LT_FLAG_INT, &opt.heads, "H", "attention heads", 1, 1024, NULL, 0},
-        {"--head-dim", LT_FLAG_INT, &opt.head_dim, "D", "query/key dimension per head", 1, 4096,
-         NULL, 0},
-        {"--value-dim", LT_FLAG_INT, &opt.value_dim, "M",
-         "value dimension per head; 0 = same as --head-dim", 0, 4096, NULL, 0},
-        {"--tokens", LT_FLAG_INT, &opt.tokens, "T",
-         "batch policy: batch = max(1, T / N), inversely with N as in the paper", 1, 1 << 30,
-         NULL, 0},
-        {"--batch", LT_FLAG_INT, &opt.batch, "B", "fixed batch for every N; 0 = use --tokens", 0,
-         1 << 20, NULL, 0},
-        {"--proj-k", LT_FLAG_INT, &opt.proj_k, "K", "Linformer projected length (at most N)", 1,
-         1 << 20, NULL, 0},
-        {"--feature-map", LT_FLAG_CHOICE, &opt.feature_map, NULL, "linear attention feature map",
-         0, 0, "elu|relu", 0},
-        {"--eps", LT_FLAG_DOUBLE, &opt.eps, "EPS", "linear attention normaliser epsilon", 0, 1,
-         NULL, 0},
-        {"--warmup", LT_FLAG_INT, &opt.warmup, "W", "untimed runs before timing", 0, 100, NULL,
-         0},
-        {"--repeats", LT_FLAG_INT, &opt.repeats, "R", "timed runs (median, min, max reported)",
-         1, MAX_REPEATS, NULL, 0},
-        {"--max-case-seconds", LT_FLAG_DOUBLE, &opt.max_case_seconds, "S",
-         "skip a case whose time, extrapolated from the previous N by the FLOP model, "
-         "exceeds S seconds in all", 0.001, 1e7, NULL, 0},
-        {"--out", LT_FLAG_STRING, &opt.out, "PATH",
-         "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL, 0},
-    };
-    bench_common_flags(&flags[OWN_FLAGS], &opt.common);
-    lt_cli cli = {
-        "ltbench scaling",
-        "Attention time and peak memory against sequence length (the paper's Figure 1).",
-        "For N = 2^min .. 2^max, each variant runs forward and forward+backward on random\n"
-        "inputs of shape (batch, heads, N, dim); after --warmup untimed runs, --repeats timed\n"
-        "runs give median/min/max seconds. Peak bytes are the tracked allocator's peak over\n"
-        "the case's own buffers (inputs, outputs, gradients, saved activations, workspace).\n"
-        "Time and bytes are also reported per sample (divided by the batch). A case whose\n"
-        "planned bytes exceed --mem-budget is recorded as skipped-budget with the bytes it\n"
-        "would need; Linformer is not causal and its causal rows are recorded as refused.\n"
-        "From the N at which softmax-gemm (materialised N x N, the paper's baseline) is\n"
-        "skipped, softmax goes on with softmax-tiled (O(N) memory) in rows of its own.\n"
-        "FLOP model: see lt_attn_flops (src/attn); GFLOP/s = model FLOPs / median time.\n"
-        "Roofline: the SGEMM rate of a 1024^3 product (smaller if the budget says so) is\n"
-        "measured once per run (on the run's\n"
-        "threads and on one); roof% (CSV fraction_of_sgemm) = the FLOPs the kernel actually\n"
-        "performs (lt_attn_flops_performed, e.g. the chunked causal kernel's extra\n"
-        "intra-chunk products) per second over that rate.\n"
-        "Kernels: softmax-gemm (materialised, the default), softmax-tiled (online softmax,\n"
-        "O(N) memory), softmax-reference; linear-gemm\n"
-        "(non-causal), linear-causal-chunked (causal default), linear-causal-prefix,\n"
-        "linear-reference; linformer-gemm. Ctrl-C stops after the current case and writes\n"
-        "the rows so far (exit status 130).",
-        flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
-    int exit_now;
-    int code = bench_parse(&cli, NULL, NULL, &opt.common, argc, argv, &exit_now);
-    if (exit_now)
-        return code;
-    lt_status status = LT_OK;
-    if (opt.min_log2 > opt.max_log2)
-        status = lt_fail(LT_E_USAGE, "--min-log2 (%ld) must not exceed --max-log2 (%ld)",
-                         opt.min_log2, opt.max_log2);
-    if (strcmp(opt.kernels, "all") == 0 && strcmp(opt.kernel, "default") != 0)
-        status = lt_fail(LT_E_USAGE, "--kernel and --kernels all: choose one");
-    if (opt.value_dim == 0)
-        opt.value_dim = opt.head_dim;
+    int n = 0;
+    f[n++] = (lt_flag){"--variants", LT_FLAG_STRING, &opt->variants, "LIST",
+                       "comma-separated attention variants (softmax, linear, linformer)", 0, 0,
+                       NULL, 0};
+    f[n++] = (lt_flag){"--causal", LT_FLAG_CHOICE, &opt->causal_mode, NULL,
+                       "which masking to measure", 0, 0, "both|causal|noncausal", 0};
+    f[n++] = (lt_flag){"--kernel", LT_FLAG_STRING, &opt->kernel, "NAME",
+                       "kernel for the variant that has it (the others keep their defaults); it "
+                       "must serve every --causal mode measured",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--kernels", LT_FLAG_CHOICE, &opt->kernels, NULL,
+                       "all: time every kernel of each variant side by side", 0, 0,
+                       "default|all", 0};
+    f[n++] = (lt_flag){"--min-log2", LT_FLAG_INT, &opt->min_log2, "E", "smallest N is 2^E", 0,
+                       24, NULL, 0};
+    f[n++] = (lt_flag){"--max-log2", LT_FLAG_INT, &opt->max_log2, "E", "largest N is 2^E", 0, 24,
+                       NULL, 0};
+    f[n++] = (lt_flag){"--heads", LT_FLAG_INT, &opt->heads, "H", "attention heads", 1, 1024,
+                       NULL, 0};
+    f[n++] = (lt_flag){"--head-dim", LT_FLAG_INT, &opt->head_dim, "D",
+                       "query/key dimension per head", 1, 4096, NULL, 0};
+    f[n++] = (lt_flag){"--value-dim", LT_FLAG_INT, &opt->value_dim, "M",
+                       "value dimension per head; 0 = same as --head-dim", 0, 4096, NULL, 0};
+    f[n++] = (lt_flag){"--tokens", LT_FLAG_INT, &opt->tokens, "T",
+                       "batch policy: batch = max(1, T / N), inversely with N as in the paper", 1,
+                       1 << 30, NULL, 0};
+    f[n++] = (lt_flag){"--batch", LT_FLAG_INT, &opt->batch, "B",
+                       "fixed batch for every N; 0 = use --tokens", 0, 1 << 20, NULL, 0};
+    f[n++] = (lt_flag){"--proj-k", LT_FLAG_INT, &opt->proj_k, "K",
+                       "Linformer projected length (at most N)", 1, 1 << 20, NULL, 0};
+    f[n++] = (lt_flag){"--feature-map", LT_FLAG_CHOICE, &opt->feature_map, NULL,
+                       "linear attention feature map", 0, 0, "elu|relu", 0};
+    f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &opt->eps, "EPS",
+                       "linear attention normaliser epsilon", 0, 1, NULL, 0};
+    f[n++] = (lt_flag){"--warmup", LT_FLAG_INT, &opt->warmup, "W", "untimed runs before timing",
+                       0, 100, NULL, 0};
+    f[n++] = (lt_flag){"--repeats", LT_FLAG_INT, &opt->repeats, "R",
+                       "timed runs (median, min, max reported)", 1, MAX_REPEATS, NULL, 0};
+    f[n++] = (lt_flag){"--max-case-seconds", LT_FLAG_DOUBLE, &opt->max_case_seconds, "S",
+                       "skip a case whose time, extrapolated from the previous N by the FLOP "
+                       "model, exceeds S seconds in all",
+                       0.001, 1e7, NULL, 0};
+    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &opt->out, "PATH",
+                       "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL,
+                       0};
+    bench_common_flags(&f[n], &opt->common);
+    return n + BENCH_COMMON_FLAGS;
+}
 
-    char variants_text[256];
-    snprintf(variants_text, sizeof variants_text, "%s", opt.variants);
+static const char details[] =
+    "For N = 2^min .. 2^max, each variant runs forward and forward+backward on random\n"
+    "inputs of shape (batch, heads, N, dim); after --warmup untimed runs, --repeats timed\n"
+    "runs give median/min/max seconds. Peak bytes are the tracked allocator's peak over\n"
+    "the case's own buffers (inputs, outputs, gradients, saved activations, workspace).\n"
+    "Time and bytes are also reported per sample (divided by the batch). A case whose\n"
+    "planned bytes exceed --mem-budget is recorded as skipped-budget with the bytes it\n"
+    "would need; Linformer is not causal and its causal rows are recorded as refused.\n"
+    "Where a kernel is skipped for its memory, the kernel its variant declares to\n"
+    "continue it goes on in rows of its own (softmax-gemm, materialised N x N and the\n"
+    "paper's baseline, is continued by softmax-tiled, O(N) memory).\n"
+    "FLOP model: see lt_attn_flops (src/attn); GFLOP/s = model FLOPs / median time.\n"
+    "Roofline: the SGEMM rate of a 1024^3 product (smaller if the budget says so) is\n"
+    "measured once per run (on the run's threads and on one); roof% (CSV\n"
+    "fraction_of_sgemm) = the FLOPs the kernel actually performs (lt_attn_flops_performed,\n"
+    "e.g. the chunked causal kernel's extra intra-chunk products) per second over that\n"
+    "rate. Kernels: softmax-gemm (materialised, the default), softmax-tiled (online\n"
+    "softmax, O(N) memory), softmax-reference; linear-gemm (non-causal),\n"
+    "linear-causal-chunked (causal default), linear-causal-prefix, linear-reference;\n"
+    "linformer-gemm. Ctrl-C stops after the current case and writes the rows so far (exit\n"
+    "status 130).";
+
+/* A run: what every case reads and where its rows go. */
+typedef struct sweep {
+    const scaling_options *opt;
     const char *variants[MAX_VARIANTS];
-    int variant_count = 0;
-    if (status == LT_OK)
-        status = bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count,
-                                      "--variants");
-    lt_feature_map feature_map = LT_FEATURE_ELU;
-    if (status == LT_OK)
-        status = lt_attn_parse_feature_map(&feature_map, opt.feature_map, "--feature-map");
-
-    int causal_modes[2], mode_count = 0;
-    if (strcmp(opt.causal_mode, "causal") != 0)
-        causal_modes[mode_count++] = 0;
-    if (strcmp(opt.causal_mode, "noncausal") != 0)
-        causal_modes[mode_count++] = 1;
-    /* Every kernel choice checked before the first case runs. */
-    for (int vi = 0; status == LT_OK && vi < variant_count; vi++)
-        for (int mi = 0; status == LT_OK && mi < mode_count; mi++) {
-            const char *kernels[MAX_KERNELS];
-            kernels_to_run(&opt, variants, variant_count, variants[vi], causal_modes[mi],
-                           kernels, &status);
-        }
-    char dir[4096];
-    const char *name;
-    split_path(opt.out, dir, sizeof dir, &name);
-    lt_outdir run;
-    if (status == LT_OK)
-        status = lt_outdir_open(&run, dir, 0, 0, &name, 1, NULL, 0);
-    static lt_table table;
-    lt_table_init(&table, &bench_scaling);
-    if (status == LT_OK)
-        status = lt_table_journal(&table, opt.out);
-    if (status != LT_OK)
-        return bench_report(cli.program, status, field_flags);
-
-    static scaling_case rows[MAX_CASES];
+    int variant_count, causal_modes[2], mode_count;
+    lt_feature_map feature_map;
+    lt_table table;
+    scaling_case rows[MAX_CASES];
+    int row_count;
     double samples[MAX_REPEATS];
-    int row_count = 0;
-    long total = (long)variant_count * mode_count * (opt.max_log2 - opt.min_log2 + 1);
-    if (strcmp(opt.kernels, "all") == 0)
-        total *= 3;
+    lt_progress progress;
+} sweep;
+
+static lt_status check_options(sweep *w, scaling_options *opt)
+{
+    w->opt = opt;
+    if (opt->min_log2 > opt->max_log2)
+        return lt_fail(LT_E_USAGE, "--min-log2 (%ld) must not exceed --max-log2 (%ld)",
+                       opt->min_log2, opt->max_log2);
+    if (strcmp(opt->kernels, "all") == 0 && strcmp(opt->kernel, "default") != 0)
+        return lt_fail(LT_E_USAGE, "--kernel and --kernels all: choose one");
+    if (opt->value_dim == 0)
+        opt->value_dim = opt->head_dim;
+    static char text[256];
+    snprintf(text, sizeof text, "%s", opt->variants);
+    LT_TRY(bench_parse_variants(text, w->variants, MAX_VARIANTS, &w->variant_count,
+                                "--variants"));
+    LT_TRY(lt_attn_parse_feature_map(&w->feature_map, opt->feature_map, "--feature-map"));
+    if (strcmp(opt->causal_mode, "causal") != 0)
+        w->causal_modes[w->mode_count++] = 0;
+    if (strcmp(opt->causal_mode, "noncausal") != 0)
+        w->causal_modes[w->mode_count++] = 1;
+    /* Every kernel choice checked before the first case runs. */
+    lt_status status = LT_OK;
+    for (int vi = 0; status == LT_OK && vi < w->variant_count; vi++)
+        for (int mi = 0; status == LT_OK && mi < w->mode_count; mi++) {
+            const char *kernels[MAX_KERNELS];
+            kernels_to_run(opt, w->variants, w->variant_count, w->variants[vi],
+                           w->causal_modes[mi], kernels, &status);
+        }
+    return status;
+}
+
+/* Measures (or skips, or records the refusal of) the case of one variant,
+ * causal mode, kernel and N; *last holds the previous N's time and FLOPs
+ * for the time estimate. */
+static lt_status run_case(sweep *w, const char *variant, int causal, const char *kernel, int N,
+                          double last[2], scaling_case **out)
+{
+    const scaling_options *opt = w->opt;
+    lt_attn_shape shape = {.B = (int)(opt->batch ? opt->batch
+                                                 : (opt->tokens / N > 1 ? opt->tokens / N : 1)),
+                           .H = (int)opt->heads, .N = N, .D = (int)opt->head_dim,
+                           .M = (int)opt->value_dim, .seed = (uint64_t)opt->common.seed};
+    lt_attn_config config = lt_attn_default_config(variant);
+    config.causal = causal;
+    config.feature_map = w->feature_map;
+    config.eps = (float)opt->eps;
+    config.proj_k = (int)(opt->proj_k < N ? opt->proj_k : N);
+    config.n_max = N;
+    config.kernel = kernel;
+    scaling_case *row = *out = &w->rows[w->row_count++];
+    lt_attn_caps caps;
+    LT_TRY(lt_attn_variant_caps(variant, &caps));
+    init_row(row, variant, "none", causal, shape, caps.params ? config.proj_k : 0);
+    lt_attn attn;
+    if (lt_attn_init(&attn, &config) != LT_OK) {
+        row->status = "refused";
+        snprintf(row->note, sizeof row->note, "%s", lt_last_error());
+        return add_row(&w->table, opt, row);
+    }
+    row->kernel = lt_attn_kernel_name(&attn, shape);
+    row->is_default = row->kernel == lt_attn_kernel_at(variant, causal, 0);
+    row->flops_fwd = lt_attn_flops(&attn, shape, 0);
+    row->flops_bwd = lt_attn_flops(&attn, shape, 1);
+    row->performed_fwd = lt_attn_flops_performed(&attn, shape, 0);
+    row->performed_bwd = lt_attn_flops_performed(&attn, shape, 1);
+    row->planned_bytes = lt_attn_case_bytes(&attn, shape, lt_threads_get());
+    double estimate = last[0] * (row->flops_fwd + row->flops_bwd) / last[1] *
+                      (double)(opt->warmup + opt->repeats) * 1.5;
+    if (lt_mem_plan(row->planned_bytes, "this case") != LT_OK) {
+        row->status = "skipped-budget";
+        char need[32], have[32];
+        snprintf(row->note, sizeof row->note, "needs %s, budget %s",
+                 lt_mem_format(need, sizeof need, row->planned_bytes),
+                 lt_mem_format(have, sizeof have, lt_mem_budget()));
+    } else if (estimate > opt->max_case_seconds) {
+        row->status = "skipped-time";
+        snprintf(row->note, sizeof row->note, "estimated %.0f s > --max-case-seconds %g",
+                 estimate, opt->max_case_seconds);
+    } else {
+        LT_TRY(measure_case(row, &attn, shape, opt, (uint64_t)w->row_count, w->samples));
+        row->status = "ok";
+        last[0] = row->fwd_bwd.median;
+        last[1] = row->flops_fwd + row->flops_bwd;
+    }
+    return add_row(&w->table, opt, row);
+}
+
+/* Every N of every kernel of one variant and causal mode; a continuing
+ * kernel starts at the N its predecessor was skipped from. */
+static lt_status run_variant(sweep *w, const char *variant, int causal)
+{
+    const scaling_options *opt = w->opt;
+    const char *kernels[MAX_KERNELS];
+    lt_status status;
+    int kernel_count = kernels_to_run(opt, w->variants, w->variant_count, variant, causal,
+                                      kernels, &status);
+    int first_skipped = 0; /* N from which the first kernel was skipped */
+    for (int ki = 0; ki < kernel_count && status == LT_OK; ki++) {
+        double last[2] = {NAN, NAN};
+        int continues = ki > 0 && strcmp(opt->kernels, "all") != 0;
+        for (long e = opt->min_log2; e <= opt->max_log2 && status == LT_OK; e++) {
+            int N = 1 << e;
+            if (lt_interrupted() || (continues && (first_skipped == 0 || N < first_skipped)))
+                continue;
+            scaling_case *row;
+            status = run_case(w, variant, causal, kernels[ki], N, last, &row);
+            if (ki == 0 && first_skipped == 0 && strncmp(row->status, "skipped", 7) == 0)
+                first_skipped = N;
+            char note[128];
+            snprintf(note, sizeof note, "%s %s %s N=%d: %s", row->variant, row->kernel,
+                     row->causal ? "causal" : "non-causal", N, row->status);
+            lt_progress_update(&w->progress, w->row_count, note);
+        }
+    }
+    return status;
+}
+
+/* The machine's SGEMM rate at 1024^3, or the largest square the budget
+ * holds, on the run's threads and on one. */
+static void measure_roof(void)
+{
     int threads = lt_threads_get();
-    /* 1024^3, or the largest square the memory budget holds */
     while (roof_n > 64 && lt_mem_plan(3 * lt_mem_rounded((size_t)roof_n * roof_n * 4),
                                       "the SGEMM roofline") != LT_OK)
         roof_n /= 2;
@@ -432,102 +417,67 @@ int main(int argc, char **argv)
            "kernels)\n",
            roof_n, roof_n, roof_n, roof_gflops, threads, roof_gflops_1t, lt_attn_blas_core());
     fflush(stdout);
-    lt_progress progress;
-    lt_progress_start(&progress, stderr, "scaling", total, "cases", opt.common.quiet);
-    lt_signals_install();
+}
 
-    for (int vi = 0; vi < variant_count && status == LT_OK; vi++) {
-        for (int mi = 0; mi < mode_count && status == LT_OK; mi++) {
-            const char *kernels[MAX_KERNELS];
-            int kernel_count = kernels_to_run(&opt, variants, variant_count, variants[vi],
-                                              causal_modes[mi], kernels, &status);
-            int first_skipped = 0; /* N from which the default kernel was skipped */
-            for (int ki = 0; ki < kernel_count && status == LT_OK; ki++) {
-                double last_seconds = NAN, last_flops = NAN;
-                int continues = ki > 0 && strcmp(opt.kernels, "all") != 0;
-                for (long e = opt.min_log2; e <= opt.max_log2 && status == LT_OK; e++) {
-                    if (lt_interrupted())
-                        break;
-                    int N = 1 << e;
-                    if (continues && (first_skipped == 0 || N < first_skipped))
-                        continue;
-                    lt_attn_shape shape = {
-                        .B = (int)(opt.batch ? opt.batch
-                                             : (opt.tokens / N > 1 ? opt.tokens / N : 1)),
-                        .H = (int)opt.heads, .N = N, .D = (int)opt.head_dim,
-                        .M = (int)opt.value_dim, .seed = (uint64_t)opt.common.seed};
-                    lt_attn_config config = lt_attn_default_config(variants[vi]);
-                    config.causal = causal_modes[mi];
-                    config.feature_map = feature_map;
-                    config.eps = (float)opt.eps;
-                    config.proj_k = (int)(opt.proj_k < N ? opt.proj_k : N);
-                    config.n_max = N;
-                    config.kernel = kernels[ki];
-                    scaling_case *row = &rows[row_count++];
-                    init_row(row, variants[vi], "none", config.causal, shape,
-                             strcmp(variants[vi], "linformer") == 0 ? config.proj_k : 0);
-                    lt_attn attn;
-                    if (lt_attn_init(&attn, &config) != LT_OK) {
-                        row->status = "refused";
-                        snprintf(row->note, sizeof row->note, "%s", lt_last_error());
-                        status = add_row(&table, &opt, row);
-                        lt_progress_update(&progress, row_count, NULL);
-                        continue;
-                    }
-                    row->kernel = lt_attn_kernel_name(&attn, shape);
-                    row->is_default = row->kernel == lt_attn_kernel_at(variants[vi],
-                                                                       config.causal, 0);
-                    row->flops_fwd = lt_attn_flops(&attn, shape, 0);
-                    row->flops_bwd = lt_attn_flops(&attn, shape, 1);
-                    row->performed_fwd = lt_attn_flops_performed(&attn, shape, 0);
-                    row->performed_bwd = lt_attn_flops_performed(&attn, shape, 1);
-                    row->planned_bytes = case_plan(&attn, shape, threads);
-                    double estimate = last_seconds * (row->flops_fwd + row->flops_bwd) /
-                                      last_flops * (double)(opt.warmup + opt.repeats) * 1.5;
-                    if (lt_mem_plan(row->planned_bytes, "this case") != LT_OK) {
-                        row->status = "skipped-budget";
-                        char need[32], have[32];
-                        snprintf(row->note, sizeof row->note, "needs %s, budget %s",
-                                 lt_mem_format(need, sizeof need, row->planned_bytes),
-                                 lt_mem_format(have, sizeof have, lt_mem_budget()));
-                    } else if (estimate > opt.max_case_seconds) {
-                        row->status = "skipped-time";
-                        snprintf(row->note, sizeof row->note,
-                                 "estimated %.0f s > --max-case-seconds %g", estimate,
-                                 opt.max_case_seconds);
-                    } else {
-                        status = measure_case(row, &attn, shape, &opt, (uint64_t)row_count,
-                                              samples);
-                        if (status != LT_OK)
-                            break;
-                        row->status = "ok";
-                        last_seconds = row->fwd_bwd.median;
-                        last_flops = row->flops_fwd + row->flops_bwd;
-                    }
-                    if (ki == 0 && first_skipped == 0 && strncmp(row->status, "skipped", 7) == 0)
-                        first_skipped = N;
-                    status = add_row(&table, &opt, row);
-                    char note[128];
-                    snprintf(note, sizeof note, "%s %s %s N=%d: %s", row->variant, row->kernel,
-                             row->causal ? "causal" : "non-causal", N, row->status);
-                    lt_progress_update(&progress, row_count, note);
-                }
-            }
-        }
+static lt_status sweep_all(sweep *w)
+{
+    const scaling_options *opt = w->opt;
+    long total = (long)w->variant_count * w->mode_count * (opt->max_log2 - opt->min_log2 + 1);
+    measure_roof();
+    lt_progress_start(&w->progress, stderr, "scaling",
+                      strcmp(opt->kernels, "all") == 0 ? 3 * total : total, "cases",
+                      opt->common.quiet);
+    lt_signals_install();
+    lt_status status = LT_OK;
+    for (int vi = 0; vi < w->variant_count && status == LT_OK; vi++)
+        for (int mi = 0; mi < w->mode_count && status == LT_OK; mi++)
+            status = run_variant(w, w->variants[vi], w->causal_modes[mi]);
+    lt_progress_finish(&w->progress, lt_interrupted() ? "interrupted" : NULL);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static scaling_options opt = {
+        .variants = "softmax,linear,linformer", .causal_mode = "both", .min_log2 = 9,
+        .max_log2 = 16, .heads = 8, .head_dim = 64, .tokens = 4096, .proj_k = 256,
+        .feature_map = "elu", .eps = 1e-6, .warmup = 1, .repeats = 3, .max_case_seconds = 150,
+        .kernel = "default", .kernels = "default", .out = "results/scaling/scaling.csv"};
+    bench_common_defaults(&opt.common);
+    static lt_flag flags[32];
+    lt_cli cli = {"ltbench scaling",
+                  "Attention time and peak memory against sequence length (the paper's "
+                  "Figure 1).",
+                  details, flags, scaling_flags(&opt, flags)};
+    int exit_now;
+    int code = bench_parse(&cli, NULL, NULL, &opt.common, argc, argv, &exit_now);
+    if (exit_now)
+        return code;
+    static sweep w;
+    char dir[4096];
+    const char *name;
+    split_path(opt.out, dir, sizeof dir, &name);
+    lt_outdir run;
+    lt_table_init(&w.table, &bench_scaling);
+    lt_status status = check_options(&w, &opt);
+    if (status == LT_OK)
+        status = lt_outdir_open(&run, dir, 0, 0, &name, 1, NULL, 0);
+    if (status == LT_OK)
+        status = lt_table_journal(&w.table, opt.out);
+    if (status == LT_OK)
+        status = sweep_all(&w);
+    if (status == LT_OK) {
+        printf("\n");
+        lt_table_print(&w.table, stdout);
+        print_crossover(w.rows, w.row_count);
+        status = lt_table_commit(&w.table, opt.out);
     }
-    lt_progress_finish(&progress, lt_interrupted() ? "interrupted" : NULL);
     if (status != LT_OK) {
-        lt_table_detach(&table);
+        lt_table_detach(&w.table);
         return bench_report(cli.program, status, field_flags);
     }
-    printf("\n");
-    lt_table_print(&table, stdout);
-    print_crossover(rows, row_count);
-    status = lt_table_commit(&table, opt.out);
-    if (status != LT_OK)
-        return bench_report(cli.program, status, field_flags);
-    printf("\nwrote %s (%d rows, %d threads)\n", opt.out, row_count, threads);
-    lt_table_free(&table);
+    printf("\nwrote %s (%d rows, %d threads)\n", opt.out, w.row_count, lt_threads_get());
+    lt_table_free(&w.table);
     if (lt_interrupted()) {
         fprintf(stderr, "ltbench scaling: interrupted; the rows measured so far are in %s\n",
                 opt.out);

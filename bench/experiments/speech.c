@@ -13,12 +13,9 @@
 
 #include "core/dist.h"
 #include "core/mem.h"
-#include "core/process.h"
 #include "core/threads.h"
 #include "datasets/speech.h"
 #include "driver.h"
-#include "io/atomic.h"
-#include "io/png.h"
 #include "nn/ctc.h"
 #include "tables.h"
 
@@ -217,22 +214,6 @@ static long speech_steps(void *self, bench_run *run, const lt_batch_source *sour
 
 /* ---- evaluation and rows ---- */
 
-static void set_keys(const speech_run *c, const bench_run *run, lt_table *t,
-                     const bench_model *m)
-{
-    const bench_options *o = &run->o;
-    lt_set_str(t, "experiment", "speech");
-    lt_set_str(t, "model", m->name);
-    lt_set_str(t, "kernel", m->kernel);
-    lt_set_str(t, "preset", o->preset);
-    lt_set_num(t, "hours", c->hours);
-    lt_set_int(t, "corpus_seed", o->common.seed);
-    lt_set_int(t, "stack", c->stack);
-    lt_set_int(t, "batch", o->batch);
-    lt_set_int(t, "threads", lt_threads_get());
-    lt_set_int(t, "seed", o->common.seed);
-}
-
 /* Per chunk: CTC nats, utterances, edits of greedy decoding, reference
  * phones. */
 static lt_status eval_chunk(void *ctx, const lt_trainer *t, const lt_batch *batch,
@@ -275,8 +256,7 @@ static lt_status speech_evaluate(void *self, bench_run *run, const bench_model *
     LT_TRY(evaluate_split(c, t, LT_SPLIT_DEV, &dev_loss, &dev_per));
     LT_TRY(evaluate_split(c, t, LT_SPLIT_TEST, &test_loss, &test_per));
     lt_table *curves = &run->curves;
-    lt_row_begin(curves);
-    set_keys(c, run, curves, m);
+    bench_row_begin(run, curves, m);
     lt_set_int(curves, "epoch", t->step / c->source.updates_per_epoch);
     lt_set_int(curves, "step", t->step);
     lt_set_num(curves, "elapsed_s", state->train_seconds);
@@ -311,76 +291,6 @@ static lt_status decode_example(speech_run *c, lt_trainer *t, int *len)
     LT_TRY(lt_trainer_evaluate(t, &batch, &r));
     *len = lt_ctc_greedy_decode(c->decoded, t->model.logits, batch.lengths[0], CLASSES);
     return LT_OK;
-}
-
-/* The first test utterance's filterbank features (mel bins upward, time to
- * the right) with its reference and decoded phones, drawn by gnuplot when it
- * is there; without it, the features alone as a plain PNG and the phones in
- * a text file beside it. */
-static lt_status utterance_figure(const speech_run *c, const bench_run *run, const char *model,
-                                  int n_decoded)
-{
-    const lt_utterance *u = &c->corpus.test.utts[0];
-    char ref[4096] = "", hyp[4096] = "", name[128], path[4400], dat[4500], gp[4500];
-    for (int i = 0; i < u->n_phones; i++)
-        snprintf(ref + strlen(ref), sizeof ref - strlen(ref), "%s%s", i ? " " : "",
-                 lt_speech_phone_name(u->phones[i]));
-    for (int i = 0; i < n_decoded; i++)
-        snprintf(hyp + strlen(hyp), sizeof hyp - strlen(hyp), "%s%s", i ? " " : "",
-                 lt_speech_phone_name(c->decoded[i] - 1));
-    snprintf(name, sizeof name, "speech-%s-utterance", model);
-    lt_outdir_path(&run->dir, name, path, sizeof path);
-    snprintf(dat, sizeof dat, "%s.dat", path);
-    snprintf(gp, sizeof gp, "%s.gp", path);
-    lt_atomic_file f;
-    LT_TRY(lt_atomic_open(&f, dat));
-    for (int m = 0; m < LT_SPEECH_MELS; m++) {
-        for (int t = 0; t < u->frames; t++)
-            fprintf(f.f, "%s%.4g", t ? " " : "",
-                    (double)u->features[(size_t)t * LT_SPEECH_MELS + m]);
-        fputc('\n', f.f);
-    }
-    LT_TRY(lt_atomic_commit(&f));
-    LT_TRY(lt_atomic_open(&f, gp));
-    fprintf(f.f,
-            "# ltbench speech: test utterance 0, %d frames of %d log-mel energies\n"
-            "set terminal pngcairo size 1200,420 font ',10'\n"
-            "set output '%s.png'\n"
-            "set title \"\\\"%s\\\"\\nreference: %s\\n%s: %s\" noenhanced\n"
-            "set xlabel 'frame (10 ms)'\nset ylabel 'mel bin'\nunset key\n"
-            "set xrange [-0.5:%d.5]\nset yrange [-0.5:%d.5]\n"
-            "plot '%s' matrix with image\n",
-            u->frames, LT_SPEECH_MELS, name, u->text, ref, model, hyp, u->frames - 1,
-            LT_SPEECH_MELS - 1, strrchr(dat, '/') ? strrchr(dat, '/') + 1 : dat);
-    LT_TRY(lt_atomic_commit(&f));
-    char gnuplot[4096], script[160];
-    snprintf(script, sizeof script, "%s.gp", name);
-    const char *argv[] = {gnuplot, script, NULL};
-    if (lt_process_find("gnuplot", gnuplot, sizeof gnuplot) &&
-        lt_process_run(argv, run->dir.dir) == 0)
-        return LT_OK;
-    /* no gnuplot: the features as gray levels, the phones as text */
-    uint8_t *img;
-    LT_TRY(lt_mem_alloc((void **)&img, (size_t)u->frames * LT_SPEECH_MELS, "utterance image"));
-    for (int m = 0; m < LT_SPEECH_MELS; m++)
-        for (int t = 0; t < u->frames; t++) {
-            double x = u->features[(size_t)t * LT_SPEECH_MELS + m];
-            double g = 128 + 40 * x;
-            img[(size_t)(LT_SPEECH_MELS - 1 - m) * u->frames + t] =
-                (uint8_t)(g < 0 ? 0 : g > 255 ? 255 : g);
-        }
-    char png[4500];
-    snprintf(png, sizeof png, "%s.png", path);
-    lt_status status = lt_png_write(png, img, u->frames, LT_SPEECH_MELS, 1);
-    lt_mem_free(img);
-    LT_TRY(status);
-    snprintf(dat, sizeof dat, "%s.txt", path);
-    LT_TRY(lt_atomic_open(&f, dat));
-    fprintf(f.f, "text: %s\nreference: %s\n%s: %s\n", u->text, ref, model, hyp);
-    fprintf(stderr, "note: gnuplot is not installed (Debian: gnuplot-nox); %s.png has no "
-                    "labels, the phones are in %s\n",
-            name, dat);
-    return lt_atomic_commit(&f);
 }
 
 static int by_value(const void *a, const void *b)
@@ -418,8 +328,7 @@ static lt_status speech_finish(void *self, bench_run *run, bench_model *m, lt_tr
                                       : 0.5 * (epoch_s[epochs / 2 - 1] + epoch_s[epochs / 2]);
     int lstm = is_lstm(m->name);
     lt_table *r = &run->results;
-    lt_row_begin(r);
-    set_keys(c, run, r, m);
+    bench_row_begin(run, r, m);
     lt_set_str(r, "status", out->status);
     lt_set_int(r, "layers", lstm ? c->lstm_layers : run->o.layers);
     lt_set_int(r, "width", lstm ? 2 * c->hidden : run->o.heads * run->o.head_dim);
@@ -441,7 +350,15 @@ static lt_status speech_finish(void *self, bench_run *run, bench_model *m, lt_tr
     lt_set_int(r, "planned_bytes", (long long)out->planned_bytes);
     lt_set_str(r, "note", out->note);
     LT_TRY(lt_row_end(r));
-    return lt_dist_is_root() && decoded > 0 ? utterance_figure(c, run, m->name, decoded) : LT_OK;
+    if (!lt_dist_is_root() || decoded == 0)
+        return LT_OK;
+    /* the first test utterance, its reference and what the model heard */
+    for (int i = 0; i < decoded; i++)
+        c->decoded[i] -= 1; /* classes to phones: class 0 is the blank */
+    char name[128];
+    snprintf(name, sizeof name, "speech-%s-utterance", m->name);
+    return lt_speech_figure(run->dir.dir, name, &c->corpus.test.utts[0], m->name, c->decoded,
+                            decoded);
 }
 
 static void speech_footnote(void *self, bench_run *run)

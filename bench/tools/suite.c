@@ -12,9 +12,9 @@
 #include "core/signals.h"
 #include "datasets/images.h"
 #include "io/atomic.h"
-#include "io/csv.h"
 #include "io/outdir.h"
 #include "program.h"
+#include "results/report.h"
 #include "tables.h"
 
 enum { MAX_ARGS = 32, MAX_STEPS = 8 };
@@ -25,39 +25,26 @@ typedef struct suite_options {
     bench_common common;
 } suite_options;
 
-/* A section of the report: an experiment's result table and what the
- * paper says beside it. */
-typedef struct section {
-    const char *experiment; /* the program, and its --experiments name */
-    const char *dataset;    /* image: --dataset */
-    const char *title;
-    const char *results;    /* relative to OUT */
-    const lt_schema *schema;
-    const char *curves;     /* drawn by plot, relative to OUT (NULL: the results) */
-    const char *paper;      /* the paper's CSV in --paper, or NULL */
-    const char *says;       /* the paper's claim, in words */
-} section;
-
-static const section sections[] = {
+static const lt_report_section sections[] = {
     {"copy", NULL, "Copy task (the paper's Figure 2)", "copy/summary.csv", &bench_copy_summary,
-     "copy/curves.csv", NULL,
+     "copy/curves.csv", &bench_copy_curves, NULL,
      "linear attention converges smoothly to the same loss as softmax; Reformer LSH does "
      "worse; chance accuracy is 0.1."},
     {"scaling", NULL, "Scaling (the paper's Figure 1)", "scaling/scaling.csv", &bench_scaling,
-     NULL, NULL,
+     NULL, &bench_scaling, NULL,
      "linear attention is faster and needs less memory for every N; its time and memory grow "
      "linearly with N, softmax's quadratically (softmax ran out of its 11 GB GPU above N = "
      "4096)."},
     {"image", "mnist", "Image generation (the paper's Table 1)", "image/mnist.csv",
-     &bench_image_results, NULL, "table1-mnist.csv",
+     &bench_image_results, NULL, &bench_image_results, "table1-mnist.csv",
      "linear attention's bits/dim is close to softmax's, and it generates hundreds of times "
      "faster than softmax recomputing the prefix."},
     {"image", "cifar10", "Image generation (the paper's Table 2)", "image/cifar10.csv",
-     &bench_image_results, NULL, "table2-cifar10.csv",
+     &bench_image_results, NULL, &bench_image_results, "table2-cifar10.csv",
      "linear attention matches softmax's bits/dim and generates thousands of times faster "
      "than softmax recomputing the prefix."},
     {"speech", NULL, "Speech recognition (the paper's Table 3)", "speech/speech.csv",
-     &bench_speech_results, "speech/speech-curves.csv", "table3-wsj.csv",
+     &bench_speech_results, "speech/speech-curves.csv", &bench_speech_curves, "table3-wsj.csv",
      "softmax has the lowest PER, then linear, then the Bi-LSTM; linear attention is about "
      "3.3x faster per epoch than softmax."},
 };
@@ -119,179 +106,23 @@ static int exists(const char *path)
 
 /* ---- the report ---- */
 
-static const char *cell(const lt_csv_table *t, long long r, const char *column)
-{
-    int c = lt_csv_table_column(t, column);
-    return c >= 0 && r < t->nrows ? lt_csv_table_cell(t, r, c) : "";
-}
-
-/* OUT/figures as the report sees it: relative when the report lies in OUT
- * or above it, absolute otherwise. */
-static void figures_link(const suite_options *o, char *buf, size_t size)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", o->report);
-    char *slash = strrchr(dir, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    size_t len = strlen(dir);
-    if (strcmp(dir, o->out) == 0)
-        snprintf(buf, size, "figures");
-    else if (strcmp(dir, ".") == 0 && o->out[0] != '/')
-        snprintf(buf, size, "%s/figures", o->out);
-    else if (strncmp(o->out, dir, len) == 0 && o->out[len] == '/')
-        snprintf(buf, size, "%s/figures", o->out + len + 1);
-    else
-        snprintf(buf, size, "%s/figures", o->out);
-}
-
-static void machine_section(FILE *f, const lt_csv_table *t)
-{
-    fprintf(f, "## Machine and build\n\n");
-    const char *fields[][2] = {{"CPU", "cpu_model"},       {"cores", "cores"},
-                               {"threads", "threads"},     {"MPI ranks", "ranks"},
-                               {"BLAS", "blas"},           {"build", "build"},
-                               {"OpenMP wait policy", "omp_wait_policy"},
-                               {"ltbench", "ltbench_version"}, {"git revision", "git_revision"},
-                               {"date", "date"},           {"load average at start", "load_start"}};
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        fprintf(f, "- %s: %s\n", fields[i][0], cell(t, 0, fields[i][1]));
-}
-
-/* The paper's CSV as it stands, but for its source column. */
-static void paper_table(FILE *f, const suite_options *o, const char *file)
-{
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", o->paper, file);
-    lt_csv_table t;
-    if (!exists(path) || lt_csv_read(&t, path) != LT_OK) {
-        fprintf(f, "\n(the paper's numbers, %s, could not be read)\n", path);
-        return;
-    }
-    fprintf(f, "\nThe paper (%s; times measured on the authors' GPU, so only ratios compare):\n\n",
-            file);
-    int first = 1;
-    for (int c = 0; c < t.ncols; c++)
-        if (strcmp(t.names[c], "source") != 0) {
-            fprintf(f, "%s %s", first ? "|" : " |", t.names[c]);
-            first = 0;
-        }
-    fprintf(f, " |\n|");
-    for (int c = 0; c < t.ncols; c++)
-        if (strcmp(t.names[c], "source") != 0)
-            fprintf(f, "---|");
-    fputc('\n', f);
-    for (long long r = 0; r < t.nrows; r++) {
-        for (int c = 0; c < t.ncols; c++)
-            if (strcmp(t.names[c], "source") != 0) {
-                const char *v = lt_csv_table_cell(&t, r, c);
-                fprintf(f, "| %s ", *v ? v : "-");
-            }
-        fprintf(f, "|\n");
-    }
-    lt_csv_table_free(&t);
-}
-
-/* The figure plot drew from this section's CSV, if any: plot names a
- * figure again in the same run NAME-2. */
-static void figure_link(FILE *f, const suite_options *o, const section *s, int repeat)
-{
-    if (s->schema->nfigures == 0 && s->curves == NULL)
-        return;
-    const lt_schema *drawn = s->curves == NULL ? s->schema
-                             : strcmp(s->experiment, "copy") == 0 ? &bench_copy_curves
-                                                                  : &bench_speech_curves;
-    if (drawn->nfigures == 0)
-        return;
-    char name[128], path[4400], link[4200];
-    if (repeat > 1)
-        snprintf(name, sizeof name, "%s-%d", drawn->figures[0].name, repeat);
-    else
-        snprintf(name, sizeof name, "%s", drawn->figures[0].name);
-    snprintf(path, sizeof path, "%s/figures/%s.png", o->out, name);
-    figures_link(o, link, sizeof link);
-    if (exists(path))
-        fprintf(f, "\n![%s](%s/%s.png)\n", drawn->figures[0].title, link, name);
-}
-
-static void write_section(FILE *f, const suite_options *o, const section *s,
-                          const lt_csv_table *t, int repeat)
-{
-    fprintf(f, "\n## %s", s->title);
-    if (s->dataset != NULL)
-        fprintf(f, ": %s", cell(t, 0, "data"));
-    fprintf(f, "\n\n");
-    if (lt_csv_table_column(t, "preset") >= 0)
-        fprintf(f, "Preset %s", cell(t, 0, "preset"));
-    if (s->dataset != NULL)
-        fprintf(f, "; %s training and %s test images; %s", cell(t, 0, "train_images"),
-                cell(t, 0, "test_images"),
-                strcmp(cell(t, 0, "trained"), "1") == 0 ? "trained"
-                                                        : "untrained weights (speed only)");
-    if (strcmp(s->experiment, "speech") == 0)
-        fprintf(f, "; %s hours of WSJ-style synthetic speech (%s training, %s test "
-                   "utterances); always answering the most frequent phone gives a PER of "
-                   "%s",
-                cell(t, 0, "hours"), cell(t, 0, "train_utterances"),
-                cell(t, 0, "test_utterances"), cell(t, 0, "baseline_per"));
-    fprintf(f, ".\n\n");
-    lt_table_markdown(s->schema, t, f);
-    if (s->paper != NULL)
-        paper_table(f, o, s->paper);
-    fprintf(f, "\nThe paper: %s\n", s->says);
-    figure_link(f, o, s, repeat);
-}
-
 static lt_status write_report(const suite_options *o, const suite_step *steps, int count)
 {
-    lt_atomic_file af;
-    LT_TRY(lt_atomic_open(&af, o->report));
-    FILE *f = af.f;
-    fprintf(f, "# ltbench report\n\nWritten by `ltbench suite --preset %s`; every number "
-               "below was measured on the machine named here, from the CSVs in `%s`. The "
-               "paper's numbers come from `%s`.\n\n",
-            o->preset, o->out, o->paper);
-    fprintf(f, "%s:\n\n```\n", o->report_only ? "The commands that wrote the CSVs (this "
-                                                "report was rewritten from them)"
-                                              : "Commands run");
+    static char lines[MAX_STEPS][8192];
+    const char *commands[MAX_STEPS], *notes[MAX_STEPS];
     for (int i = 0; i < count; i++) {
-        char line[8192];
-        command_line(&steps[i], line, sizeof line);
-        fprintf(f, "%s%s\n", line,
-                o->report_only            ? ""
-                : steps[i].exit_code < 0 ? "    # not run"
-                : steps[i].exit_code     ? "    # failed"
-                                         : "");
+        command_line(&steps[i], lines[i], sizeof lines[i] - 32);
+        if (!o->report_only && steps[i].exit_code != 0)
+            strcat(lines[i], steps[i].exit_code < 0 ? "    # not run" : "    # failed");
+        commands[i] = lines[i];
+        notes[i] = steps[i].note;
     }
-    fprintf(f, "```\n\n");
+    const char *names[MAX_STEPS];
     for (int i = 0; i < count; i++)
-        if (steps[i].note[0])
-            fprintf(f, "- %s: %s\n", steps[i].name, steps[i].note);
-    lt_csv_table tables[SECTIONS];
-    int found[SECTIONS], described = 0, drawn = 0;
-    for (int i = 0; i < SECTIONS; i++) {
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
-        memset(&tables[i], 0, sizeof tables[i]);
-        found[i] = exists(path) && lt_csv_read(&tables[i], path) == LT_OK;
-        if (found[i] && !described) {
-            machine_section(f, &tables[i]);
-            described = 1;
-        }
-    }
-    if (!described)
-        fprintf(f, "## Machine and build\n\nNo result CSV to read the provenance from.\n");
-    for (int i = 0; i < SECTIONS; i++)
-        if (found[i]) {
-            /* image figures come one per CSV, in this order */
-            drawn += sections[i].schema == &bench_image_results;
-            write_section(f, o, &sections[i], &tables[i],
-                          sections[i].schema == &bench_image_results ? drawn : 1);
-            lt_csv_table_free(&tables[i]);
-        }
-    return lt_atomic_commit(&af);
+        names[i] = steps[i].name;
+    lt_report report = {o->preset, o->out, o->report, o->paper, o->report_only,
+                        commands, names, notes, count};
+    return lt_report_write(&report, sections, SECTIONS);
 }
 
 /* ---- the runs ---- */
@@ -337,7 +168,7 @@ static int plan_steps(const suite_options *o, suite_step *steps)
     char threads[32];
     snprintf(threads, sizeof threads, "%ld", o->common.threads);
     for (int i = 0; i < SECTIONS; i++) {
-        const section *sec = &sections[i];
+        const lt_report_section *sec = &sections[i];
         if (!wanted(o, sec->experiment))
             continue;
         suite_step *s = &steps[n++];
@@ -422,48 +253,60 @@ static void plot_all(const suite_options *o, int *failed)
         *failed = 1;
 }
 
+static int suite_flags(suite_options *o, lt_flag *f)
+{
+    int n = 0;
+    f[n++] = (lt_flag){"--preset", LT_FLAG_CHOICE, &o->preset, NULL,
+                       "preset of every experiment (quick: minutes in all; small: about an hour; "
+                       "paper: days)",
+                       0, 0, "quick|small|paper", 0};
+    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "DIR",
+                       "folder for every experiment's results, figures/ and REPORT.md (default "
+                       "results/suite-PRESET)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--report", LT_FLAG_STRING, &o->report, "PATH",
+                       "the report (default OUT/REPORT.md)", 0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--experiments", LT_FLAG_STRING, &o->experiments, "LIST",
+                       "which to run: copy, scaling, image, speech", 0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--paper", LT_FLAG_STRING, &o->paper, "DIR", "the paper's numbers as CSV",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--report-only", LT_FLAG_BOOL, &o->report_only, NULL,
+                       "run nothing: draw the figures and write the report from the CSVs already "
+                       "in OUT",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--resume", LT_FLAG_BOOL, &o->resume, NULL,
+                       "continue an earlier suite in OUT: each experiment resumes from its "
+                       "checkpoints and keeps what it finished (scaling's CSV, when there, is "
+                       "kept)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
+                       "start over in an OUT that holds an earlier suite's results, replacing "
+                       "them",
+                       0, 0, NULL, 0};
+    bench_common_flags(&f[n], &o->common);
+    return n + BENCH_COMMON_FLAGS;
+}
+
+static const char details[] =
+    "Runs copy, scaling, image (MNIST, and CIFAR-10 or the converted cats-and-dogs\n"
+    "subset, when the data are there; otherwise the report says how to fetch them)\n"
+    "and speech into OUT/<experiment>/, then `ltbench plot` into OUT/figures/, then\n"
+    "the Markdown report. An experiment that fails is reported and the others go on;\n"
+    "the exit status is then 1. An OUT that holds an earlier suite's results is\n"
+    "refused unless --resume or --overwrite says what to do with them. `ltbench\n"
+    "suite --preset small --out results/reference --report results/REPORT.md\n"
+    "--overwrite` regenerates the repository's reference report.";
+
 int main(int argc, char **argv)
 {
-    suite_options o = {.preset = "quick", .experiments = "copy,scaling,image,speech",
-                       .paper = "data/paper"};
+    static suite_options o = {.preset = "quick", .experiments = "copy,scaling,image,speech",
+                              .paper = "data/paper"};
     bench_common_defaults(&o.common);
-    enum { OWN_FLAGS = 8 };
-    lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
-        {"--preset", LT_FLAG_CHOICE, &o.preset, NULL,
-         "preset of every experiment (quick: minutes in all; small: about an hour; paper: "
-         "days)", 0, 0, "quick|small|paper", 0},
-        {"--out", LT_FLAG_STRING, &o.out, "DIR",
-         "folder for every experiment's results, figures/ and REPORT.md (default "
-         "results/suite-PRESET)", 0, 0, NULL, 0},
-        {"--report", LT_FLAG_STRING, &o.report, "PATH", "the report (default OUT/REPORT.md)", 0,
-         0, NULL, 0},
-        {"--experiments", LT_FLAG_STRING, &o.experiments, "LIST",
-         "which to run: copy, scaling, image, speech", 0, 0, NULL, 0},
-        {"--paper", LT_FLAG_STRING, &o.paper, "DIR", "the paper's numbers as CSV", 0, 0, NULL,
-         0},
-        {"--report-only", LT_FLAG_BOOL, &o.report_only, NULL,
-         "run nothing: draw the figures and write the report from the CSVs already in OUT", 0,
-         0, NULL, 0},
-        {"--resume", LT_FLAG_BOOL, &o.resume, NULL,
-         "continue an earlier suite in OUT: each experiment resumes from its checkpoints and "
-         "keeps what it finished (scaling's CSV, when there, is kept)", 0, 0, NULL, 0},
-        {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
-         "start over in an OUT that holds an earlier suite's results, replacing them", 0, 0,
-         NULL, 0},
-    };
-    bench_common_flags(&flags[OWN_FLAGS], &o.common);
+    static lt_flag flags[24];
     lt_cli cli = {"ltbench suite",
                   "Run every experiment at one preset, draw every figure and write a report "
                   "beside the paper's tables.",
-                  "Runs copy, scaling, image (MNIST, and CIFAR-10 or the converted cats-and-dogs\n"
-                  "subset, when the data are there; otherwise the report says how to fetch them)\n"
-                  "and speech into OUT/<experiment>/, then `ltbench plot` into OUT/figures/, then\n"
-                  "the Markdown report. An experiment that fails is reported and the others go on;\n"
-                  "the exit status is then 1. An OUT that holds an earlier suite's results is\n"
-                  "refused unless --resume or --overwrite says what to do with them. `ltbench\n"
-                  "suite --preset small --out results/reference --report results/REPORT.md\n"
-                  "--overwrite` regenerates the repository's reference report.",
-                  flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
+                  details, flags, suite_flags(&o, flags)};
     int exit_now;
     int code = bench_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
     if (exit_now)

@@ -170,4 +170,13 @@ int lt_speech_phone_fold(const char *espeak_name);
 /* Phone token counts of a split. */
 void lt_speech_phone_histogram(long *counts /* (LT_SPEECH_PHONES) */, const lt_speech_split *s);
 
+
+/* An utterance's figure: its filterbank features (mel bins upward, time to
+ * the right) titled with its text, its reference phones and a model's
+ * `decoded` phones (ids), as DIR/NAME.dat and the gnuplot script NAME.gp
+ * drawn into NAME.png when gnuplot is on PATH; without it the features
+ * alone as a plain PNG and the phones in NAME.txt (said on stderr). */
+lt_status lt_speech_figure(const char *dir, const char *name, const lt_utterance *u,
+                           const char *model, const int32_t *decoded, int n_decoded);
+
 #endif

@@ -5,6 +5,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/signals.h"
+#include "core/threads.h"
 #include "core/timer.h"
 #include "model/body.h"
 #include "nn/embedding.h"
@@ -244,4 +245,45 @@ lt_status lt_generate_timed(lt_generator *g, uint8_t *out, uint8_t *first_batch,
     }
     *seconds = lt_time_now() - start;
     return status;
+}
+
+lt_status lt_gen_session_init(lt_gen_session *s, const lt_model *weights,
+                              const lt_model_config *config, uint64_t seed, lt_gen_mode mode,
+                              int B, int N, uint64_t stream_base, int output)
+{
+    memset(s, 0, sizeof *s);
+    lt_model_config mc = *config;
+    mc.max_batch = B;
+    mc.seq_len = N;
+    lt_status status = lt_model_alloc(&s->model, &mc,
+                                      mode == LT_GEN_RECOMPUTE ? LT_MODEL_INFER : LT_MODEL_WEIGHTS,
+                                      lt_threads_get(), seed);
+    if (status == LT_OK)
+        status = lt_model_copy_params(&s->model, weights);
+    if (status == LT_OK)
+        status = lt_generator_init(&s->g, &s->model, mode, B, N);
+    if (status == LT_OK)
+        status = lt_mem_alloc((void **)&s->column, (size_t)B * sizeof *s->column,
+                              "generated column");
+    if (status == LT_OK)
+        status = lt_mem_alloc((void **)&s->uniforms, (size_t)B * 2 * sizeof *s->uniforms,
+                              "uniforms");
+    if (status == LT_OK && output)
+        status = lt_mem_alloc((void **)&s->out, (size_t)B * N, "generated sequences");
+    s->mol = (lt_mol_sampler){.mixtures = mc.classes / 3, .N = N, .seed = seed,
+                              .stream_base = stream_base, .uniforms = s->uniforms};
+    s->sampler = lt_mol_sampler_of(&s->mol);
+    if (status != LT_OK)
+        lt_gen_session_free(s);
+    return status;
+}
+
+void lt_gen_session_free(lt_gen_session *s)
+{
+    lt_mem_free(s->column);
+    lt_mem_free(s->uniforms);
+    lt_mem_free(s->out);
+    lt_generator_free(&s->g);
+    lt_model_free(&s->model);
+    memset(s, 0, sizeof *s);
 }

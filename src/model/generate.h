@@ -107,4 +107,25 @@ lt_status lt_generate_timed(lt_generator *g, uint8_t *out, uint8_t *first_batch,
                             int32_t *column, lt_progress *progress, long *sequences,
                             double *seconds);
 
+
+/* A byte model with a mixture-of-logistics head (the image models) set up
+ * to generate one way at batch B: its own copy of the weights planned for
+ * that way, the generator, the column and sampler buffers and, with
+ * `output`, the (B, N) bytes a timed run writes. Allocated in that order,
+ * through the tracked allocator: what one measured generation holds. */
+typedef struct lt_gen_session {
+    lt_model model;
+    lt_generator g;
+    int32_t *column;
+    double *uniforms;
+    uint8_t *out;
+    lt_mol_sampler mol;
+    lt_sampler sampler;
+} lt_gen_session;
+
+lt_status lt_gen_session_init(lt_gen_session *s, const lt_model *weights,
+                              const lt_model_config *config, uint64_t seed, lt_gen_mode mode,
+                              int B, int N, uint64_t stream_base, int output);
+void lt_gen_session_free(lt_gen_session *s);
+
 #endif

@@ -44,6 +44,10 @@ typedef struct lt_column {
      * format is NULL. */
     const char *header, *format;
     double scale;
+    /* Where a program takes the value from without code of its own: the
+     * flag whose value it is ("--layers"), or "$model", "$kernel",
+     * "$threads", "$experiment" (see the driver). NULL: set by the program. */
+    const char *from;
 } lt_column;
 
 /* A figure of `ltbench plot`, drawn from one table: a panel or two of

@@ -1,0 +1,77 @@
+#include "core/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *openblas_get_corename(void);
+
+/* 1 when /proc/cpuinfo lists every flag in `flags` (space-separated). */
+static int cpu_has(const char *flags)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return 0;
+    char line[8192];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0) {
+            found = 1;
+            char want[256];
+            snprintf(want, sizeof want, "%s", flags);
+            for (char *w = strtok(want, " "); w != NULL && found; w = strtok(NULL, " ")) {
+                char padded[64];
+                snprintf(padded, sizeof padded, " %s", w);
+                char *at = strstr(line, padded);
+                found = at != NULL && (at[strlen(padded)] == ' ' || at[strlen(padded)] == '\n');
+            }
+        }
+    fclose(f);
+    return found;
+}
+
+/* Why these settings:
+ * - OpenMP threads spin at barriers before they sleep. Spinning without a
+ *   bound (OMP_WAIT_POLICY=active) made two runs at once on a shared machine
+ *   take 50x longer; sleeping at once (passive) halved the speed of the
+ *   fine-grained work alone (batch-16 generation, small training steps).
+ *   A bounded spin (GOMP_SPINCOUNT=LT_DEFAULT_SPINCOUNT, some tens of
+ *   microseconds) kept batch-16 generation within 5% of a spin of 10000,
+ *   and two copy --preset quick runs at once took 2-3x one alone (10000:
+ *   3-5x; 2000: 1.5x, but a third slower alone).
+ * - OpenBLAS falls back to its generic x86-64 kernels ("Prescott") on CPUs
+ *   newer than its release knows, 5x slower here; when the CPU has AVX-512
+ *   or AVX2 it is told which kernels to use. */
+#define LT_DEFAULT_SPINCOUNT "5000"
+
+static int env_unset(const char *name)
+{
+    const char *value = getenv(name);
+    return value == NULL || *value == '\0';
+}
+
+void lt_runtime_prepare(char **argv)
+{
+    int set_spin = 0, set_core = 0;
+    if (env_unset("OMP_WAIT_POLICY") && env_unset("GOMP_SPINCOUNT") &&
+        setenv("GOMP_SPINCOUNT", LT_DEFAULT_SPINCOUNT, 1) == 0)
+        set_spin = 1;
+    const char *core = openblas_get_corename();
+    if (env_unset("OPENBLAS_CORETYPE") && core != NULL && strcmp(core, "Prescott") == 0) {
+        const char *better = cpu_has("avx512f avx512dq avx512cd avx512bw avx512vl") ? "SkylakeX"
+                             : cpu_has("avx2 fma")                                 ? "Haswell"
+                                                                                   : NULL;
+        if (better != NULL && setenv("OPENBLAS_CORETYPE", better, 1) == 0)
+            set_core = 1;
+    }
+    if (!set_spin && !set_core)
+        return;
+    execv("/proc/self/exe", argv);
+    /* Could not restart: run on as loaded, which the CSVs then record. */
+    if (set_spin)
+        unsetenv("GOMP_SPINCOUNT");
+    if (set_core)
+        unsetenv("OPENBLAS_CORETYPE");
+}
+

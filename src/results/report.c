@@ -1,0 +1,173 @@
+#include "results/report.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/atomic.h"
+#include "io/csv.h"
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static const char *cell(const lt_csv_table *t, long long r, const char *column)
+{
+    int c = lt_csv_table_column(t, column);
+    return c >= 0 && r < t->nrows ? lt_csv_table_cell(t, r, c) : "";
+}
+
+/* OUT/figures as the report sees it: relative when the report lies in OUT
+ * or above it, absolute otherwise. */
+static void figures_link(const lt_report *o, char *buf, size_t size)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", o->path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    size_t len = strlen(dir);
+    if (strcmp(dir, o->out) == 0)
+        snprintf(buf, size, "figures");
+    else if (strcmp(dir, ".") == 0 && o->out[0] != '/')
+        snprintf(buf, size, "%s/figures", o->out);
+    else if (strncmp(o->out, dir, len) == 0 && o->out[len] == '/')
+        snprintf(buf, size, "%s/figures", o->out + len + 1);
+    else
+        snprintf(buf, size, "%s/figures", o->out);
+}
+
+static void machine_section(FILE *f, const lt_csv_table *t)
+{
+    fprintf(f, "## Machine and build\n\n");
+    const char *fields[][2] = {{"CPU", "cpu_model"},       {"cores", "cores"},
+                               {"threads", "threads"},     {"MPI ranks", "ranks"},
+                               {"BLAS", "blas"},           {"build", "build"},
+                               {"OpenMP wait policy", "omp_wait_policy"},
+                               {"ltbench", "ltbench_version"}, {"git revision", "git_revision"},
+                               {"date", "date"},           {"load average at start", "load_start"}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        fprintf(f, "- %s: %s\n", fields[i][0], cell(t, 0, fields[i][1]));
+}
+
+/* The paper's CSV as it stands, but for its source column. */
+static void paper_table(FILE *f, const lt_report *o, const char *file)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", o->paper, file);
+    lt_csv_table t;
+    if (!exists(path) || lt_csv_read(&t, path) != LT_OK) {
+        fprintf(f, "\n(the paper's numbers, %s, could not be read)\n", path);
+        return;
+    }
+    fprintf(f, "\nThe paper (%s; times measured on the authors' GPU, so only ratios compare):\n\n",
+            file);
+    int first = 1;
+    for (int c = 0; c < t.ncols; c++)
+        if (strcmp(t.names[c], "source") != 0) {
+            fprintf(f, "%s %s", first ? "|" : " |", t.names[c]);
+            first = 0;
+        }
+    fprintf(f, " |\n|");
+    for (int c = 0; c < t.ncols; c++)
+        if (strcmp(t.names[c], "source") != 0)
+            fprintf(f, "---|");
+    fputc('\n', f);
+    for (long long r = 0; r < t.nrows; r++) {
+        for (int c = 0; c < t.ncols; c++)
+            if (strcmp(t.names[c], "source") != 0) {
+                const char *v = lt_csv_table_cell(&t, r, c);
+                fprintf(f, "| %s ", *v ? v : "-");
+            }
+        fprintf(f, "|\n");
+    }
+    lt_csv_table_free(&t);
+}
+
+/* The figure plot drew from this section's CSV, if any: plot names a
+ * figure again in the same run NAME-2. */
+static void figure_link(FILE *f, const lt_report *o, const lt_report_section *s, int repeat)
+{
+    if (s->drawn == NULL || s->drawn->nfigures == 0)
+        return;
+    const lt_figure *fig = &s->drawn->figures[0];
+    char name[128], path[4400], link[4200];
+    if (repeat > 1)
+        snprintf(name, sizeof name, "%s-%d", fig->name, repeat);
+    else
+        snprintf(name, sizeof name, "%s", fig->name);
+    snprintf(path, sizeof path, "%s/figures/%s.png", o->out, name);
+    figures_link(o, link, sizeof link);
+    if (exists(path))
+        fprintf(f, "\n![%s](%s/%s.png)\n", fig->title, link, name);
+}
+
+static void write_section(FILE *f, const lt_report *o, const lt_report_section *s,
+                          const lt_csv_table *t, int repeat)
+{
+    fprintf(f, "\n## %s", s->title);
+    if (s->dataset != NULL)
+        fprintf(f, ": %s", cell(t, 0, "data"));
+    fprintf(f, "\n\n");
+    if (lt_csv_table_column(t, "preset") >= 0)
+        fprintf(f, "Preset %s", cell(t, 0, "preset"));
+    if (s->dataset != NULL)
+        fprintf(f, "; %s training and %s test images; %s", cell(t, 0, "train_images"),
+                cell(t, 0, "test_images"),
+                strcmp(cell(t, 0, "trained"), "1") == 0 ? "trained"
+                                                        : "untrained weights (speed only)");
+    if (strcmp(s->experiment, "speech") == 0)
+        fprintf(f, "; %s hours of WSJ-style synthetic speech (%s training, %s test "
+                   "utterances); always answering the most frequent phone gives a PER of "
+                   "%s",
+                cell(t, 0, "hours"), cell(t, 0, "train_utterances"),
+                cell(t, 0, "test_utterances"), cell(t, 0, "baseline_per"));
+    fprintf(f, ".\n\n");
+    lt_table_markdown(s->schema, t, f);
+    if (s->paper != NULL)
+        paper_table(f, o, s->paper);
+    fprintf(f, "\nThe paper: %s\n", s->says);
+    figure_link(f, o, s, repeat);
+}
+
+lt_status lt_report_write(const lt_report *o, const lt_report_section *sections, int count)
+{
+    lt_atomic_file af;
+    LT_TRY(lt_atomic_open(&af, o->path));
+    FILE *f = af.f;
+    fprintf(f, "# ltbench report\n\nWritten by `ltbench suite --preset %s`; every number "
+               "below was measured on the machine named here, from the CSVs in `%s`. The "
+               "paper's numbers come from `%s`.\n\n",
+            o->preset, o->out, o->paper);
+    fprintf(f, "%s:\n\n```\n", o->rewritten ? "The commands that wrote the CSVs (this "
+                                              "report was rewritten from them)"
+                                            : "Commands run");
+    for (int i = 0; i < o->count; i++)
+        fprintf(f, "%s\n", o->commands[i]);
+    fprintf(f, "```\n\n");
+    for (int i = 0; i < o->count; i++)
+        if (o->notes[i][0])
+            fprintf(f, "- %s: %s\n", o->names[i], o->notes[i]);
+    int described = 0, repeat = 0;
+    for (int i = 0; i < count; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
+        lt_csv_table t;
+        if (!exists(path) || lt_csv_read(&t, path) != LT_OK)
+            continue;
+        if (!described)
+            machine_section(f, &t);
+        described = 1;
+        /* plot names a figure drawn again in the same run NAME-2, NAME-3 */
+        repeat = i > 0 && sections[i].drawn == sections[i - 1].drawn ? repeat + 1 : 1;
+        write_section(f, o, &sections[i], &t, repeat);
+        lt_csv_table_free(&t);
+    }
+    if (!described)
+        fprintf(f, "## Machine and build\n\nNo result CSV to read the provenance from.\n");
+    return lt_atomic_commit(&af);
+}

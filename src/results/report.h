@@ -1,0 +1,36 @@
+/* The Markdown report of `ltbench suite`: the commands run, the machine,
+ * and per experiment its result table (the columns its schema shows) beside
+ * the paper's table (a CSV of data/paper) and the paper's claim in words,
+ * with the figure drawn from it. */
+#ifndef LT_RESULTS_REPORT_H
+#define LT_RESULTS_REPORT_H
+
+#include "core/status.h"
+#include "results/table.h"
+
+typedef struct lt_report_section {
+    const char *experiment; /* the program */
+    const char *dataset;    /* image: the --dataset it ran with, else NULL */
+    const char *title;
+    const char *results;    /* its result CSV, relative to the output folder */
+    const lt_schema *schema;
+    const char *curves;     /* the CSV its figure is drawn from, when not the results */
+    const lt_schema *drawn; /* the table of that figure (NULL: none) */
+    const char *paper;      /* the paper's CSV in the paper folder, or NULL */
+    const char *says;       /* the paper's claim, in words */
+} lt_report_section;
+
+typedef struct lt_report {
+    const char *preset, *out, *path, *paper;
+    int rewritten;            /* written again from earlier CSVs, nothing run */
+    const char *const *commands; /* the command lines, with what became of them */
+    const char *const *names;    /* each command's program */
+    const char *const *notes;    /* and why it was not run ("" when it was) */
+    int count;
+} lt_report;
+
+/* Writes the report to r->path (atomically); sections whose CSV is not in
+ * r->out are left out. */
+lt_status lt_report_write(const lt_report *r, const lt_report_section *sections, int count);
+
+#endif
