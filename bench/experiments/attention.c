@@ -9,7 +9,7 @@
 #include "core/mem.h"
 #include "core/threads.h"
 #include "io/npy.h"
-#include "program.h"
+#include "experiment/program.h"
 
 typedef struct attention_options {
     const char *variant;
@@ -17,7 +17,7 @@ typedef struct attention_options {
     const char *q, *k, *v, *e, *f, *out, *dout, *dq, *dk, *dv, *de, *df;
     double eps;
     const char *feature_map;
-    bench_common common;
+    lt_common common;
 } attention_options;
 
 static void format_shape(char *buf, size_t size, const lt_npy *a)
@@ -273,15 +273,15 @@ static lt_status run(const attention_options *o, tensors *t)
     return commit_outputs(t);
 }
 
-static const bench_field_flag field_flags[] = {
+static const lt_field_flag field_flags[] = {
     {"eps", "--eps"}, {"feature_map", "--feature-map"}, {"causal", "--causal"}, {NULL, NULL}};
 
 int main(int argc, char **argv)
 {
     attention_options o = {.variant = "linear", .eps = 1e-6, .feature_map = "elu"};
-    bench_common_defaults(&o.common);
+    lt_common_defaults(&o.common);
     enum { OWN_FLAGS = 16 };
-    lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
+    lt_flag flags[OWN_FLAGS + LT_COMMON_FLAGS] = {
         {"--variant", LT_FLAG_CHOICE, &o.variant, NULL, "attention variant", 0, 0,
          "softmax|linear|linformer", 0},
         {"--causal", LT_FLAG_BOOL, &o.causal, NULL, "position i attends to positions <= i only",
@@ -309,7 +309,7 @@ int main(int argc, char **argv)
         {"--feature-map", LT_FLAG_CHOICE, &o.feature_map, NULL,
          "linear attention feature map phi", 0, 0, "elu|relu", 0},
     };
-    bench_common_flags(&flags[OWN_FLAGS], &o.common);
+    lt_common_flags(&flags[OWN_FLAGS], &o.common);
     lt_cli cli = {
         "ltbench attention",
         "Run one attention kernel on .npy inputs and write its output (and, with --dout, its\n"
@@ -323,7 +323,7 @@ int main(int argc, char **argv)
         /* threads and memory budget only: seed and quiet mean nothing here */
         flags, OWN_FLAGS + 2};
     int exit_now;
-    int code = bench_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
+    int code = lt_program_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
     tensors t;
@@ -331,6 +331,6 @@ int main(int argc, char **argv)
     lt_status status = run(&o, &t);
     release(&t);
     if (status != LT_OK)
-        return bench_report(cli.program, status, field_flags);
+        return lt_program_report(cli.program, status, field_flags);
     return 0;
 }

@@ -12,12 +12,12 @@
 #include "core/threads.h"
 #include "core/timer.h"
 #include "datasets/copy.h"
-#include "driver.h"
+#include "experiment/experiment.h"
 #include "tables.h"
 
 enum { MIN_SCALED_STEPS = 20, STATS = 3 };
 
-static const bench_preset_value preset_values[] = {
+static const lt_preset_value preset_values[] = {
     {"--seq", {"32", "128", "128"}},
     {"--batch", {"16", "32", "64"}},
     {"--steps", {"1000", "3000", "10000"}},
@@ -31,7 +31,7 @@ static const bench_preset_value preset_values[] = {
     {"--lr-drops", {"none", "2500:0.1", "3000:0.1"}},
 };
 
-static const bench_presets presets = {
+static const lt_presets presets = {
     {"quick", "small", "paper"},
     {"seconds: a tiny model that visibly learns; used by the tests",
      "minutes on a 2-core machine (the default)",
@@ -60,7 +60,7 @@ static int copy_flags(void *self, lt_flag *f)
     return 3;
 }
 
-static void copy_defaults(void *self, bench_run *run)
+static void copy_defaults(void *self, lt_exp_run *run)
 {
     copy_run *c = self;
     c->eval_batches = 4;
@@ -71,12 +71,12 @@ static void copy_defaults(void *self, bench_run *run)
 /* When --seq exceeds the preset's length, and unless --batch/--steps are
  * given, batch x N stays the preset's tokens per update and the number of
  * updates shrinks by the same factor (at least MIN_SCALED_STEPS). */
-static lt_status copy_check(void *self, bench_run *run, lt_cli *cli)
+static lt_status copy_check(void *self, lt_exp_run *run, lt_cli *cli)
 {
     copy_run *c = self;
-    bench_options *o = &run->o;
+    lt_exp_options *o = &run->o;
     LT_TRY(lt_copy_task_init(&c->task, (int)c->seq));
-    int p = bench_preset_index(run->exp->presets, o->preset);
+    int p = lt_preset_index(run->exp->presets, o->preset);
     long seq0 = atol(preset_values[0].values[p]), batch0 = atol(preset_values[1].values[p]);
     long steps0 = atol(preset_values[2].values[p]);
     double factor = (double)c->seq / (double)seq0;
@@ -96,11 +96,11 @@ static lt_status copy_check(void *self, bench_run *run, lt_cli *cli)
     return LT_OK;
 }
 
-static lt_status copy_setup(void *self, bench_run *run)
+static lt_status copy_setup(void *self, lt_exp_run *run)
 {
     copy_run *c = self;
-    const bench_options *o = &run->o;
-    size_t scratch = lt_eval_scratch_doubles(c->eval_batches * o->batch, bench_shard_batch(run),
+    const lt_exp_options *o = &run->o;
+    size_t scratch = lt_eval_scratch_doubles(c->eval_batches * o->batch, lt_exp_shard_batch(run),
                                              STATS);
     LT_TRY(lt_mem_alloc((void **)&c->eval_scratch, scratch * sizeof(double),
                         "evaluation sums"));
@@ -111,14 +111,14 @@ static lt_status copy_setup(void *self, bench_run *run)
            "seed %ld\n",
            o->preset, c->seq, o->batch, c->steps, o->layers, o->heads, o->head_dim, o->ffn,
            o->dropout, o->optimizer, o->lr, o->lr_drops, o->clip, lt_threads_get(),
-           lt_dist_size(), bench_shards(run), o->common.seed);
+           lt_dist_size(), lt_exp_shards(run), o->common.seed);
     if (c->scaling_note[0])
         printf("(%s)\n", c->scaling_note);
     fflush(stdout);
     return LT_OK;
 }
 
-static lt_status copy_configure(void *self, bench_run *run, bench_model *m)
+static lt_status copy_configure(void *self, lt_exp_run *run, lt_exp_model *m)
 {
     (void)self;
     (void)run;
@@ -128,7 +128,7 @@ static lt_status copy_configure(void *self, bench_run *run, bench_model *m)
     return LT_OK;
 }
 
-static lt_status copy_source(void *self, bench_run *run, lt_batch_source **out)
+static lt_status copy_source(void *self, lt_exp_run *run, lt_batch_source **out)
 {
     copy_run *c = self;
     *out = &c->source;
@@ -143,7 +143,7 @@ static void copy_release(void *self, lt_batch_source *source)
     lt_source_free(source);
 }
 
-static long copy_steps(void *self, bench_run *run, const lt_batch_source *source)
+static long copy_steps(void *self, lt_exp_run *run, const lt_batch_source *source)
 {
     (void)run;
     (void)source;
@@ -157,13 +157,13 @@ static double accuracy(const lt_batch_result *r)
     return r->counted ? (double)r->correct / (double)r->counted : NAN;
 }
 
-static lt_status copy_update_row(void *self, bench_run *run, const bench_model *m,
+static lt_status copy_update_row(void *self, lt_exp_run *run, const lt_exp_model *m,
                                  const lt_trainer *t, const lt_batch_result *r,
                                  const lt_fit_state *state)
 {
     lt_table *curves = &run->curves;
     (void)self;
-    bench_row_begin(run, curves, m);
+    lt_exp_row_begin(run, curves, m);
     lt_set_int(curves, "step", t->step);
     lt_set_num(curves, "elapsed_s", state->train_seconds);
     lt_set_num(curves, "loss", r->loss);
@@ -194,12 +194,12 @@ static lt_status eval_chunk(void *ctx, const lt_trainer *t, const lt_batch *batc
     return LT_OK;
 }
 
-static void not_applicable_row(bench_run *run, const bench_model *m,
-                               const bench_outcome *out)
+static void not_applicable_row(lt_exp_run *run, const lt_exp_model *m,
+                               const lt_exp_outcome *out)
 {
     lt_table *s = &run->results;
-    bench_row_begin(run, s, m);
-    lt_set_int(s, "shards", bench_shards(run));
+    lt_exp_row_begin(run, s, m);
+    lt_set_int(s, "shards", lt_exp_shards(run));
     const char *nan_columns[] = {"step_median_s", "step_min_s", "step_max_s", "tokens_per_s",
                                  "comm_s_per_update", "loss_start", "loss_end",
                                  "copy_accuracy_end", "eval_loss", "eval_copy_accuracy",
@@ -216,8 +216,8 @@ static void not_applicable_row(bench_run *run, const bench_model *m,
     lt_row_end(s);
 }
 
-static lt_status copy_finish(void *self, bench_run *run, bench_model *m, lt_trainer *t,
-                             bench_outcome *out)
+static lt_status copy_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_trainer *t,
+                             lt_exp_outcome *out)
 {
     copy_run *c = self;
     if (t == NULL) {
@@ -239,7 +239,7 @@ static lt_status copy_finish(void *self, bench_run *run, bench_model *m, lt_trai
                          NULL));
     lt_summary step = out->step_time;
     lt_table *s = &run->results;
-    bench_row_begin(run, s, m);
+    lt_exp_row_begin(run, s, m);
     lt_set_str(s, "status", out->status);
     lt_set_int(s, "first_step", out->fit.first_step);
     lt_set_int(s, "last_step", out->fit.last_step);
@@ -250,7 +250,7 @@ static lt_status copy_finish(void *self, bench_run *run, bench_model *m, lt_trai
     lt_set_num(s, "comm_s_per_update",
                out->fit.last_step > 0 ? out->state->comm_seconds / (double)out->fit.last_step
                                       : NAN);
-    lt_set_int(s, "shards", bench_shards(run));
+    lt_set_int(s, "shards", lt_exp_shards(run));
     lt_set_int(s, "peak_bytes", (long long)out->state->peak_bytes);
     lt_set_int(s, "planned_bytes", (long long)(out->planned_bytes + out->source->bytes));
     lt_set_int(s, "infer_planned_bytes", (long long)infer_bytes);
@@ -276,13 +276,13 @@ static lt_status copy_finish(void *self, bench_run *run, bench_model *m, lt_trai
     return lt_row_end(s);
 }
 
-static void copy_teardown(void *self, bench_run *run)
+static void copy_teardown(void *self, lt_exp_run *run)
 {
     (void)run;
     lt_mem_free(((copy_run *)self)->eval_scratch);
 }
 
-static void copy_footnote(void *self, bench_run *run)
+static void copy_footnote(void *self, lt_exp_run *run)
 {
     copy_run *c = self;
     printf("(s/update: median, min, max over the updates after the first; loss: first update "
@@ -307,7 +307,7 @@ static const char details[] =
 int main(int argc, char **argv)
 {
     static copy_run c;
-    const bench_experiment copy = {
+    const lt_experiment copy = {
         .name = "copy",
         .summary = "The synthetic copy task of the paper (sec. 4.1.1, Figure 2): train a causal "
                    "transformer per\nattention variant to repeat a random sequence of symbols.",
@@ -337,5 +337,5 @@ int main(int argc, char **argv)
         .footnote = copy_footnote,
         .teardown = copy_teardown,
     };
-    return bench_run_experiment(&copy, &c, argc, argv);
+    return lt_experiment_main(&copy, &c, argc, argv);
 }

@@ -19,7 +19,7 @@
 #include "core/mem.h"
 #include "core/signals.h"
 #include "core/threads.h"
-#include "driver.h"
+#include "experiment/experiment.h"
 #include "io/png.h"
 #include "model/generate.h"
 #include "tables.h"
@@ -29,7 +29,7 @@ enum { MAX_GEN_BATCHES = 4, VOCAB = LT_IMAGE_START_TOKEN + 1, STATS = 2 };
 /* Streams of the generation draws, far from training's. */
 #define GEN_STREAM_BASE (1ull << 44)
 
-static const bench_preset_value preset_values[] = {
+static const lt_preset_value preset_values[] = {
     {"--layers", {"1", "2", NULL}}, /* paper: 8 (MNIST) or 16 (CIFAR), set per dataset */
     {"--heads", {"2", "4", "8"}},
     {"--head-dim", {"8", "16", "32"}},
@@ -44,7 +44,7 @@ static const bench_preset_value preset_values[] = {
     {"--gen-seconds", {"30", "120", "600"}},
 };
 
-static const bench_presets presets = {
+static const lt_presets presets = {
     {"quick", "small", "paper"},
     {"seconds: a tiny model on a tiny subset; used by the tests",
      "a few minutes per variant on a 2-core machine: 2 layers of width 64 trained on the "
@@ -123,7 +123,7 @@ static int image_flags(void *self, lt_flag *f)
     return n;
 }
 
-static void image_defaults(void *self, bench_run *run)
+static void image_defaults(void *self, lt_exp_run *run)
 {
     image_run *c = self;
     c->dataset = "mnist";
@@ -144,7 +144,7 @@ static lt_status parse_gen_batches(image_run *c)
     static char text[128];
     snprintf(text, sizeof text, "%s", c->gen_batches_text);
     const char *items[MAX_GEN_BATCHES];
-    LT_TRY(bench_split_unique(text, items, MAX_GEN_BATCHES, &c->gen_batch_count,
+    LT_TRY(lt_cli_split_unique(text, items, MAX_GEN_BATCHES, &c->gen_batch_count,
                               "--gen-batches"));
     int listed = 0;
     for (int i = 0; i < c->gen_batch_count; i++) {
@@ -161,10 +161,10 @@ static lt_status parse_gen_batches(image_run *c)
     return LT_OK;
 }
 
-static lt_status image_check(void *self, bench_run *run, lt_cli *cli)
+static lt_status image_check(void *self, lt_exp_run *run, lt_cli *cli)
 {
     image_run *c = self;
-    bench_options *o = &run->o;
+    lt_exp_options *o = &run->o;
     int mnist = strcmp(c->dataset, "mnist") == 0, paper = strcmp(o->preset, "paper") == 0;
     if (!lt_cli_flag(cli, "--layers")->seen && paper)
         o->layers = mnist ? 8 : 16;
@@ -178,7 +178,7 @@ static lt_status image_check(void *self, bench_run *run, lt_cli *cli)
     return parse_gen_batches(c);
 }
 
-static lt_status image_setup(void *self, bench_run *run)
+static lt_status image_setup(void *self, lt_exp_run *run)
 {
     image_run *c = self;
     int mnist = strcmp(c->dataset, "mnist") == 0;
@@ -205,11 +205,11 @@ static lt_status image_setup(void *self, bench_run *run)
     lt_images_free(&test);
     LT_TRY(status);
     snprintf(c->data_name, sizeof c->data_name, "%s", c->train.name);
-    size_t scratch = lt_eval_scratch_doubles(c->test.count, bench_shard_batch(run), STATS);
+    size_t scratch = lt_eval_scratch_doubles(c->test.count, lt_exp_shard_batch(run), STATS);
     LT_TRY(lt_mem_alloc((void **)&c->eval_scratch, scratch * sizeof(double), "evaluation sums"));
     if (!lt_dist_is_root())
         return LT_OK;
-    const bench_options *o = &run->o;
+    const lt_exp_options *o = &run->o;
     char described[128];
     printf("ltbench image: %s (%s), N=%ld, preset %s, %ld layers, %ld heads x %ld, FFN %ld, "
            "%ld mixtures, %s, %d threads, seed %ld%s%s\n",
@@ -221,7 +221,7 @@ static lt_status image_setup(void *self, bench_run *run)
     return LT_OK;
 }
 
-static lt_status image_configure(void *self, bench_run *run, bench_model *m)
+static lt_status image_configure(void *self, lt_exp_run *run, lt_exp_model *m)
 {
     image_run *c = self;
     lt_model_config *mc = &m->config.model;
@@ -234,7 +234,7 @@ static lt_status image_configure(void *self, bench_run *run, bench_model *m)
     return LT_OK;
 }
 
-static lt_status image_source(void *self, bench_run *run, lt_batch_source **out)
+static lt_status image_source(void *self, lt_exp_run *run, lt_batch_source **out)
 {
     image_run *c = self;
     *out = &c->source;
@@ -248,7 +248,7 @@ static void image_release(void *self, lt_batch_source *source)
     lt_source_free(source);
 }
 
-static long image_steps(void *self, bench_run *run, const lt_batch_source *source)
+static long image_steps(void *self, lt_exp_run *run, const lt_batch_source *source)
 {
     (void)run;
     (void)source;
@@ -257,13 +257,13 @@ static long image_steps(void *self, bench_run *run, const lt_batch_source *sourc
 
 /* ---- rows ---- */
 
-static void row_begin(const image_run *c, bench_run *run, lt_table *t, const bench_model *m)
+static void row_begin(const image_run *c, lt_exp_run *run, lt_table *t, const lt_exp_model *m)
 {
-    bench_row_begin(run, t, m);
+    lt_exp_row_begin(run, t, m);
     lt_set_str(t, "dataset", c->data_name);
 }
 
-static lt_status image_update_row(void *self, bench_run *run, const bench_model *m,
+static lt_status image_update_row(void *self, lt_exp_run *run, const lt_exp_model *m,
                                   const lt_trainer *t, const lt_batch_result *r,
                                   const lt_fit_state *state)
 {
@@ -300,7 +300,7 @@ typedef struct gen_result {
     size_t peak_bytes;
 } gen_result;
 
-static void add_row(image_run *c, bench_run *run, const bench_model *m, const char *mode,
+static void add_row(image_run *c, lt_exp_run *run, const lt_exp_model *m, const char *mode,
                     int batch, const trained *tr, const gen_result *g,
                     const char *status, const char *note)
 {
@@ -381,7 +381,7 @@ static lt_status completions(const image_run *c, const lt_model *weights,
     return status;
 }
 
-static lt_status write_grid(const image_run *c, const bench_run *run, const char *what,
+static lt_status write_grid(const image_run *c, const lt_exp_run *run, const char *what,
                             const char *variant, const uint8_t *images, int count, int cols)
 {
     char name[256], path[4600];
@@ -404,7 +404,7 @@ static lt_status write_grid(const image_run *c, const bench_run *run, const char
  * mode (a constant state steps "recurrent", a growing cache "cached"),
  * then recompute where the default takes it (softmax: the paper's
  * baseline) or --gen-modes all asks for it. */
-static int modes_for(const image_run *c, const bench_model *m, gen_kind *out)
+static int modes_for(const image_run *c, const lt_exp_model *m, gen_kind *out)
 {
     lt_attn attn;
     lt_attn_caps caps;
@@ -425,7 +425,7 @@ static int modes_for(const image_run *c, const bench_model *m, gen_kind *out)
     return n;
 }
 
-static lt_status generate_all(image_run *c, bench_run *run, const bench_model *m,
+static lt_status generate_all(image_run *c, lt_exp_run *run, const lt_exp_model *m,
                               const lt_model *weights, const trained *tr)
 {
     gen_kind kinds[3];
@@ -482,8 +482,8 @@ static lt_status eval_chunk(void *ctx, const lt_trainer *t, const lt_batch *batc
     return LT_OK;
 }
 
-static lt_status image_finish(void *self, bench_run *run, bench_model *m, lt_trainer *t,
-                              bench_outcome *out)
+static lt_status image_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_trainer *t,
+                              lt_exp_outcome *out)
 {
     image_run *c = self;
     trained tr = {.bits_per_dim = NAN, .step_median = NAN, .seconds = NAN};
@@ -534,7 +534,7 @@ static lt_status image_finish(void *self, bench_run *run, bench_model *m, lt_tra
 }
 
 /* linear x: linear's recurrent images/s at each row's batch over the row's. */
-static void image_complete(void *self, bench_run *run)
+static void image_complete(void *self, lt_exp_run *run)
 {
     (void)self;
     lt_table *t = &run->results;
@@ -552,7 +552,7 @@ static void image_complete(void *self, bench_run *run)
     }
 }
 
-static void image_footnote(void *self, bench_run *run)
+static void image_footnote(void *self, lt_exp_run *run)
 {
     (void)run;
     image_run *c = self;
@@ -562,7 +562,7 @@ static void image_footnote(void *self, bench_run *run)
            c->test.count);
 }
 
-static void image_teardown(void *self, bench_run *run)
+static void image_teardown(void *self, lt_exp_run *run)
 {
     (void)run;
     image_run *c = self;
@@ -588,7 +588,7 @@ static const char details[] =
 int main(int argc, char **argv)
 {
     static image_run c;
-    const bench_experiment image = {
+    const lt_experiment image = {
         .name = "image",
         .summary = "Autoregressive image generation on MNIST and CIFAR-10 (the paper's sec. "
                    "4.2,\nTables 1 and 2): bits/dim and images/s per attention variant and "
@@ -620,5 +620,5 @@ int main(int argc, char **argv)
         .footnote = image_footnote,
         .teardown = image_teardown,
     };
-    return bench_run_experiment(&image, &c, argc, argv);
+    return lt_experiment_main(&image, &c, argc, argv);
 }

@@ -15,7 +15,7 @@
 #include "core/timer.h"
 #include "core/signals.h"
 #include "io/outdir.h"
-#include "program.h"
+#include "experiment/program.h"
 #include "results/table.h"
 #include "tables.h"
 
@@ -35,7 +35,7 @@ typedef struct scaling_options {
     double max_case_seconds;
     const char *kernel, *kernels;
     const char *out;
-    bench_common common;
+    lt_common common;
 } scaling_options;
 
 /* One measured (or refused) case: a row of the CSV and of the table. */
@@ -184,7 +184,7 @@ static int kernels_to_run(const scaling_options *opt, const char *const *variant
     return 1;
 }
 
-static const bench_field_flag field_flags[] = {
+static const lt_field_flag field_flags[] = {
     {"eps", "--eps"}, {"feature_map", "--feature-map"}, {"proj_k", "--proj-k"},
     {"kernel", "--kernel"}, {NULL, NULL}};
 
@@ -248,8 +248,8 @@ static int scaling_flags(scaling_options *opt, lt_flag *f)
     f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &opt->out, "PATH",
                        "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL,
                        0};
-    bench_common_flags(&f[n], &opt->common);
-    return n + BENCH_COMMON_FLAGS;
+    lt_common_flags(&f[n], &opt->common);
+    return n + LT_COMMON_FLAGS;
 }
 
 static const char details[] =
@@ -299,7 +299,7 @@ static lt_status check_options(sweep *w, scaling_options *opt)
         opt->value_dim = opt->head_dim;
     static char text[256];
     snprintf(text, sizeof text, "%s", opt->variants);
-    LT_TRY(bench_parse_variants(text, w->variants, MAX_VARIANTS, &w->variant_count,
+    LT_TRY(lt_program_parse_variants(text, w->variants, MAX_VARIANTS, &w->variant_count,
                                 "--variants"));
     LT_TRY(lt_attn_parse_feature_map(&w->feature_map, opt->feature_map, "--feature-map"));
     if (strcmp(opt->causal_mode, "causal") != 0)
@@ -443,14 +443,14 @@ int main(int argc, char **argv)
         .max_log2 = 16, .heads = 8, .head_dim = 64, .tokens = 4096, .proj_k = 256,
         .feature_map = "elu", .eps = 1e-6, .warmup = 1, .repeats = 3, .max_case_seconds = 150,
         .kernel = "default", .kernels = "default", .out = "results/scaling/scaling.csv"};
-    bench_common_defaults(&opt.common);
+    lt_common_defaults(&opt.common);
     static lt_flag flags[32];
     lt_cli cli = {"ltbench scaling",
                   "Attention time and peak memory against sequence length (the paper's "
                   "Figure 1).",
                   details, flags, scaling_flags(&opt, flags)};
     int exit_now;
-    int code = bench_parse(&cli, NULL, NULL, &opt.common, argc, argv, &exit_now);
+    int code = lt_program_parse(&cli, NULL, NULL, &opt.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
     static sweep w;
@@ -474,7 +474,7 @@ int main(int argc, char **argv)
     }
     if (status != LT_OK) {
         lt_table_detach(&w.table);
-        return bench_report(cli.program, status, field_flags);
+        return lt_program_report(cli.program, status, field_flags);
     }
     printf("\nwrote %s (%d rows, %d threads)\n", opt.out, w.row_count, lt_threads_get());
     lt_table_free(&w.table);

@@ -15,7 +15,7 @@
 #include "core/mem.h"
 #include "core/threads.h"
 #include "datasets/speech.h"
-#include "driver.h"
+#include "experiment/experiment.h"
 #include "nn/ctc.h"
 #include "tables.h"
 
@@ -24,7 +24,7 @@ enum { CLASSES = LT_SPEECH_PHONES + 1 /* + the CTC blank, class 0 */, STATS = 4 
 /* The paper halves the transformers' rate when dev PER stops improving. */
 #define PLATEAU_FACTOR 0.5
 
-static const bench_preset_value preset_values[] = {
+static const lt_preset_value preset_values[] = {
     {"--hours", {"0.005", "0.5", "80"}},
     {"--epochs", {"2", "20", "100"}},
     {"--batch", {"4", "16", "16"}},
@@ -38,7 +38,7 @@ static const bench_preset_value preset_values[] = {
     {"--lstm-lr", {"1e-3", "1e-3", "1e-3"}},
 };
 
-static const bench_presets presets = {
+static const lt_presets presets = {
     {"quick", "small", "paper"},
     {"seconds: 18 s of audio, tiny models; used by the tests",
      "minutes per model on a 2-core machine: half an hour of audio (the default)",
@@ -84,7 +84,7 @@ static int speech_flags(void *self, lt_flag *f)
     return n;
 }
 
-static void speech_defaults(void *self, bench_run *run)
+static void speech_defaults(void *self, lt_exp_run *run)
 {
     speech_run *c = self;
     c->cache = "results/speech/cache";
@@ -92,7 +92,7 @@ static void speech_defaults(void *self, bench_run *run)
     run->o.proj_k = 64;
 }
 
-static lt_status speech_check(void *self, bench_run *run, lt_cli *cli)
+static lt_status speech_check(void *self, lt_exp_run *run, lt_cli *cli)
 {
     (void)run;
     (void)cli;
@@ -121,7 +121,7 @@ static void baseline(speech_run *c)
     c->baseline_per = 1.0 - (double)test[best] / (double)c->corpus.test.phones;
 }
 
-static lt_status load_corpus(speech_run *c, const bench_run *run)
+static lt_status load_corpus(speech_run *c, const lt_exp_run *run)
 {
     lt_speech_config cfg = {.hours = c->hours, .seed = (uint64_t)run->o.common.seed,
                             .cache_dir = c->cache, .notice = notice};
@@ -136,7 +136,7 @@ static lt_status load_corpus(speech_run *c, const bench_run *run)
     return LT_OK;
 }
 
-static lt_status speech_setup(void *self, bench_run *run)
+static lt_status speech_setup(void *self, lt_exp_run *run)
 {
     speech_run *c = self;
     /* rank 0 builds the corpus (and its cache) first; the others then read
@@ -148,7 +148,7 @@ static lt_status speech_setup(void *self, bench_run *run)
     /* Sharded updates split every batch into equal shards: whole batches only. */
     LT_TRY(lt_speech_source_init(&c->source, &c->corpus, (int)c->stack,
                                  (uint64_t)run->o.common.seed, (int)run->o.batch,
-                                 lt_dist_rank(), lt_dist_size(), bench_shards(run) > 1));
+                                 lt_dist_rank(), lt_dist_size(), lt_exp_shards(run) > 1));
     lt_speech_source_limits(&c->source, &c->max_positions, &c->max_labels);
     LT_TRY(lt_mem_alloc((void **)&c->decoded, (size_t)c->max_positions * sizeof(int32_t),
                         "decoded phones"));
@@ -156,7 +156,7 @@ static lt_status speech_setup(void *self, bench_run *run)
                         "edit distance"));
     long most = c->corpus.dev.count > c->corpus.test.count ? c->corpus.dev.count
                                                            : c->corpus.test.count;
-    size_t scratch = lt_eval_scratch_doubles(most, bench_shard_batch(run), STATS);
+    size_t scratch = lt_eval_scratch_doubles(most, lt_exp_shard_batch(run), STATS);
     LT_TRY(lt_mem_alloc((void **)&c->eval_scratch, scratch * sizeof(double), "evaluation sums"));
     baseline(c);
     if (!lt_dist_is_root())
@@ -173,7 +173,7 @@ static lt_status speech_setup(void *self, bench_run *run)
     return LT_OK;
 }
 
-static lt_status speech_configure(void *self, bench_run *run, bench_model *m)
+static lt_status speech_configure(void *self, lt_exp_run *run, lt_exp_model *m)
 {
     speech_run *c = self;
     lt_train_config *tc = &m->config;
@@ -199,14 +199,14 @@ static lt_status speech_configure(void *self, bench_run *run, bench_model *m)
     return lt_schedule_init(&tc->schedule, c->lstm_lr, 0);
 }
 
-static lt_status speech_source(void *self, bench_run *run, lt_batch_source **out)
+static lt_status speech_source(void *self, lt_exp_run *run, lt_batch_source **out)
 {
     (void)run;
     *out = &((speech_run *)self)->source; /* made once at setup, outside every peak */
     return LT_OK;
 }
 
-static long speech_steps(void *self, bench_run *run, const lt_batch_source *source)
+static long speech_steps(void *self, lt_exp_run *run, const lt_batch_source *source)
 {
     (void)run;
     return ((speech_run *)self)->epochs * source->updates_per_epoch;
@@ -248,7 +248,7 @@ static lt_status evaluate_split(speech_run *c, lt_trainer *t, lt_split split, do
 
 /* After each epoch: dev and test PER and a curve row; dev PER drives the
  * plateau rule. */
-static lt_status speech_evaluate(void *self, bench_run *run, const bench_model *m,
+static lt_status speech_evaluate(void *self, lt_exp_run *run, const lt_exp_model *m,
                                  lt_trainer *t, const lt_fit_state *state, double *metric)
 {
     speech_run *c = self;
@@ -256,7 +256,7 @@ static lt_status speech_evaluate(void *self, bench_run *run, const bench_model *
     LT_TRY(evaluate_split(c, t, LT_SPLIT_DEV, &dev_loss, &dev_per));
     LT_TRY(evaluate_split(c, t, LT_SPLIT_TEST, &test_loss, &test_per));
     lt_table *curves = &run->curves;
-    bench_row_begin(run, curves, m);
+    lt_exp_row_begin(run, curves, m);
     lt_set_int(curves, "epoch", t->step / c->source.updates_per_epoch);
     lt_set_int(curves, "step", t->step);
     lt_set_num(curves, "elapsed_s", state->train_seconds);
@@ -299,8 +299,8 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static lt_status speech_finish(void *self, bench_run *run, bench_model *m, lt_trainer *t,
-                               bench_outcome *out)
+static lt_status speech_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_trainer *t,
+                               lt_exp_outcome *out)
 {
     speech_run *c = self;
     int decoded = 0;
@@ -328,7 +328,7 @@ static lt_status speech_finish(void *self, bench_run *run, bench_model *m, lt_tr
                                       : 0.5 * (epoch_s[epochs / 2 - 1] + epoch_s[epochs / 2]);
     int lstm = is_lstm(m->name);
     lt_table *r = &run->results;
-    bench_row_begin(run, r, m);
+    lt_exp_row_begin(run, r, m);
     lt_set_str(r, "status", out->status);
     lt_set_int(r, "layers", lstm ? c->lstm_layers : run->o.layers);
     lt_set_int(r, "width", lstm ? 2 * c->hidden : run->o.heads * run->o.head_dim);
@@ -361,7 +361,7 @@ static lt_status speech_finish(void *self, bench_run *run, bench_model *m, lt_tr
                             decoded);
 }
 
-static void speech_footnote(void *self, bench_run *run)
+static void speech_footnote(void *self, lt_exp_run *run)
 {
     (void)run;
     speech_run *c = self;
@@ -371,7 +371,7 @@ static void speech_footnote(void *self, bench_run *run)
            c->corpus.test.count, 100 * c->baseline_per);
 }
 
-static void speech_teardown(void *self, bench_run *run)
+static void speech_teardown(void *self, lt_exp_run *run)
 {
     (void)run;
     speech_run *c = self;
@@ -402,7 +402,7 @@ static const char details[] =
 int main(int argc, char **argv)
 {
     static speech_run c;
-    const bench_experiment speech = {
+    const lt_experiment speech = {
         .name = "speech",
         .summary = "WSJ-style phoneme recognition with CTC (the paper's sec. 4.3, Table 3): "
                    "phoneme error\nrate and time per epoch per model.",
@@ -433,5 +433,5 @@ int main(int argc, char **argv)
         .footnote = speech_footnote,
         .teardown = speech_teardown,
     };
-    return bench_run_experiment(&speech, &c, argc, argv);
+    return lt_experiment_main(&speech, &c, argc, argv);
 }

@@ -13,7 +13,7 @@
 #include "datasets/images.h"
 #include "io/atomic.h"
 #include "io/outdir.h"
-#include "program.h"
+#include "experiment/program.h"
 #include "results/report.h"
 #include "tables.h"
 
@@ -22,7 +22,7 @@ enum { MAX_ARGS = 32, MAX_STEPS = 8 };
 typedef struct suite_options {
     const char *preset, *out, *report, *experiments, *paper;
     int report_only, resume, overwrite;
-    bench_common common;
+    lt_common common;
 } suite_options;
 
 static const lt_report_section sections[] = {
@@ -147,7 +147,7 @@ static lt_status check_experiments(const char *text)
     strcpy(copy, text);
     const char *items[KNOWN];
     int count;
-    LT_TRY(bench_split_unique(copy, items, KNOWN, &count, "--experiments"));
+    LT_TRY(lt_cli_split_unique(copy, items, KNOWN, &count, "--experiments"));
     for (int i = 0; i < count; i++) {
         int found = 0;
         for (int k = 0; k < KNOWN; k++)
@@ -283,8 +283,8 @@ static int suite_flags(suite_options *o, lt_flag *f)
                        "start over in an OUT that holds an earlier suite's results, replacing "
                        "them",
                        0, 0, NULL, 0};
-    bench_common_flags(&f[n], &o->common);
-    return n + BENCH_COMMON_FLAGS;
+    lt_common_flags(&f[n], &o->common);
+    return n + LT_COMMON_FLAGS;
 }
 
 static const char details[] =
@@ -301,14 +301,14 @@ int main(int argc, char **argv)
 {
     static suite_options o = {.preset = "quick", .experiments = "copy,scaling,image,speech",
                               .paper = "data/paper"};
-    bench_common_defaults(&o.common);
+    lt_common_defaults(&o.common);
     static lt_flag flags[24];
     lt_cli cli = {"ltbench suite",
                   "Run every experiment at one preset, draw every figure and write a report "
                   "beside the paper's tables.",
                   details, flags, suite_flags(&o, flags)};
     int exit_now;
-    int code = bench_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
+    int code = lt_program_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
     char out[4096], report_path[4400];

@@ -250,3 +250,14 @@ int lt_cli_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **a
     *exit_now = 0;
     return 0;
 }
+
+lt_status lt_cli_split_unique(char *text, const char **items, int capacity, int *count,
+                             const char *flag)
+{
+    LT_TRY(lt_cli_split_list(text, items, capacity, count, flag));
+    for (int i = 0; i < *count; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(items[i], items[j]) == 0)
+                return lt_fail(LT_E_USAGE, "%s: '%s' is listed twice", flag, items[i]);
+    return LT_OK;
+}

@@ -89,4 +89,9 @@ int lt_cli_report(const char *program, lt_status status);
 lt_status lt_cli_split_list(char *text, const char **items, int capacity, int *count,
                             const char *flag);
 
+/* lt_cli_split_list with each item at most once (LT_E_USAGE naming `flag`
+ * and the repeated item otherwise). */
+lt_status lt_cli_split_unique(char *text, const char **items, int capacity, int *count,
+                              const char *flag);
+
 #endif

@@ -1,4 +1,4 @@
-#include "driver.h"
+#include "experiment/experiment.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include "core/threads.h"
 #include "core/timer.h"
 
-const bench_field_flag bench_standard_fields[] = {
+const lt_field_flag lt_exp_fields[] = {
     {"layers", "--layers"},       {"heads", "--heads"},
     {"head_dim", "--head-dim"},   {"ffn", "--ffn"},
     {"dropout", "--dropout"},     {"max_batch", "--batch"},
@@ -27,12 +27,12 @@ const bench_field_flag bench_standard_fields[] = {
     {"hours", "--hours"},
     {NULL, NULL}};
 
-int bench_shards(const bench_run *run)
+int lt_exp_shards(const lt_exp_run *run)
 {
     return run->o.shards > 0 ? (int)run->o.shards : lt_dist_size();
 }
 
-int bench_shard_batch(const bench_run *run) { return (int)run->o.batch / bench_shards(run); }
+int lt_exp_shard_batch(const lt_exp_run *run) { return (int)run->o.batch / lt_exp_shards(run); }
 
 /* A flag's value as a cell: numbers as the CSV writes them. */
 static void set_from_flag(lt_table *t, const char *column, const lt_flag *f)
@@ -51,7 +51,7 @@ static void set_from_flag(lt_table *t, const char *column, const lt_flag *f)
     }
 }
 
-void bench_row_begin(bench_run *run, lt_table *t, const bench_model *m)
+void lt_exp_row_begin(lt_exp_run *run, lt_table *t, const lt_exp_model *m)
 {
     lt_row_begin(t);
     for (int c = 0; c < t->schema->ncols; c++) {
@@ -75,7 +75,7 @@ void bench_row_begin(bench_run *run, lt_table *t, const bench_model *m)
     }
 }
 
-const bench_model *bench_find_model(const bench_run *run, const char *name)
+const lt_exp_model *lt_exp_find_model(const lt_exp_run *run, const char *name)
 {
     for (int i = 0; i < run->model_count; i++)
         if (strcmp(run->models[i].name, name) == 0)
@@ -87,10 +87,10 @@ const bench_model *bench_find_model(const bench_run *run, const char *name)
 
 enum { STANDARD_FLAGS = 23 };
 
-static void standard_flags(lt_flag *f, bench_run *run)
+static void standard_flags(lt_flag *f, lt_exp_run *run)
 {
-    const bench_experiment *e = run->exp;
-    bench_options *o = &run->o;
+    const lt_experiment *e = run->exp;
+    lt_exp_options *o = &run->o;
     static char models_help[512], batch_help[128], out_help[320];
     snprintf(models_help, sizeof models_help, "%s", e->models_help);
     snprintf(batch_help, sizeof batch_help, "%s per update", e->sequence);
@@ -100,7 +100,7 @@ static void standard_flags(lt_flag *f, bench_run *run)
     f[n++] = (lt_flag){"--preset", LT_FLAG_CHOICE, &o->preset, NULL,
                        "size of the run (see Presets below); the defaults shown are the "
                        "default preset's",
-                       0, 0, bench_preset_choices(e->presets), 0};
+                       0, 0, lt_preset_choices(e->presets), 0};
     f[n++] = (lt_flag){e->models_flag, LT_FLAG_STRING, &o->models, "LIST", models_help, 0, 0,
                        NULL, 0};
     f[n++] = (lt_flag){"--kernel", LT_FLAG_STRING, &o->kernel, "NAME",
@@ -161,7 +161,7 @@ static void standard_flags(lt_flag *f, bench_run *run)
                        0, 0, NULL, 0};
 }
 
-static void default_options(bench_options *o, const bench_experiment *e)
+static void default_options(lt_exp_options *o, const lt_experiment *e)
 {
     memset(o, 0, sizeof *o);
     o->preset = e->default_preset;
@@ -177,13 +177,13 @@ static void default_options(bench_options *o, const bench_experiment *e)
     static char out[128];
     snprintf(out, sizeof out, "results/%s", e->name);
     o->out = out;
-    bench_common_defaults(&o->common);
+    lt_common_defaults(&o->common);
 }
 
 /* ---- models ---- */
 
 /* Whether `name` is one of the experiment's own models (a comma list). */
-static int own_model(const bench_experiment *e, const char *name)
+static int own_model(const lt_experiment *e, const char *name)
 {
     size_t len = strlen(name);
     for (const char *at = e->own_models; at != NULL && *at; at += strcspn(at, ",") + (at[strcspn(at, ",")] == ','))
@@ -193,14 +193,14 @@ static int own_model(const bench_experiment *e, const char *name)
 }
 
 /* Every listed model: its config, kernel and whether it can serve. */
-static lt_status list_models(bench_run *run)
+static lt_status list_models(lt_exp_run *run)
 {
-    const bench_experiment *e = run->exp;
+    const lt_experiment *e = run->exp;
     static char text[512];
     snprintf(text, sizeof text, "%s", run->o.models);
-    const char *names[BENCH_MAX_MODELS], *variants[BENCH_MAX_MODELS];
+    const char *names[LT_EXP_MAX_MODELS], *variants[LT_EXP_MAX_MODELS];
     int count = 0, nvariants = 0;
-    LT_TRY(bench_split_unique(text, names, BENCH_MAX_MODELS, &count, e->models_flag));
+    LT_TRY(lt_cli_split_unique(text, names, LT_EXP_MAX_MODELS, &count, e->models_flag));
     for (int i = 0; i < count; i++) {
         int own = own_model(e, names[i]);
         lt_attn_caps caps;
@@ -213,7 +213,7 @@ static lt_status list_models(bench_run *run)
     }
     run->model_count = count;
     for (int i = 0; i < count; i++) {
-        bench_model *m = &run->models[i];
+        lt_exp_model *m = &run->models[i];
         memset(m, 0, sizeof *m);
         m->name = names[i];
         m->attention = !own_model(e, names[i]);
@@ -239,13 +239,13 @@ static lt_status list_models(bench_run *run)
 }
 
 /* The standard part of a model's config; the experiment sets the rest. */
-static lt_status build_config(bench_run *run, bench_model *m, const lt_batch_source *source)
+static lt_status build_config(lt_exp_run *run, lt_exp_model *m, const lt_batch_source *source)
 {
-    const bench_options *o = &run->o;
-    if (o->batch % bench_shards(run) != 0)
+    const lt_exp_options *o = &run->o;
+    if (o->batch % lt_exp_shards(run) != 0)
         return lt_fail(LT_E_USAGE, "--batch %ld cannot be split into %d equal shards "
                                    "(--shards, or one per rank)",
-                       o->batch, bench_shards(run));
+                       o->batch, lt_exp_shards(run));
     lt_train_config *tc = &m->config;
     const char *kernel = m->attention ? m->kernel : NULL;
     memset(tc, 0, sizeof *tc);
@@ -257,7 +257,7 @@ static lt_status build_config(bench_run *run, bench_model *m, const lt_batch_sou
     mc->ffn = (int)o->ffn;
     mc->dropout = (float)o->dropout;
     mc->activation = strcmp(o->activation, "relu") == 0 ? LT_ACT_RELU : LT_ACT_GELU;
-    mc->max_batch = bench_shard_batch(run);
+    mc->max_batch = lt_exp_shard_batch(run);
     mc->seq_len = source->seq_len;
     if (m->attention) {
         mc->attn.causal = run->exp->causal;
@@ -272,7 +272,7 @@ static lt_status build_config(bench_run *run, bench_model *m, const lt_batch_sou
         LT_TRY(lt_attn_init(&attn, &mc->attn));
         m->kernel = mc->attn.kernel = attn.config.kernel;
     }
-    tc->shards = bench_shards(run);
+    tc->shards = lt_exp_shards(run);
     lt_optim_kind kind;
     LT_TRY(lt_optim_parse_kind(&kind, o->optimizer, "--optimizer"));
     tc->optim = lt_optim_defaults(kind);
@@ -291,9 +291,9 @@ static lt_status build_config(bench_run *run, bench_model *m, const lt_batch_sou
 /* ---- one model ---- */
 
 typedef struct model_ctx {
-    bench_run *run;
+    lt_exp_run *run;
     void *self;
-    bench_model *m;
+    lt_exp_model *m;
 } model_ctx;
 
 static lt_status on_update(void *ctx, const lt_trainer *t, const lt_batch_result *r,
@@ -330,7 +330,7 @@ typedef struct previous {
     char curves_path[4400], results_path[4400];
 } previous;
 
-static lt_status read_previous(previous *p, const bench_run *run)
+static lt_status read_previous(previous *p, const lt_exp_run *run)
 {
     memset(p, 0, sizeof *p);
     if (!run->o.resume)
@@ -370,7 +370,7 @@ static lt_status carry_rows(lt_table *to, const lt_csv_table *from, const char *
 
 /* Continues a model from its checkpoint where --resume finds one, carrying
  * its curve rows up to the checkpoint. */
-static lt_status resume_model(bench_run *run, const previous *prev, bench_model *m,
+static lt_status resume_model(lt_exp_run *run, const previous *prev, lt_exp_model *m,
                               lt_trainer *t, lt_fit_state *state, long eval_every, int *resumed)
 {
     char path[4400];
@@ -399,7 +399,7 @@ static lt_status resume_model(bench_run *run, const previous *prev, bench_model 
 
 /* The rows an earlier run wrote for a model it finished, carried as they
  * are; 0 when it wrote none. */
-static lt_status keep_finished(bench_run *run, const previous *prev, const bench_model *m,
+static lt_status keep_finished(lt_exp_run *run, const previous *prev, const lt_exp_model *m,
                                const lt_trainer *t, long steps, int *kept)
 {
     long carried = 0;
@@ -417,11 +417,11 @@ static lt_status keep_finished(bench_run *run, const previous *prev, const bench
 }
 
 /* Trains (or resumes) one model and writes its rows. */
-static lt_status run_model(bench_run *run, void *self, bench_model *m, const previous *prev,
+static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const previous *prev,
                            double *step_seconds, double *step_scratch, int *diverged)
 {
-    const bench_experiment *e = run->exp;
-    bench_outcome out;
+    const lt_experiment *e = run->exp;
+    lt_exp_outcome out;
     memset(&out, 0, sizeof out);
     out.status = "ok";
     if (!m->applicable) {
@@ -494,7 +494,7 @@ static lt_status run_model(bench_run *run, void *self, bench_model *m, const pre
 /* ---- the run ---- */
 
 /* Rows of models this run did not list, kept from the earlier run. */
-static lt_status carry_unlisted(bench_run *run, const previous *prev)
+static lt_status carry_unlisted(lt_exp_run *run, const previous *prev)
 {
     const lt_csv_table *tables[2] = {&prev->curves, &prev->results};
     const int have[2] = {prev->have_curves, prev->have_results};
@@ -503,7 +503,7 @@ static lt_status carry_unlisted(bench_run *run, const previous *prev)
     for (int i = 0; i < 2; i++) {
         int k = have[i] ? lt_csv_table_column(tables[i], run->exp->key_column) : -1;
         for (long long r = 0; k >= 0 && r < tables[i]->nrows; r++)
-            if (bench_find_model(run, lt_csv_table_cell(tables[i], r, k)) == NULL)
+            if (lt_exp_find_model(run, lt_csv_table_cell(tables[i], r, k)) == NULL)
                 LT_TRY(lt_row_carry(to[i], tables[i], r, paths[i]));
     }
     return LT_OK;
@@ -511,13 +511,13 @@ static lt_status carry_unlisted(bench_run *run, const previous *prev)
 
 /* The standard options that do not depend on the data, checked before
  * anything is loaded or written. */
-static lt_status check_options(const bench_run *run)
+static lt_status check_options(const lt_exp_run *run)
 {
-    const bench_options *o = &run->o;
-    if (o->batch % bench_shards(run) != 0)
+    const lt_exp_options *o = &run->o;
+    if (o->batch % lt_exp_shards(run) != 0)
         return lt_fail(LT_E_USAGE, "--batch %ld cannot be split into %d equal shards "
                                    "(--shards, or one per rank)",
-                       o->batch, bench_shards(run));
+                       o->batch, lt_exp_shards(run));
     lt_optim_kind kind;
     lt_schedule schedule;
     lt_feature_map map;
@@ -528,10 +528,10 @@ static lt_status check_options(const bench_run *run)
     return lt_attn_parse_feature_map(&map, o->feature_map, "--feature-map");
 }
 
-static lt_status open_outputs(bench_run *run)
+static lt_status open_outputs(lt_exp_run *run)
 {
     const char *files[] = {run->curves_file, run->results_file};
-    const char *ckpts[BENCH_MAX_MODELS];
+    const char *ckpts[LT_EXP_MAX_MODELS];
     for (int i = 0; i < run->model_count; i++)
         ckpts[i] = run->models[i].checkpoint;
     return lt_dist_agree(lt_outdir_open(&run->dir, run->o.out, run->o.resume, run->o.overwrite,
@@ -539,13 +539,13 @@ static lt_status open_outputs(bench_run *run)
 }
 
 /* Every model's config and memory plan before the first spends time. */
-static lt_status plan_models(bench_run *run, void *self)
+static lt_status plan_models(lt_exp_run *run, void *self)
 {
-    const bench_experiment *e = run->exp;
+    const lt_experiment *e = run->exp;
     lt_batch_source *source = NULL;
     lt_status status = LT_OK;
     for (int i = 0; i < run->model_count && status == LT_OK; i++) {
-        bench_model *m = &run->models[i];
+        lt_exp_model *m = &run->models[i];
         if (!m->applicable)
             continue;
         status = e->source(self, run, &source);
@@ -576,9 +576,9 @@ static lt_status plan_models(bench_run *run, void *self)
 /* Everything checked, loaded and planned; the output folder taken before
  * a slow setup (outputs_first) or else after the plan, so a refused run
  * writes nothing. */
-static lt_status prepare(bench_run *run, void *self)
+static lt_status prepare(lt_exp_run *run, void *self)
 {
-    const bench_experiment *e = run->exp;
+    const lt_experiment *e = run->exp;
     LT_TRY(lt_dist_agree(e->check(self, run, &run->cli)));
     LT_TRY(lt_dist_agree(list_models(run)));
     LT_TRY(lt_dist_agree(check_options(run)));
@@ -589,7 +589,7 @@ static lt_status prepare(bench_run *run, void *self)
     return e->outputs_first ? LT_OK : open_outputs(run);
 }
 
-static lt_status open_tables(bench_run *run, previous *prev)
+static lt_status open_tables(lt_exp_run *run, previous *prev)
 {
     lt_outdir_path(&run->dir, run->curves_file, run->curves_path, sizeof run->curves_path);
     lt_outdir_path(&run->dir, run->results_file, run->results_path, sizeof run->results_path);
@@ -603,7 +603,7 @@ static lt_status open_tables(bench_run *run, previous *prev)
     return lt_dist_agree(status);
 }
 
-static void free_run(bench_run *run, void *self)
+static void free_run(lt_exp_run *run, void *self)
 {
     if (run->exp->teardown != NULL)
         run->exp->teardown(self, run);
@@ -612,16 +612,16 @@ static void free_run(bench_run *run, void *self)
     lt_outdir_close(&run->dir);
 }
 
-static int fail(bench_run *run, void *self, lt_status status)
+static int fail(lt_exp_run *run, void *self, lt_status status)
 {
-    int code = bench_report(run->cli.program, status, bench_standard_fields);
+    int code = lt_program_report(run->cli.program, status, lt_exp_fields);
     free_run(run, self);
     return code;
 }
 
-int bench_run_experiment(const bench_experiment *e, void *self, int argc, char **argv)
+int lt_experiment_main(const lt_experiment *e, void *self, int argc, char **argv)
 {
-    static bench_run run;
+    static lt_exp_run run;
     memset(&run, 0, sizeof run);
     run.exp = e;
     run.dir.lock_fd = -1;
@@ -632,21 +632,21 @@ int bench_run_experiment(const bench_experiment *e, void *self, int argc, char *
     snprintf(run.checkpoint_prefix, sizeof run.checkpoint_prefix, "%s", e->name);
     if (e->defaults != NULL)
         e->defaults(self, &run);
-    static lt_flag flags[STANDARD_FLAGS + BENCH_MAX_OWN_FLAGS + BENCH_COMMON_FLAGS];
+    static lt_flag flags[STANDARD_FLAGS + LT_EXP_MAX_OWN_FLAGS + LT_COMMON_FLAGS];
     int count = e->flags(self, flags);
-    LT_ASSERT(count <= BENCH_MAX_OWN_FLAGS);
+    LT_ASSERT(count <= LT_EXP_MAX_OWN_FLAGS);
     standard_flags(flags + count, &run);
     count += STANDARD_FLAGS;
-    bench_common_flags(flags + count, &run.o.common);
-    count += BENCH_COMMON_FLAGS;
+    lt_common_flags(flags + count, &run.o.common);
+    count += LT_COMMON_FLAGS;
     static char details[8192], preset_help[4096];
-    bench_presets_help(e->presets, preset_help, sizeof preset_help);
+    lt_presets_help(e->presets, preset_help, sizeof preset_help);
     snprintf(details, sizeof details, "%s\n%s", preset_help, e->details);
     static char program[64];
     snprintf(program, sizeof program, "ltbench %s", e->name);
     run.cli = (lt_cli){program, e->summary, details, flags, count};
     int exit_now;
-    int code = bench_parse(&run.cli, e->presets, &run.o.preset, &run.o.common, argc, argv,
+    int code = lt_program_parse(&run.cli, e->presets, &run.o.preset, &run.o.common, argc, argv,
                            &exit_now);
     if (exit_now)
         return code;

@@ -20,31 +20,31 @@
  *   end      rows of models this run did not list carried, the table
  *            printed, both files committed together; exit 0, 1 (diverged),
  *            130/143 (interrupted, --resume continues) */
-#ifndef LT_BENCH_DRIVER_H
-#define LT_BENCH_DRIVER_H
+#ifndef LT_EXPERIMENT_EXPERIMENT_H
+#define LT_EXPERIMENT_EXPERIMENT_H
 
 #include "core/cli.h"
 #include "datasets/source.h"
 #include "io/outdir.h"
 #include "model/fit.h"
-#include "program.h"
+#include "experiment/program.h"
 #include "results/table.h"
 
-enum { BENCH_MAX_MODELS = 8, BENCH_MAX_OWN_FLAGS = 32 };
+enum { LT_EXP_MAX_MODELS = 8, LT_EXP_MAX_OWN_FLAGS = 32 };
 
 /* The standard options every training experiment has. */
-typedef struct bench_options {
+typedef struct lt_exp_options {
     const char *preset, *models, *kernel, *optimizer, *activation, *feature_map, *lr_drops;
     const char *out;
     long batch, layers, heads, head_dim, ffn, proj_k, shards, checkpoint_every;
     double dropout, lr, clip, eps, weight_decay;
     int resume, overwrite;
-    bench_common common;
-} bench_options;
+    lt_common common;
+} lt_exp_options;
 
 /* One model a run trains: an attention variant, or a model of the
  * experiment's own (speech's Bi-LSTM). */
-typedef struct bench_model {
+typedef struct lt_exp_model {
     const char *name;      /* as listed: the rows' variant or model */
     int attention;         /* an attention variant (else the experiment's own model) */
     const char *kernel;    /* the kernel that runs; "none" where none does */
@@ -52,10 +52,10 @@ typedef struct bench_model {
     char why_not[512];     /* when not applicable */
     lt_train_config config;
     char checkpoint[256];  /* relative to the output folder */
-} bench_model;
+} lt_exp_model;
 
 /* What training a model came to, for its rows. */
-typedef struct bench_outcome {
+typedef struct lt_exp_outcome {
     const char *status;    /* ok, interrupted, diverged, not-applicable */
     char note[768];
     int resumed_complete;  /* an earlier run had finished it */
@@ -65,16 +65,16 @@ typedef struct bench_outcome {
     lt_batch_source *source;
     size_t planned_bytes, params;
     double total_s;        /* wall time of this invocation, evaluation included */
-} bench_outcome;
+} lt_exp_outcome;
 
-typedef struct bench_run bench_run;
-typedef struct bench_experiment bench_experiment;
+typedef struct lt_exp_run lt_exp_run;
+typedef struct lt_experiment lt_experiment;
 
-struct bench_experiment {
+struct lt_experiment {
     const char *name;         /* "copy": the program is ltbench-NAME */
     const char *summary;      /* one line for --help */
     const char *details;      /* paragraphs after the presets in --help */
-    const bench_presets *presets;
+    const lt_presets *presets;
     const char *default_preset;
     const char *models_flag;  /* "--variants" or "--models" */
     const char *models_help;
@@ -90,53 +90,53 @@ struct bench_experiment {
     int (*flags)(void *self, lt_flag *out);
     /* Defaults of the standard options and the file names, before the
      * presets (may be NULL). */
-    void (*defaults)(void *self, bench_run *run);
+    void (*defaults)(void *self, lt_exp_run *run);
     /* After parsing: resolves its own settings (LT_E_USAGE naming flags). */
-    lt_status (*check)(void *self, bench_run *run, lt_cli *cli);
+    lt_status (*check)(void *self, lt_exp_run *run, lt_cli *cli);
     /* Loads what every model reads (data, corpus); prints its header. */
-    lt_status (*setup)(void *self, bench_run *run);
+    lt_status (*setup)(void *self, lt_exp_run *run);
     /* Sets what is the experiment's in a model's config (inputs, loss,
      * classes, its own model's body). */
-    lt_status (*configure)(void *self, bench_run *run, bench_model *m);
+    lt_status (*configure)(void *self, lt_exp_run *run, lt_exp_model *m);
     /* The batch source a model trains on (made inside the model's
      * measured peak, unless the experiment keeps one from setup), and its
      * release (may be NULL). */
-    lt_status (*source)(void *self, bench_run *run, lt_batch_source **out);
+    lt_status (*source)(void *self, lt_exp_run *run, lt_batch_source **out);
     void (*release_source)(void *self, lt_batch_source *source);
     /* Updates of a run and, where the experiment evaluates as it trains,
      * updates between evaluations. */
-    long (*steps)(void *self, bench_run *run, const lt_batch_source *source);
+    long (*steps)(void *self, lt_exp_run *run, const lt_batch_source *source);
     long eval_every_epoch;    /* 1: evaluate each epoch of the source */
     /* Per update (may be NULL): its curve row. */
-    lt_status (*update_row)(void *self, bench_run *run, const bench_model *m,
+    lt_status (*update_row)(void *self, lt_exp_run *run, const lt_exp_model *m,
                             const lt_trainer *t, const lt_batch_result *r,
                             const lt_fit_state *state);
     /* Per evaluation (may be NULL): evaluate, write its curve row, give the
      * plateau metric. */
-    lt_status (*evaluate)(void *self, bench_run *run, const bench_model *m, lt_trainer *t,
+    lt_status (*evaluate)(void *self, lt_exp_run *run, const lt_exp_model *m, lt_trainer *t,
                           const lt_fit_state *state, double *metric);
     /* Progress note after an update (may be NULL). */
     void (*note)(void *self, const lt_trainer *t, const lt_batch_result *r, char *buf,
                  size_t size);
     /* After training (t is NULL for a model not applicable or not run):
      * final evaluation, its own work (generation), the result rows. */
-    lt_status (*finish)(void *self, bench_run *run, bench_model *m, lt_trainer *t,
-                        bench_outcome *out);
+    lt_status (*finish)(void *self, lt_exp_run *run, lt_exp_model *m, lt_trainer *t,
+                        lt_exp_outcome *out);
     /* After every model, before the table is printed (may be NULL): cells
      * that depend on several models (speed-ups). */
-    void (*complete)(void *self, bench_run *run);
+    void (*complete)(void *self, lt_exp_run *run);
     /* A footnote under the printed table (may be NULL). */
-    void (*footnote)(void *self, bench_run *run);
-    void (*teardown)(void *self, bench_run *run);
+    void (*footnote)(void *self, lt_exp_run *run);
+    void (*teardown)(void *self, lt_exp_run *run);
 };
 
 /* A run in progress: what the hooks read. */
-struct bench_run {
-    const bench_experiment *exp;
-    bench_options o;
+struct lt_exp_run {
+    const lt_experiment *exp;
+    lt_exp_options o;
     lt_cli cli;
     lt_outdir dir;
-    bench_model models[BENCH_MAX_MODELS];
+    lt_exp_model models[LT_EXP_MAX_MODELS];
     int model_count;
     lt_table curves, results;
     char curves_path[4400], results_path[4400];
@@ -149,24 +149,24 @@ struct bench_run {
 
 /* Runs an experiment: returns the exit code. `self` is the experiment's
  * own state, handed to every hook. */
-int bench_run_experiment(const bench_experiment *exp, void *self, int argc, char **argv);
+int lt_experiment_main(const lt_experiment *exp, void *self, int argc, char **argv);
 
 /* Shards of an update: --shards, or one per rank. */
-int bench_shards(const bench_run *run);
+int lt_exp_shards(const lt_exp_run *run);
 
 /* Sequences per update of one shard. */
-int bench_shard_batch(const bench_run *run);
+int lt_exp_shard_batch(const lt_exp_run *run);
 
 /* Begins a row of one of the run's tables with every column the schema
  * says where to take from (lt_column.from: a flag's value, or $experiment,
  * $model, $kernel, $threads) filled for model m; the experiment sets the
  * rest and ends the row. */
-void bench_row_begin(bench_run *run, lt_table *t, const bench_model *m);
+void lt_exp_row_begin(lt_exp_run *run, lt_table *t, const lt_exp_model *m);
 
 /* A model by row name (NULL if the run has none). */
-const bench_model *bench_find_model(const bench_run *run, const char *name);
+const lt_exp_model *lt_exp_find_model(const lt_exp_run *run, const char *name);
 
 /* Maps "field: ..." errors of the library to the flags; NULL-ended. */
-extern const bench_field_flag bench_standard_fields[];
+extern const lt_field_flag lt_exp_fields[];
 
 #endif

@@ -1,4 +1,4 @@
-#include "program.h"
+#include "experiment/program.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "core/runtime.h"
 #include "core/threads.h"
 
-void bench_common_defaults(bench_common *common)
+void lt_common_defaults(lt_common *common)
 {
     common->threads = 0;
     common->mem_budget = lt_mem_physical() / 10 * 6;
@@ -20,7 +20,7 @@ void bench_common_defaults(bench_common *common)
     common->quiet = 0;
 }
 
-void bench_common_flags(lt_flag *flags, bench_common *common)
+void lt_common_flags(lt_flag *flags, lt_common *common)
 {
     flags[0] = (lt_flag){"--threads", LT_FLAG_INT, &common->threads, "T",
                          "OpenMP and BLAS threads; 0 = one per core", 0, 4096, NULL, 0};
@@ -36,17 +36,17 @@ void bench_common_flags(lt_flag *flags, bench_common *common)
 
 /* ---- presets ---- */
 
-int bench_preset_index(const bench_presets *p, const char *name)
+int lt_preset_index(const lt_presets *p, const char *name)
 {
-    for (int i = 0; i < BENCH_PRESETS; i++)
+    for (int i = 0; i < LT_PRESETS; i++)
         if (name != NULL && p->names[i] != NULL && strcmp(p->names[i], name) == 0)
             return i;
     return -1;
 }
 
-static lt_status presets_apply(lt_cli *cli, const bench_presets *p, const char *name)
+static lt_status presets_apply(lt_cli *cli, const lt_presets *p, const char *name)
 {
-    int which = bench_preset_index(p, name);
+    int which = lt_preset_index(p, name);
     if (which < 0)
         return lt_fail(LT_E_USAGE, "--preset: unknown preset '%s'", name ? name : "(none)");
     for (int i = 0; i < p->count; i++) {
@@ -62,7 +62,7 @@ static lt_status presets_apply(lt_cli *cli, const bench_presets *p, const char *
     return LT_OK;
 }
 
-void bench_presets_help(const bench_presets *p, char *buf, size_t size)
+void lt_presets_help(const lt_presets *p, char *buf, size_t size)
 {
     size_t at = 0;
 #define PUT(...)                                                                   \
@@ -73,16 +73,16 @@ void bench_presets_help(const bench_presets *p, char *buf, size_t size)
     } while (0)
     PUT("Presets (a flag given on the command line overrides its preset value):\n");
     PUT("  %-18s", "");
-    for (int i = 0; i < BENCH_PRESETS && p->names[i] != NULL; i++)
+    for (int i = 0; i < LT_PRESETS && p->names[i] != NULL; i++)
         PUT(" %-12s", p->names[i]);
     PUT("\n");
     for (int v = 0; v < p->count; v++) {
         PUT("  %-18s", p->values[v].flag);
-        for (int i = 0; i < BENCH_PRESETS && p->names[i] != NULL; i++)
+        for (int i = 0; i < LT_PRESETS && p->names[i] != NULL; i++)
             PUT(" %-12s", p->values[v].values[i] ? p->values[v].values[i] : "-");
         PUT("\n");
     }
-    for (int i = 0; i < BENCH_PRESETS && p->names[i] != NULL; i++)
+    for (int i = 0; i < LT_PRESETS && p->names[i] != NULL; i++)
         if (p->about[i] != NULL)
             PUT("  %s: %s\n", p->names[i], p->about[i]);
 #undef PUT
@@ -90,11 +90,11 @@ void bench_presets_help(const bench_presets *p, char *buf, size_t size)
         buf[size - 1] = '\0';
 }
 
-const char *bench_preset_choices(const bench_presets *p)
+const char *lt_preset_choices(const lt_presets *p)
 {
     static char choices[128];
     choices[0] = '\0';
-    for (int i = 0; i < BENCH_PRESETS; i++)
+    for (int i = 0; i < LT_PRESETS; i++)
         if (p->names[i] != NULL)
             snprintf(choices + strlen(choices), sizeof choices - strlen(choices), "%s%s",
                      choices[0] ? "|" : "", p->names[i]);
@@ -106,7 +106,7 @@ const char *bench_preset_choices(const bench_presets *p)
 /* Under mpirun: MPI starts here (after the restart above, which must come
  * first); only rank 0 prints results and progress, the others keep stderr
  * for errors. */
-static lt_status start_ranks(int *argc, char ***argv, bench_common *common)
+static lt_status start_ranks(int *argc, char ***argv, lt_common *common)
 {
     LT_TRY(lt_dist_init(argc, argv));
     atexit(lt_dist_finalize);
@@ -118,8 +118,8 @@ static lt_status start_ranks(int *argc, char ***argv, bench_common *common)
     return LT_OK;
 }
 
-int bench_parse(lt_cli *cli, const bench_presets *presets, const char *const *preset,
-                bench_common *common, int argc, char **argv, int *exit_now)
+int lt_program_parse(lt_cli *cli, const lt_presets *presets, const char *const *preset,
+                lt_common *common, int argc, char **argv, int *exit_now)
 {
     if (presets != NULL) {
         lt_status filled = presets_apply(cli, presets, *preset);
@@ -145,7 +145,7 @@ int bench_parse(lt_cli *cli, const bench_presets *presets, const char *const *pr
 
 /* ---- errors ---- */
 
-int bench_report(const char *program, lt_status status, const bench_field_flag *map)
+int lt_program_report(const char *program, lt_status status, const lt_field_flag *map)
 {
     /* every rank agreed on this failure: rank 0 says it for all */
     if (!lt_dist_is_root())
@@ -168,21 +168,10 @@ int bench_report(const char *program, lt_status status, const bench_field_flag *
     return lt_cli_report(program, status);
 }
 
-lt_status bench_split_unique(char *text, const char **items, int capacity, int *count,
-                             const char *flag)
-{
-    LT_TRY(lt_cli_split_list(text, items, capacity, count, flag));
-    for (int i = 0; i < *count; i++)
-        for (int j = 0; j < i; j++)
-            if (strcmp(items[i], items[j]) == 0)
-                return lt_fail(LT_E_USAGE, "%s: '%s' is listed twice", flag, items[i]);
-    return LT_OK;
-}
-
-lt_status bench_parse_variants(char *text, const char **variants, int capacity, int *count,
+lt_status lt_program_parse_variants(char *text, const char **variants, int capacity, int *count,
                                const char *flag)
 {
-    LT_TRY(bench_split_unique(text, variants, capacity, count, flag));
+    LT_TRY(lt_cli_split_unique(text, variants, capacity, count, flag));
     for (int i = 0; i < *count; i++) {
         lt_attn_caps caps;
         if (lt_attn_variant_caps(variants[i], &caps) != LT_OK)
