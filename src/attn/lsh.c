@@ -516,10 +516,11 @@ static void chunk_softmax(float *S, size_t ld, chunk ch, const int32_t *order, i
         const int i = order[ch.s0 + r], self = ch.s0 + r - ch.w0;
         const float self_score = row[self];
         row[self] = -INFINITY;
-        if (causal)
+        if (causal) {
+#pragma omp simd
             for (int j = 0; j < ch.wid; j++)
-                if (keys[j] > i)
-                    row[j] = -INFINITY;
+                row[j] = keys[j] > i ? -INFINITY : row[j];
+        }
         float max = -INFINITY;
 #pragma omp simd reduction(max : max)
         for (int j = 0; j < ch.wid; j++)
@@ -701,10 +702,13 @@ static void gather_gradients(const lsh_head *t, const int32_t *order, const floa
 }
 
 /* One chunk's gradients: dS = P (Gs V^T - dscale) in scratch; dQ of its
- * rows straight into dq; dK, dV of its window added into the sorted dks,
- * dvs (the window overlaps the previous chunk's: chunks of one parity run
- * at a time, so every row sums its two chunks in one fixed order). */
-static void chunk_backward(const lsh_head *t, const int32_t *order, const float *P, chunk ch)
+ * rows straight into dq; dK, dV of its window into the sorted dks, dvs,
+ * added when `accumulate`, else written. A window overlaps the previous
+ * chunk's, so the even chunks run first and write (each row's first
+ * contribution: its own even chunk, or the even chunk after it), then the
+ * odd ones add: every row sums its two chunks in one fixed order. */
+static void chunk_backward(const lsh_head *t, const int32_t *order, const float *P, chunk ch,
+                           int accumulate)
 {
     const int D = t->z.D, M = t->z.M, W = t->z.W;
     lsh_scratch w = scratch_of(t);
@@ -725,10 +729,11 @@ static void chunk_backward(const lsh_head *t, const int32_t *order, const float 
         for (int d = 0; d < D; d++)
             dq[d] += src[d];
     }
+    const float beta = accumulate ? 1.0f : 0.0f;
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ch.wid, D, ch.rows, t->scale, w.block, W,
-                t->b.qs + (size_t)ch.s0 * D, D, 1.0f, t->b.dks + (size_t)ch.w0 * D, D);
+                t->b.qs + (size_t)ch.s0 * D, D, beta, t->b.dks + (size_t)ch.w0 * D, D);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ch.wid, M, ch.rows, 1.0f, p, W,
-                t->b.gs + (size_t)ch.s0 * M, M, 1.0f, t->b.dvs + (size_t)ch.w0 * M, M);
+                t->b.gs + (size_t)ch.s0 * M, M, beta, t->b.dvs + (size_t)ch.w0 * M, M);
 }
 
 static void chunked_head_backward(const attn_call *call, int bh, char *ws, int inner)
@@ -744,12 +749,15 @@ static void chunked_head_backward(const attn_call *call, int bh, char *ws, int i
         saved_round s = saved_of(call, bh, r);
         gather(&t, s.order);
         gather_gradients(&t, s.order, s.w);
-        memset(t.b.dks, 0, sizeof(float) * (size_t)t.n * D);
-        memset(t.b.dvs, 0, sizeof(float) * (size_t)t.n * M);
+        if (t.chunks % 2 == 0) { /* the last chunk is odd: no even chunk writes its rows */
+            chunk last = chunk_at(&t, t.chunks - 1);
+            memset(t.b.dks + (size_t)last.s0 * D, 0, sizeof(float) * (size_t)last.rows * D);
+            memset(t.b.dvs + (size_t)last.s0 * M, 0, sizeof(float) * (size_t)last.rows * M);
+        }
         for (int parity = 0; parity < 2; parity++) {
 #pragma omp parallel for schedule(static) if (inner) num_threads(call->threads)
             for (int c = parity; c < t.chunks; c += 2)
-                chunk_backward(&t, s.order, s.P, chunk_at(&t, c));
+                chunk_backward(&t, s.order, s.P, chunk_at(&t, c), parity);
         }
 #pragma omp parallel for schedule(static) if (inner) num_threads(call->threads)
         for (int q = 0; q < t.n; q++) {
@@ -904,17 +912,22 @@ static void reference_head_backward(const attn_call *call, int bh, char *ws, int
 
 /* ---- variant interface ---- */
 
-/* Draws every round's rotation once (columns spread over the threads), then
- * runs the heads. */
+/* Draws every round's rotation once (columns spread over the threads), as
+ * many columns as the call's longest plan needs, then runs the heads. */
 static void lsh_forward(const attn_call *call)
 {
     lsh_sizes z = sizes_of(call->attn, call->shape);
     float *R = (float *)call->workspace;
     const uint64_t key = rotation_key(call->shape);
-    const int total = z.rounds * z.cols;
+    int cols = 0;
+    for (int b = 0; b < call->shape.B; b++) {
+        int n = attn_head_rows(call, b * call->shape.H);
+        cols = max_int(cols, attn_lsh_plan(&call->attn->config, n).cols);
+    }
+    const int total = z.rounds * cols;
 #pragma omp parallel for schedule(static) num_threads(call->threads)
     for (int rc = 0; rc < total; rc++) {
-        int round = rc / z.cols, column = rc % z.cols;
+        int round = rc / cols, column = rc % cols;
         draw_column(R + (size_t)round * z.D * z.cols + column, (size_t)z.cols, z.D, key, round,
                     column);
     }
