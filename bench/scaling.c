@@ -16,7 +16,7 @@
 #include "core/timer.h"
 #include "io/csv.h"
 
-enum { MAX_VARIANTS = 3, MAX_KERNELS = 8, MAX_REPEATS = 100,
+enum { MAX_VARIANTS = 8, VARIANT_LABEL = 32, MAX_KERNELS = 8, MAX_REPEATS = 100,
        MAX_CASES = MAX_VARIANTS * 2 * MAX_KERNELS * 25 };
 
 typedef struct scaling_options {
@@ -323,7 +323,26 @@ static int is_continuation(const char *kernel)
 
 static const bench_field_flag field_flags[] = {
     {"eps", "--eps"}, {"feature_map", "--feature-map"}, {"proj_k", "--proj-k"},
-    {"kernel", "--kernel"}, {NULL, NULL}};
+    {"kernel", "--kernel"}, {"variant", "--variants"}, {NULL, NULL}};
+
+/* --variants: variant names and lsh-R specs (lt_attn_parse_variant), each
+ * listed once by its row label (lt_attn_variant_label). */
+static lt_status parse_variant_specs(char *text, lt_attn_config *configs, const char **names,
+                                     char (*labels)[VARIANT_LABEL], int *count)
+{
+    const char *specs[MAX_VARIANTS];
+    LT_TRY(lt_cli_split_list(text, specs, MAX_VARIANTS, count, "--variants"));
+    for (int i = 0; i < *count; i++) {
+        configs[i] = lt_attn_default_config(NULL);
+        LT_TRY(lt_attn_parse_variant(specs[i], &configs[i]));
+        names[i] = configs[i].variant;
+        lt_attn_variant_label(&configs[i], labels[i], VARIANT_LABEL);
+        for (int j = 0; j < i; j++)
+            if (strcmp(labels[i], labels[j]) == 0)
+                return lt_fail(LT_E_USAGE, "--variants: '%s' is listed twice", labels[i]);
+    }
+    return LT_OK;
+}
 
 /* Splits --out into its folder and file name for the run checks. */
 static void split_path(const char *path, char *dir, size_t dir_size, const char **name)
@@ -350,7 +369,8 @@ int main(int argc, char **argv)
     enum { OWN_FLAGS = 18 };
     lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
         {"--variants", LT_FLAG_STRING, &opt.variants, "LIST",
-         "comma-separated attention variants (softmax, linear, linformer)", 0, 0, NULL, 0},
+         "comma-separated attention variants (softmax, linear, linformer, lsh; lsh-R: R "
+         "hashing rounds)", 0, 0, NULL, 0},
         {"--causal", LT_FLAG_CHOICE, &opt.causal_mode, NULL,
          "which masking to measure", 0, 0, "both|causal|noncausal", 0},
         {"--kernel", LT_FLAG_STRING, &opt.kernel, "NAME",
@@ -408,8 +428,10 @@ int main(int argc, char **argv)
         "Kernels: softmax-gemm (materialised, the default), softmax-tiled (online softmax,\n"
         "O(N) memory), softmax-reference; linear-gemm\n"
         "(non-causal), linear-causal-chunked (causal default), linear-causal-prefix,\n"
-        "linear-reference; linformer-gemm. Ctrl-C stops after the current case and writes\n"
-        "the rows so far (exit status 130).",
+        "linear-reference; linformer-gemm; lsh-chunked (default), lsh-reference.\n"
+        "LSH (Reformer) rows are labelled lsh-R for R rounds (lsh alone: 4), with chunks of\n"
+        "32 and the bucket count Reformer derives from N. Ctrl-C stops after the current\n"
+        "case and writes the rows so far (exit status 130).",
         flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
     int exit_now;
     int code = bench_parse(&cli, &opt.common, argc, argv, &exit_now);
@@ -426,10 +448,13 @@ int main(int argc, char **argv)
 
     char variants_text[256];
     snprintf(variants_text, sizeof variants_text, "%s", opt.variants);
-    const char *variants[MAX_VARIANTS];
+    lt_attn_config variant_configs[MAX_VARIANTS];
+    const char *variants[MAX_VARIANTS]; /* names, for the kernel tables */
+    char labels[MAX_VARIANTS][VARIANT_LABEL];
     int variant_count = 0;
     if (status == LT_OK)
-        status = bench_parse_variants(variants_text, variants, MAX_VARIANTS, &variant_count);
+        status = parse_variant_specs(variants_text, variant_configs, variants, labels,
+                                     &variant_count);
     lt_feature_map feature_map = LT_FEATURE_ELU;
     if (status == LT_OK)
         status = lt_attn_parse_feature_map(&feature_map, opt.feature_map, "--feature-map");
@@ -501,7 +526,7 @@ int main(int argc, char **argv)
                                              : (opt.tokens / N > 1 ? opt.tokens / N : 1)),
                         .H = (int)opt.heads, .N = N, .D = (int)opt.head_dim,
                         .M = (int)opt.value_dim, .seed = (uint64_t)opt.common.seed};
-                    lt_attn_config config = lt_attn_default_config(variants[vi]);
+                    lt_attn_config config = variant_configs[vi];
                     config.causal = causal_modes[mi];
                     config.feature_map = feature_map;
                     config.eps = (float)opt.eps;
@@ -509,7 +534,7 @@ int main(int argc, char **argv)
                     config.n_max = N;
                     config.kernel = kernels[ki];
                     scaling_case *row = &rows[row_count++];
-                    init_row(row, variants[vi], "none", config.causal, shape,
+                    init_row(row, labels[vi], "none", config.causal, shape,
                              strcmp(variants[vi], "linformer") == 0 ? config.proj_k : 0);
                     lt_attn attn;
                     if (lt_attn_init(&attn, &config) != LT_OK) {

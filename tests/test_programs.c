@@ -406,6 +406,36 @@ Test(scaling, small_range_writes_every_case, .timeout = 300)
     lt_csv_table_free(&t);
 }
 
+Test(scaling, lsh_rounds_listed_as_specs)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(args, sizeof args,
+             "scaling --variants lsh-1,lsh-3,linear --causal causal --min-log2 6 --max-log2 7 "
+             "--heads 2 --head-dim 8 --warmup 0 --repeats 1 --quiet --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 3 * 2);
+    const char *labels[] = {"lsh-1", "lsh-1", "lsh-3", "lsh-3", "linear", "linear"};
+    for (long long r = 0; r < t.nrows; r++) {
+        cr_assert_str_eq(cell_str(&t, r, "variant"), labels[r]);
+        cr_assert_str_eq(cell_str(&t, r, "status"), "ok");
+    }
+    /* three rounds: three times the first round's modelled FLOPs */
+    cr_assert_float_eq(cell_num(&t, 2, "flop_model_fwd"), 3 * cell_num(&t, 0, "flop_model_fwd"),
+                       1e-6 * cell_num(&t, 2, "flop_model_fwd"));
+    cr_assert_str_eq(cell_str(&t, 0, "kernel"), "lsh-chunked");
+    lt_csv_table_free(&t);
+    cr_assert_eq(ltbench("scaling --variants lsh-2,lsh-2"), 2);
+    ASSERT_MENTIONS("listed twice");
+    cr_assert_eq(ltbench("scaling --variants lsh-0"), 2);
+    ASSERT_MENTIONS("--variants");
+    ASSERT_MENTIONS("'lsh-0'");
+}
+
 Test(scaling, budget_skips_instead_of_running)
 {
     char dir[64], args[512], path[160];
