@@ -305,7 +305,7 @@ typedef struct lsh_buffers {
     unsigned char *other;     /* (N) 1 once a round gave the query other keys */
     float *qs, *ks, *vs;      /* (N,D) (N,D) (N,M) sorted queries, keys, values */
     float *delta, *dscale;    /* (N) g_i . out_i; w times it, sorted */
-    float *gs, *dks, *dvs;    /* (N,M) (N,D) (N,M) sorted w g, dK, dV */
+    float *gs;                /* (N,M) sorted w g */
     float *dkacc;             /* (N,D) dL/dk over the rounds */
     float *outs, *zs;         /* reference: (rounds,N,M) (rounds,N) each round's output, lse */
     float *row;               /* reference: (W) one query's window */
@@ -327,8 +327,6 @@ static lsh_buffers carve_head(carver *c, const lsh_sizes *z, lsh_kernel kernel, 
         b.ks = take_floats(c, N * D);
         b.vs = take_floats(c, N * M);
         b.gs = take_floats(c, N * M);
-        b.dks = take_floats(c, N * D);
-        b.dvs = take_floats(c, N * M);
         return b;
     }
     b.bucket = take_ints(c, N);
@@ -351,12 +349,13 @@ static lsh_buffers carve_head(carver *c, const lsh_sizes *z, lsh_kernel kernel, 
 }
 
 /* A thread's scratch: one hashing block and one chunk's scores (or dS), its
- * outputs (or dQ) and log-sum-exps. */
+ * outputs (or dQ), log-sum-exps, and its window's dK and dV. */
 typedef struct lsh_scratch {
-    float *rot;   /* (HASH_ROWS, cols) */
-    float *block; /* (chunk_rows, W) */
-    float *small; /* (chunk_rows, max(D, M)) */
-    float *z;     /* (chunk_rows) */
+    float *rot;    /* (HASH_ROWS, cols) */
+    float *block;  /* (chunk_rows, W) */
+    float *small;  /* (chunk_rows, max(D, M)) */
+    float *z;      /* (chunk_rows) */
+    float *dk, *dv; /* (W, D) (W, M) */
 } lsh_scratch;
 
 static lsh_scratch carve_scratch(carver *c, const lsh_sizes *z)
@@ -367,6 +366,8 @@ static lsh_scratch carve_scratch(carver *c, const lsh_sizes *z)
     s.block = take_floats(c, rows * z->W);
     s.small = take_floats(c, rows * (size_t)max_int(z->D, z->M));
     s.z = take_floats(c, rows);
+    s.dk = take_floats(c, (size_t)z->W * z->D);
+    s.dv = take_floats(c, (size_t)z->W * z->M);
     return s;
 }
 
@@ -702,13 +703,11 @@ static void gather_gradients(const lsh_head *t, const int32_t *order, const floa
 }
 
 /* One chunk's gradients: dS = P (Gs V^T - dscale) in scratch; dQ of its
- * rows straight into dq; dK, dV of its window into the sorted dks, dvs,
- * added when `accumulate`, else written. A window overlaps the previous
- * chunk's, so the even chunks run first and write (each row's first
- * contribution: its own even chunk, or the even chunk after it), then the
- * odd ones add: every row sums its two chunks in one fixed order. */
-static void chunk_backward(const lsh_head *t, const int32_t *order, const float *P, chunk ch,
-                           int accumulate)
+ * rows added into dq, dK and dV of its window into dkacc and dv (original
+ * order). A window overlaps the previous chunk's, so the even chunks run
+ * first, then the odd ones: every position sums its two chunks in one
+ * fixed order whatever the threads. */
+static void chunk_backward(const lsh_head *t, const int32_t *order, const float *P, chunk ch)
 {
     const int D = t->z.D, M = t->z.M, W = t->z.W;
     lsh_scratch w = scratch_of(t);
@@ -729,17 +728,25 @@ static void chunk_backward(const lsh_head *t, const int32_t *order, const float 
         for (int d = 0; d < D; d++)
             dq[d] += src[d];
     }
-    const float beta = accumulate ? 1.0f : 0.0f;
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ch.wid, D, ch.rows, t->scale, w.block, W,
-                t->b.qs + (size_t)ch.s0 * D, D, beta, t->b.dks + (size_t)ch.w0 * D, D);
+                t->b.qs + (size_t)ch.s0 * D, D, 0.0f, w.dk, D);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ch.wid, M, ch.rows, 1.0f, p, W,
-                t->b.gs + (size_t)ch.s0 * M, M, beta, t->b.dvs + (size_t)ch.w0 * M, M);
+                t->b.gs + (size_t)ch.s0 * M, M, 0.0f, w.dv, M);
+    for (int a = 0; a < ch.wid; a++) {
+        const size_t i = (size_t)order[ch.w0 + a];
+        float *dk = t->b.dkacc + i * D, *dv = t->h.dv + i * M;
+        const float *dks = w.dk + (size_t)a * D, *dvs = w.dv + (size_t)a * M;
+        for (int d = 0; d < D; d++)
+            dk[d] += dks[d];
+        for (int m = 0; m < M; m++)
+            dv[m] += dvs[m];
+    }
 }
 
 static void chunked_head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
     lsh_head t = head_of(call, bh, ws, inner, 1);
-    const int D = t.z.D, M = t.z.M;
+    const int D = t.z.D;
     if (t.n == 0)
         return;
     inverse_norms(&t);
@@ -749,25 +756,10 @@ static void chunked_head_backward(const attn_call *call, int bh, char *ws, int i
         saved_round s = saved_of(call, bh, r);
         gather(&t, s.order);
         gather_gradients(&t, s.order, s.w);
-        if (t.chunks % 2 == 0) { /* the last chunk is odd: no even chunk writes its rows */
-            chunk last = chunk_at(&t, t.chunks - 1);
-            memset(t.b.dks + (size_t)last.s0 * D, 0, sizeof(float) * (size_t)last.rows * D);
-            memset(t.b.dvs + (size_t)last.s0 * M, 0, sizeof(float) * (size_t)last.rows * M);
-        }
         for (int parity = 0; parity < 2; parity++) {
 #pragma omp parallel for schedule(static) if (inner) num_threads(call->threads)
             for (int c = parity; c < t.chunks; c += 2)
-                chunk_backward(&t, s.order, s.P, chunk_at(&t, c), parity);
-        }
-#pragma omp parallel for schedule(static) if (inner) num_threads(call->threads)
-        for (int q = 0; q < t.n; q++) {
-            const size_t i = (size_t)s.order[q];
-            float *dk = t.b.dkacc + i * D, *dv = t.h.dv + i * M;
-            const float *dks = t.b.dks + (size_t)q * D, *dvs = t.b.dvs + (size_t)q * M;
-            for (int d = 0; d < D; d++)
-                dk[d] += dks[d];
-            for (int m = 0; m < M; m++)
-                dv[m] += dvs[m];
+                chunk_backward(&t, s.order, s.P, chunk_at(&t, c));
         }
     }
     normalisation_backward(&t);
