@@ -61,6 +61,9 @@ static lt_attn_config config_of(const char *variant, int causal, const char *ker
     c.kernel = kernel;
     c.proj_k = 4;
     c.n_max = 23;
+    /* lsh: several chunks and rounds even in short test sequences */
+    c.chunk = 4;
+    c.rounds = 3;
     return c;
 }
 
@@ -546,9 +549,9 @@ Test(attn_kernels, linformer_parameter_gradients_same_for_any_threads)
 Test(attn_kernels, forward_without_saved_matches)
 {
     /* inference only (saved = NULL) takes another path through the workspace */
-    const char *variants[] = {"softmax", "linear", "linear", "linformer"};
-    int causal[] = {1, 0, 1, 0};
-    for (int i = 0; i < 4; i++) {
+    const char *variants[] = {"softmax", "linear", "linear", "linformer", "lsh", "lsh"};
+    int causal[] = {1, 0, 1, 0, 1, 0};
+    for (int i = 0; i < 6; i++) {
         run r;
         run_setup(&r, config_of(variants[i], causal[i], NULL), shape_of(1, 3, 21, 4, 6), 3,
                   -1.0f, 1.0f);
@@ -693,11 +696,11 @@ Test(attn_recurrent, full_softmax_cache_refused)
     lt_mem_free(state);
 }
 
-Test(attn_recurrent, refused_without_causal_or_for_linformer)
+Test(attn_recurrent, refused_without_causal_or_a_recurrent_form)
 {
-    const char *variants[] = {"softmax", "linear", "linformer"};
-    const char *reason[] = {"causal", "causal", "mixes all positions"};
-    for (int i = 0; i < 3; i++) {
+    const char *variants[] = {"softmax", "linear", "linformer", "lsh"};
+    const char *reason[] = {"causal", "causal", "mixes all positions", "recomputes the prefix"};
+    for (int i = 0; i < 4; i++) {
         lt_attn a;
         lt_attn_config c = config_of(variants[i], 0, NULL);
         cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
@@ -804,8 +807,8 @@ Test(attn_usage, bad_configurations_refused)
 
 Test(attn_usage, every_listed_kernel_is_accepted_and_named)
 {
-    const char *variants[] = {"softmax", "linear", "linformer"};
-    for (int i = 0; i < 3; i++) {
+    const char *variants[] = {"softmax", "linear", "linformer", "lsh"};
+    for (int i = 0; i < 4; i++) {
         char names[256];
         snprintf(names, sizeof names, "%s", lt_attn_kernel_names(variants[i]));
         for (char *name = strtok(names, "|"); name != NULL; name = strtok(NULL, "|")) {
@@ -830,11 +833,11 @@ Test(attn_usage, every_listed_kernel_is_accepted_and_named)
 
 Test(attn_usage, bad_shapes_refused)
 {
-    const char *variants[] = {"softmax", "linear", "linformer"};
+    const char *variants[] = {"softmax", "linear", "linformer", "lsh"};
     lt_attn_shape bad[] = {shape_of(1, 1, 4, 0, 4), shape_of(1, 1, 4, 4, 0), shape_of(0, 1, 4, 4, 4),
                            shape_of(1, 0, 4, 4, 4), shape_of(1, 1, -1, 4, 4)};
     float x[64] = {0};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         lt_attn a;
         lt_attn_config c = config_of(variants[i], 0, NULL);
         cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
@@ -855,8 +858,8 @@ Test(attn_usage, bad_shapes_refused)
 
 Test(attn_usage, non_finite_inputs_refused)
 {
-    const char *variants[] = {"softmax", "linear", "linformer"};
-    for (int i = 0; i < 3; i++) {
+    const char *variants[] = {"softmax", "linear", "linformer", "lsh"};
+    for (int i = 0; i < 4; i++) {
         run r;
         run_setup(&r, config_of(variants[i], 0, NULL), shape_of(1, 2, 6, 3, 2), 1, -1.0f, 1.0f);
         float *tensors[] = {r.q, r.k, r.v, r.params};
@@ -886,9 +889,9 @@ Test(attn_usage, non_finite_inputs_refused)
 
 Test(attn_usage, empty_sequence_is_a_no_op)
 {
-    const char *variants[] = {"softmax", "linear", "linear", "linformer"};
-    int causal[] = {1, 0, 1, 0};
-    for (int i = 0; i < 4; i++) {
+    const char *variants[] = {"softmax", "linear", "linear", "linformer", "lsh"};
+    int causal[] = {1, 0, 1, 0, 1};
+    for (int i = 0; i < 5; i++) {
         lt_attn a;
         lt_attn_config c = config_of(variants[i], causal[i], NULL);
         cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
@@ -993,11 +996,12 @@ Test(attn_plan, kernels_allocate_nothing)
     /* forward and backward use only the planned buffers: the tracked
      * allocator sees no allocation while they run */
     const char *kernels[] = {"softmax-gemm", "softmax-tiled", "linear-causal-chunked",
-                             "linear-gemm"};
-    int causal[] = {1, 1, 1, 0};
-    for (int i = 0; i < 4; i++) {
+                             "linear-gemm", "lsh-chunked"};
+    const char *variants[] = {"softmax", "softmax", "linear", "linear", "lsh"};
+    int causal[] = {1, 1, 1, 0, 1};
+    for (int i = 0; i < 5; i++) {
         run r;
-        const char *variant = strncmp(kernels[i], "softmax", 7) == 0 ? "softmax" : "linear";
+        const char *variant = variants[i];
         run_setup(&r, config_of(variant, causal[i], kernels[i]), shape_of(1, 1, 300, 6, 5), 3,
                   -1.0f, 1.0f);
         size_t before = lt_mem_current();
@@ -1169,8 +1173,8 @@ static void check_lengths_match_alone(lt_attn_config config)
 
 Test(attn_lengths, padded_batch_equals_each_sequence_alone)
 {
-    const char *variants[] = {"softmax", "linear", "linformer"};
-    for (int v = 0; v < 3; v++)
+    const char *variants[] = {"softmax", "linear", "linformer", "lsh"};
+    for (int v = 0; v < 4; v++)
         for (int causal = 0; causal <= 1; causal++) {
             const char *kernel;
             for (int i = 0; (kernel = lt_attn_kernel_at(variants[v], causal, i)) != NULL; i++)
@@ -1206,6 +1210,11 @@ Test(attn_caps, variants_describe_themselves)
     cr_assert_eq(lt_attn_variant_caps("linformer", &caps), LT_OK);
     cr_expect(!caps.causal && caps.noncausal && caps.params && !caps.recurrent);
     cr_expect_neq(strstr(caps.no_causal_reason, "projected"), NULL);
+    cr_assert_eq(lt_attn_variant_caps("lsh", &caps), LT_OK);
+    cr_expect(caps.causal && caps.noncausal && !caps.params && !caps.recurrent);
+    cr_expect_neq(strstr(caps.no_recurrent_reason, "recomputes the prefix"), NULL);
+    cr_expect_str_eq(lt_attn_kernel_at("lsh", 1, 0), "lsh-chunked");
+    cr_expect_str_eq(lt_attn_kernel_at("lsh", 0, 1), "lsh-reference");
     cr_expect_eq(lt_attn_variant_caps("reformer", &caps), LT_E_USAGE);
     cr_expect_str_eq(lt_attn_kernel_at("linear", 1, 0), "linear-causal-chunked");
     cr_expect_eq(lt_attn_kernel_at("linformer", 1, 0), NULL);
@@ -1226,4 +1235,561 @@ Test(attn_caps, zero_normaliser_refused)
     cr_expect_eq(lt_attn_init(&a, &c), LT_E_USAGE);
     cr_expect_neq(strstr(lt_last_error(), "linear-causal-chunked, linear-causal-prefix"), NULL,
                   "%s", lt_last_error());
+}
+
+/* ---- LSH attention ---- */
+
+static lt_attn_config lsh_config(int causal, const char *kernel, int rounds, int chunk,
+                                 int buckets)
+{
+    lt_attn_config c = config_of("lsh", causal, kernel);
+    c.rounds = rounds;
+    c.chunk = chunk;
+    c.buckets = buckets;
+    return c;
+}
+
+/* Every head's saved order of every round, (B*H, rounds, N), of a run
+ * forward has been through: the hashes the double reference is given. */
+static int32_t *saved_orders(const run *r)
+{
+    const int heads = r->shape.B * r->shape.H, R = r->attn.config.rounds, N = r->shape.N;
+    int32_t *orders = malloc(sizeof(int32_t) * ((size_t)heads * R * N + 1));
+    for (int bh = 0; bh < heads; bh++)
+        for (int round = 0; round < R; round++)
+            memcpy(orders + ((size_t)bh * R + round) * N,
+                   attn_lsh_order(&r->attn, r->shape, r->saved, bh, round),
+                   sizeof(int32_t) * (size_t)N);
+    return orders;
+}
+
+/* LSH attention in double from x = [q | k | v] (k unused) given the sorted
+ * orders: keys q / sqrt(|q|^2 + D 1e-6), each sorted query over its chunk
+ * and the chunk before, without itself unless nothing else is left, later
+ * positions masked when causal; rounds weighted by the softmax of their
+ * log-sum-exps over the rounds that gave the query other keys (all rounds
+ * when none did). */
+static void lsh_ref_attention(double *out, const double *x, const lt_attn_config *c,
+                              lt_attn_shape s, const int32_t *orders)
+{
+    const int N = s.N, D = s.D, M = s.M, R = c->rounds, C = c->chunk;
+    const size_t nq = (size_t)s.B * s.H * N * D;
+    double *keys = malloc(sizeof(double) * (size_t)N * D + 1);
+    double *z = malloc(sizeof(double) * (size_t)R * N + 1);
+    double *o = malloc(sizeof(double) * (size_t)R * N * M + 1);
+    int *alone = malloc(sizeof(int) * (size_t)R * N + 1);
+    double *w = malloc(sizeof(double) * (size_t)N + 1);
+    for (int bh = 0; bh < s.B * s.H; bh++) {
+        const double *q = x + (size_t)bh * N * D, *v = x + 2 * nq + (size_t)bh * N * M;
+        for (int i = 0; i < N; i++) {
+            double sq = 0;
+            for (int d = 0; d < D; d++)
+                sq += q[(size_t)i * D + d] * q[(size_t)i * D + d];
+            for (int d = 0; d < D; d++)
+                keys[(size_t)i * D + d] = q[(size_t)i * D + d] / sqrt(sq + D * 1e-6);
+        }
+        for (int r = 0; r < R; r++) {
+            const int32_t *order = orders + ((size_t)bh * R + r) * N;
+            for (int pos = 0; pos < N; pos++) {
+                const int i = order[pos], chunk = pos / C;
+                const int lo = chunk > 0 ? (chunk - 1) * C : 0;
+                const int hi = (chunk + 1) * C < N ? (chunk + 1) * C : N;
+                double max = -INFINITY, sum = 0;
+                for (int a = lo; a < hi; a++) {
+                    const int j = order[a];
+                    double dot = 0;
+                    for (int d = 0; d < D; d++)
+                        dot += q[(size_t)i * D + d] * keys[(size_t)j * D + d];
+                    w[a - lo] = j == i || (c->causal && j > i) ? -INFINITY : dot / sqrt(D);
+                    if (j == i)
+                        z[(size_t)r * N + i] = dot / sqrt(D);
+                    max = w[a - lo] > max ? w[a - lo] : max;
+                }
+                alone[(size_t)r * N + i] = max == -INFINITY;
+                for (int a = lo; a < hi; a++) {
+                    w[a - lo] = max == -INFINITY ? (double)(order[a] == i) : exp(w[a - lo] - max);
+                    sum += w[a - lo];
+                }
+                if (max > -INFINITY)
+                    z[(size_t)r * N + i] = max + log(sum);
+                for (int m = 0; m < M; m++) {
+                    double acc = 0;
+                    for (int a = lo; a < hi; a++)
+                        acc += w[a - lo] * v[(size_t)order[a] * M + m];
+                    o[((size_t)r * N + i) * M + m] = acc / sum;
+                }
+            }
+        }
+        for (int i = 0; i < N; i++) {
+            int other = 0;
+            for (int r = 0; r < R; r++)
+                other |= !alone[(size_t)r * N + i];
+            double max = -INFINITY, sum = 0;
+            for (int r = 0; r < R; r++)
+                if (!(other && alone[(size_t)r * N + i]))
+                    max = z[(size_t)r * N + i] > max ? z[(size_t)r * N + i] : max;
+            for (int m = 0; m < M; m++)
+                out[((size_t)bh * N + i) * M + m] = 0;
+            for (int r = 0; r < R; r++) {
+                if (other && alone[(size_t)r * N + i])
+                    continue;
+                double weight = exp(z[(size_t)r * N + i] - max);
+                sum += weight;
+                for (int m = 0; m < M; m++)
+                    out[((size_t)bh * N + i) * M + m] += weight * o[((size_t)r * N + i) * M + m];
+            }
+            for (int m = 0; m < M; m++)
+                out[((size_t)bh * N + i) * M + m] /= sum;
+        }
+    }
+    free(keys);
+    free(z);
+    free(o);
+    free(alone);
+    free(w);
+}
+
+typedef struct lsh_loss_ctx {
+    const lt_attn_config *config;
+    lt_attn_shape shape;
+    const int32_t *orders;
+    const double *weights; /* d_out */
+    double *out;
+} lsh_loss_ctx;
+
+static double lsh_ref_loss(const double *x, void *ctx_)
+{
+    lsh_loss_ctx *ctx = ctx_;
+    lsh_ref_attention(ctx->out, x, ctx->config, ctx->shape, ctx->orders);
+    size_t n = (size_t)ctx->shape.B * ctx->shape.H * ctx->shape.N * ctx->shape.M;
+    double loss = 0;
+    for (size_t i = 0; i < n; i++)
+        loss += ctx->out[i] * ctx->weights[i];
+    return loss;
+}
+
+/* Forward against the double reference given the kernel's own hashes, then
+ * dq, dk (nothing) and dv against central differences of it (the hashes
+ * held fixed). */
+static void check_lsh_against_reference(lt_attn_config config, lt_attn_shape shape)
+{
+    run r;
+    run_setup(&r, config, shape, 7, -1.0f, 1.0f);
+    run_forward(&r);
+    run_backward(&r);
+    int32_t *orders = saved_orders(&r);
+    size_t n = 2 * r.nq + r.nv;
+    double *x = malloc(sizeof(double) * n), *grad = malloc(sizeof(double) * n);
+    const float *parts[] = {r.q, r.k, r.v};
+    size_t sizes[] = {r.nq, r.nq, r.nv}, at = 0;
+    for (int p = 0; p < 3; p++)
+        for (size_t i = 0; i < sizes[p]; i++)
+            x[at++] = parts[p][i];
+    double *weights = to_double(r.d_out, r.nv), *out = malloc(sizeof(double) * (r.nv + 1));
+    lsh_loss_ctx ctx = {&r.attn.config, shape, orders, weights, out};
+    lsh_ref_attention(out, x, &r.attn.config, shape, orders);
+    double out_err = check_rel_error_f(r.out, out, r.nv, 1e-6);
+    cr_expect_lt(out_err, 1e-5, "%s %s N=%d: forward relative error %g", r.attn.config.kernel,
+                 config.causal ? "causal" : "non-causal", shape.N, out_err);
+    check_fd_gradient(grad, x, n, lsh_ref_loss, &ctx);
+    const char *names[] = {"dq", "dk", "dv"};
+    const float *analytic[] = {r.dq, r.dk, r.dv};
+    size_t offsets[] = {0, r.nq, 2 * r.nq};
+    for (int t = 0; t < 3; t++) {
+        double err = check_rel_error_f(analytic[t], grad + offsets[t], sizes[t], GRAD_FLOOR);
+        cr_expect_lt(err, GRAD_BOUND, "%s %s N=%d rounds=%d: %s relative error %g",
+                     r.attn.config.kernel, config.causal ? "causal" : "non-causal", shape.N,
+                     config.rounds, names[t], err);
+    }
+    for (size_t i = 0; i < r.nq; i++)
+        cr_assert_eq(r.dk[i], 0.0f, "dk must stay untouched: lsh never reads k");
+    free(orders);
+    free(x);
+    free(grad);
+    free(weights);
+    free(out);
+    run_free(&r);
+}
+
+Test(attn_grad, lsh_against_float64_reference)
+{
+    /* N = 1 (a lone query), several chunks with a partial last one; derived
+     * buckets, one bucket, and a given even count */
+    const char *kernels[] = {"lsh-chunked", "lsh-reference"};
+    const int lengths[] = {1, 11, 19};
+    for (int k = 0; k < 2; k++)
+        for (int causal = 0; causal <= 1; causal++) {
+            for (int i = 0; i < 3; i++)
+                check_lsh_against_reference(lsh_config(causal, kernels[k], 3, 4, 0),
+                                            shape_of(2, 2, lengths[i], 5, 3));
+            check_lsh_against_reference(lsh_config(causal, kernels[k], 1, 3, 1),
+                                        shape_of(1, 2, 13, 5, 3));
+            check_lsh_against_reference(lsh_config(causal, kernels[k], 2, 5, 6),
+                                        shape_of(1, 2, 17, 4, 6));
+        }
+}
+
+Test(attn_kernels, lsh_chunked_equals_reference)
+{
+    for (int causal = 0; causal <= 1; causal++) {
+        /* many chunks and a partial one; and the default chunk of 32 */
+        compare_kernels_both_plans(lsh_config(causal, "lsh-chunked", 3, 8, 0),
+                                   lsh_config(causal, "lsh-reference", 3, 8, 0), 300, SAME_BOUND);
+        compare_kernels_both_plans(config_of("lsh", causal, "lsh-chunked"),
+                                   config_of("lsh", causal, "lsh-reference"), 300, SAME_BOUND);
+        lt_attn_config fast = lt_attn_default_config("lsh"), plain = fast;
+        fast.causal = plain.causal = causal;
+        fast.kernel = "lsh-chunked";
+        plain.kernel = "lsh-reference";
+        compare_kernels_both_plans(fast, plain, 300, SAME_BOUND);
+    }
+}
+
+Test(attn_kernels, lsh_same_bits_for_any_threads)
+{
+    for (int causal = 0; causal <= 1; causal++) {
+        lt_attn_config configs[] = {lsh_config(causal, "lsh-chunked", 4, 8, 0),
+                                    lsh_config(causal, "lsh-reference", 2, 8, 0)};
+        for (int i = 0; i < 2; i++) {
+            check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 333, 6, 5));
+            check_same_bits_for_any_threads(configs[i], shape_of(1, 2, 333, 6, 5));
+        }
+    }
+}
+
+Test(attn_lsh, hash_plan_derived_as_reformer)
+{
+    lt_attn_config c = lsh_config(0, NULL, 1, 32, 0);
+    /* b = 2 max(1, n / C) up to 128 buckets, one rotation of b/2 columns */
+    attn_lsh_hash_plan p = attn_lsh_plan(&c, 20);
+    cr_expect(p.buckets == 2 && p.cols == 1 && p.factor[1] == 1);
+    p = attn_lsh_plan(&c, 512);
+    cr_expect(p.buckets == 32 && p.cols == 16, "%d %d", p.buckets, p.cols);
+    p = attn_lsh_plan(&c, 2048 + 31);
+    cr_expect(p.buckets == 128 && p.cols == 64, "%d %d", p.buckets, p.cols);
+    /* above 128: 2^ceil(log2 sqrt(b)) x 2 floor(b / 2 b1), as trax */
+    p = attn_lsh_plan(&c, 8192);
+    cr_expect(p.factor[0] == 32 && p.factor[1] == 16 && p.buckets == 512 && p.cols == 24,
+              "%d x %d, %d cols", p.factor[0], p.factor[1], p.cols);
+    p = attn_lsh_plan(&c, 65536);
+    cr_expect(p.factor[0] == 64 && p.factor[1] == 64 && p.cols == 64);
+    c.buckets = 6;
+    p = attn_lsh_plan(&c, 65536);
+    cr_expect(p.buckets == 6 && p.cols == 3);
+    c.buckets = 1;
+    p = attn_lsh_plan(&c, 100);
+    cr_expect(p.buckets == 1 && p.cols == 0);
+}
+
+/* Bucket of x (D) under rotation R (D x cols) in double, and how far the
+ * winner is ahead of the runner-up (0 in a tie). */
+static int double_bucket(const float *x, const float *R, int D, attn_lsh_hash_plan p,
+                         double *margin)
+{
+    int bucket = 0, stride = 1, col = 0;
+    *margin = INFINITY;
+    for (int f = 0; f < 2; f++) {
+        int half = p.factor[f] / 2, best = 0;
+        double top = -INFINITY, second = -INFINITY;
+        for (int j = 0; j < 2 * half; j++) {
+            double dot = 0;
+            for (int d = 0; d < D; d++)
+                dot += (double)x[d] * R[(size_t)d * p.cols + col + j % half];
+            dot = j < half ? dot : -dot;
+            if (dot > top) {
+                second = top;
+                top = dot;
+                best = j;
+            } else if (dot > second) {
+                second = dot;
+            }
+        }
+        if (half > 0 && top - second < *margin)
+            *margin = top - second;
+        bucket += stride * best;
+        stride *= p.factor[f];
+        col += half;
+    }
+    return bucket;
+}
+
+Test(attn_lsh, positions_sorted_by_rotation_bucket)
+{
+    /* 300 positions over 2 chunks of 8: 74 buckets; and 1100 over chunks
+     * of 4: 550 buckets as 32 x 16 */
+    const int lengths[] = {300, 1100}, chunks[] = {8, 4};
+    for (int t = 0; t < 2; t++) {
+        run r;
+        lt_attn_config c = lsh_config(0, NULL, 3, chunks[t], 0);
+        lt_attn_shape s = shape_of(1, 2, lengths[t], 6, 5);
+        s.seed = 5;
+        s.step = 9;
+        s.layer = 2;
+        run_setup(&r, c, s, 3, -1.0f, 1.0f);
+        run_forward(&r);
+        attn_lsh_hash_plan p = attn_lsh_plan(&c, s.N);
+        float *R = malloc(sizeof(float) * ((size_t)s.D * p.cols + 1));
+        int32_t *bucket = malloc(sizeof(int32_t) * (size_t)s.N);
+        int near_ties = 0;
+        for (int round = 0; round < c.rounds; round++) {
+            attn_lsh_rotations(R, (size_t)p.cols, s.D, p.cols, s, round);
+            for (int bh = 0; bh < 2; bh++) {
+                const int32_t *order = attn_lsh_order(&r.attn, s, r.saved, bh, round);
+                int seen[2048] = {0};
+                for (int i = 0; i < s.N; i++) {
+                    double margin;
+                    bucket[i] = double_bucket(r.q + ((size_t)bh * s.N + i) * s.D, R, s.D, p,
+                                              &margin);
+                    if (margin < 1e-5) {
+                        bucket[i] = -1; /* a float rounding may break this tie either way */
+                        near_ties++;
+                    }
+                }
+                int last_bucket = -1, last_pos = -1, buckets_seen = 0;
+                for (int k = 0; k < s.N; k++) {
+                    const int i = order[k];
+                    cr_assert(i >= 0 && i < s.N && !seen[i], "order is no permutation");
+                    seen[i] = 1;
+                    if (bucket[i] < 0)
+                        continue;
+                    cr_expect(bucket[i] > last_bucket ||
+                                  (bucket[i] == last_bucket && i > last_pos),
+                              "round %d head %d: (%d, %d) sorted after (%d, %d)", round, bh,
+                              bucket[i], i, last_bucket, last_pos);
+                    buckets_seen += bucket[i] != last_bucket;
+                    last_bucket = bucket[i];
+                    last_pos = i;
+                }
+                cr_expect_gt(buckets_seen, p.buckets / 4, "only %d of %d buckets used",
+                             buckets_seen, p.buckets);
+            }
+        }
+        cr_expect_lt(near_ties, 2 * c.rounds * s.N / 100, "%d near-ties", near_ties);
+        free(R);
+        free(bucket);
+        run_free(&r);
+    }
+}
+
+/* Orders of every head and round after one forward of `shape`. */
+static int32_t *orders_for(lt_attn_config c, lt_attn_shape shape)
+{
+    run r;
+    run_setup(&r, c, shape, 3, -1.0f, 1.0f);
+    run_forward(&r);
+    int32_t *orders = saved_orders(&r);
+    run_free(&r);
+    return orders;
+}
+
+Test(attn_lsh, draws_depend_on_seed_step_and_layer)
+{
+    lt_attn_config c = lsh_config(1, NULL, 2, 4, 0);
+    lt_attn_shape base = shape_of(1, 2, 64, 6, 5);
+    base.seed = 11;
+    base.step = 3;
+    base.layer = 1;
+    size_t bytes = sizeof(int32_t) * 2 * 2 * 64;
+    int32_t *first = orders_for(c, base), *again = orders_for(c, base);
+    cr_expect_arr_eq(first, again, bytes, "same (seed, step, layer), other hashes");
+    lt_attn_shape changed[3] = {base, base, base};
+    changed[0].seed = 12;
+    changed[1].step = 4;
+    changed[2].layer = 0;
+    const char *what[] = {"seed", "step", "layer"};
+    for (int i = 0; i < 3; i++) {
+        int32_t *other = orders_for(c, changed[i]);
+        cr_expect_arr_neq(other, first, bytes, "another %s, the same hashes", what[i]);
+        free(other);
+    }
+    /* rounds draw their own rotations */
+    cr_expect_arr_neq(first, first + 64, sizeof(int32_t) * 64, "rounds 0 and 1 hash alike");
+    free(first);
+    free(again);
+}
+
+Test(attn_lsh, causal_never_looks_ahead)
+{
+    /* Position j's value, and its query by a nudge that keeps every hash,
+     * change no output before j, bit for bit. (A query that moves to
+     * another bucket can shift chunk boundaries, and with them which
+     * earlier keys an earlier query sees: LSH sorts the whole sequence.)
+     * The k input is never read at all. */
+    const char *kernels[] = {"lsh-chunked", "lsh-reference"};
+    const int N = 150, positions[] = {100, 0, 149};
+    for (int kk = 0; kk < 2; kk++)
+        for (int p = 0; p < 3; p++) {
+            const int j = positions[p];
+            lt_attn_shape s = shape_of(1, 2, N, 4, 3);
+            run r;
+            run_setup(&r, lsh_config(1, kernels[kk], 3, 8, 0), s, 17, -1.0f, 1.0f);
+            run_forward(&r);
+            float *before = malloc(sizeof(float) * r.nv);
+            memcpy(before, r.out, sizeof(float) * r.nv);
+            int32_t *orders = saved_orders(&r);
+            for (int bh = 0; bh < 2; bh++) {
+                for (int d = 0; d < s.D; d++)
+                    r.q[((size_t)bh * N + j) * s.D + d] *= 1.001f;
+                for (int m = 0; m < s.M; m++)
+                    r.v[((size_t)bh * N + j) * s.M + m] += 2.0f;
+            }
+            for (size_t i = 0; i < r.nq; i++)
+                r.k[i] = -r.k[i] * 3.0f;
+            run_forward(&r);
+            int32_t *after = saved_orders(&r);
+            cr_assert_arr_eq(after, orders, sizeof(int32_t) * 2 * 3 * N,
+                             "the nudge moved a bucket");
+            for (int bh = 0; bh < 2; bh++) {
+                size_t head = (size_t)bh * N * s.M;
+                cr_expect_arr_eq(r.out + head, before + head, sizeof(float) * j * s.M,
+                                 "%s: outputs before position %d changed", kernels[kk], j);
+                cr_expect_arr_neq(r.out + head + (size_t)j * s.M, before + head + (size_t)j * s.M,
+                                  sizeof(float) * s.M, "%s: output %d did not change",
+                                  kernels[kk], j);
+            }
+            free(before);
+            free(orders);
+            free(after);
+            run_free(&r);
+        }
+}
+
+/* One chunk holding the whole sequence: every round sees every key, so LSH
+ * attention is exact softmax attention with k = q / |q| and the diagonal
+ * masked (a query attends to itself only when causal masking leaves it
+ * nothing else: position 0), whatever the rounds and buckets. */
+Test(attn_lsh, one_chunk_equals_softmax_with_self_mask)
+{
+    const int N = 37;
+    const int rounds[] = {1, 4}, buckets[] = {0, 8};
+    for (int causal = 0; causal <= 1; causal++)
+        for (int t = 0; t < 2; t++) {
+            lt_attn_shape s = shape_of(1, 2, N, 5, 4);
+            run r;
+            run_setup(&r, lsh_config(causal, NULL, rounds[t], N, buckets[t]), s, 19, -1.0f, 1.0f);
+            run_forward(&r);
+            double *expect = malloc(sizeof(double) * r.nv), w[64];
+            for (int bh = 0; bh < 2; bh++)
+                for (int i = 0; i < N; i++) {
+                    const float *q = r.q + (size_t)bh * N * s.D;
+                    int last = causal ? i : N - 1;
+                    double max = -INFINITY, sum = 0;
+                    for (int j = 0; j <= last; j++) {
+                        double dot = 0, sq = 0;
+                        for (int d = 0; d < s.D; d++) {
+                            dot += (double)q[i * s.D + d] * q[j * s.D + d];
+                            sq += (double)q[j * s.D + d] * q[j * s.D + d];
+                        }
+                        int masked = j == i && last > 0;
+                        w[j] = masked ? -INFINITY : dot / sqrt(sq + s.D * 1e-6) / sqrt(s.D);
+                        max = w[j] > max ? w[j] : max;
+                    }
+                    for (int j = 0; j <= last; j++)
+                        sum += (w[j] = exp(w[j] - max));
+                    for (int m = 0; m < s.M; m++) {
+                        double acc = 0;
+                        for (int j = 0; j <= last; j++)
+                            acc += w[j] * r.v[((size_t)bh * N + j) * s.M + m];
+                        expect[((size_t)bh * N + i) * s.M + m] = acc / sum;
+                    }
+                }
+            double err = check_rel_error_f(r.out, expect, r.nv, 1e-6);
+            cr_expect_lt(err, 1e-5, "%s, %d rounds: relative error %g against softmax",
+                         causal ? "causal" : "non-causal", rounds[t], err);
+            free(expect);
+            run_free(&r);
+        }
+}
+
+Test(attn_lsh, bad_configurations_refused)
+{
+    lt_attn a;
+    struct {
+        int rounds, chunk, buckets;
+        const char *field;
+    } bad[] = {{0, 4, 0, "rounds"},   {-2, 4, 0, "rounds"}, {1, 0, 0, "chunk"},
+               {1, -1, 0, "chunk"},   {1, 4, 3, "buckets"}, {1, 4, -2, "buckets"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lt_attn_config c = lsh_config(1, NULL, bad[i].rounds, bad[i].chunk, bad[i].buckets);
+        cr_expect_eq(lt_attn_init(&a, &c), LT_E_USAGE, "%s accepted", bad[i].field);
+        cr_expect_eq(strncmp(lt_last_error(), bad[i].field, strlen(bad[i].field)), 0, "%s",
+                     lt_last_error());
+    }
+    lt_attn_config c = lsh_config(1, "linear-gemm", 1, 4, 0);
+    cr_expect_eq(lt_attn_init(&a, &c), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "lsh-chunked, lsh-reference"), NULL, "%s",
+                  lt_last_error());
+    c = lsh_config(0, NULL, 1, 4, 2);
+    cr_expect_eq(lt_attn_init(&a, &c), LT_OK, "%s", lt_last_error());
+}
+
+Test(attn_lsh, variant_specs_parsed_and_labelled)
+{
+    lt_attn_config c = lt_attn_default_config(NULL);
+    char label[32];
+    cr_assert_eq(lt_attn_parse_variant("lsh-8", &c), LT_OK, "%s", lt_last_error());
+    cr_expect_str_eq(c.variant, "lsh");
+    cr_expect_eq(c.rounds, 8);
+    cr_expect_str_eq(lt_attn_variant_label(&c, label, sizeof label), "lsh-8");
+    cr_assert_eq(lt_attn_parse_variant("lsh", &c), LT_OK);
+    cr_expect_eq(c.rounds, 8, "a plain name leaves rounds as they were");
+    c = lt_attn_default_config(NULL);
+    cr_assert_eq(lt_attn_parse_variant("lsh", &c), LT_OK);
+    cr_expect_str_eq(lt_attn_variant_label(&c, label, sizeof label), "lsh-4");
+    const char *names[] = {"softmax", "linear", "linformer"};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(lt_attn_parse_variant(names[i], &c), LT_OK);
+        cr_expect_str_eq(lt_attn_variant_label(&c, label, sizeof label), names[i]);
+    }
+    const char *bad[] = {"lsh-0", "lsh-", "lsh4", "lsh-4x", "lsh--4", "lsh-+4", "lsh- 4",
+                         "softmax-2", "", "LSH-4", "lsh-99999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_expect_eq(lt_attn_parse_variant(bad[i], &c), LT_E_USAGE, "'%s' accepted", bad[i]);
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
+        cr_expect_neq(strstr(lt_last_error(), quoted), NULL, "%s", lt_last_error());
+    }
+    cr_expect_eq(lt_attn_parse_variant(NULL, &c), LT_E_USAGE);
+}
+
+Test(attn_lsh, memory_and_flops)
+{
+    lt_attn a;
+    lt_attn_config c = config_of("lsh", 1, NULL);
+    c.rounds = 4;
+    c.chunk = 32;
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    lt_attn_shape s1 = shape_of(1, 8, 4096, 64, 64), s4 = shape_of(1, 8, 16384, 64, 64);
+    /* saved: per round an order, a weight and 2C probabilities a position,
+     * and the output: linear in N */
+    cr_expect_eq(lt_attn_saved_bytes(&a, s1),
+                 (size_t)8 * (4 * 4096 * (2 + 64) + 4096 * 64) * sizeof(float));
+    cr_expect_eq(lt_attn_saved_bytes(&a, s4), 4 * lt_attn_saved_bytes(&a, s1));
+    /* scratch: buffers of N rows and a few of fixed size: about linear */
+    double grow = (double)lt_attn_workspace_bytes(&a, s4, 1) / lt_attn_workspace_bytes(&a, s1, 1);
+    cr_expect(grow > 3.9 && grow < 4.1, "workspace grew %gx for 4x N", grow);
+    cr_expect_leq(lt_attn_workspace_bytes(&a, s4, 2), (size_t)64 << 20);
+
+    /* model: per head and round, hashing 2 N D b/2 and 2 N 2C (D + M) */
+    lt_attn_shape s = shape_of(2, 4, 1000, 32, 16);
+    double cols = attn_lsh_plan(&c, 1000).cols;
+    double attend = 2.0 * 1000 * 64 * (32 + 16), hash = 2.0 * 1000 * 32 * cols;
+    double fwd = lt_attn_flops(&a, s, 0), bwd = lt_attn_flops(&a, s, 1);
+    cr_expect_float_eq(fwd, 4 * 8 * (hash + attend), 1e-9 * fwd);
+    cr_expect_float_eq(bwd, 4 * 8 * 2 * attend, 1e-9 * bwd);
+    /* performed: the first chunk has no look-back, the last is short */
+    double area = 0;
+    for (int s0 = 0; s0 < 1000; s0 += 32) {
+        int rows = 1000 - s0 < 32 ? 1000 - s0 : 32;
+        area += (double)rows * (rows + (s0 > 0 ? 32 : 0));
+    }
+    double performed = lt_attn_flops_performed(&a, s, 0);
+    cr_expect_float_eq(performed, 4 * 8 * (hash + 2 * area * 48), 1e-9 * performed);
+    cr_expect_float_eq(lt_attn_flops_performed(&a, s, 1), 4 * 8 * 4 * area * 48, 1e-9 * performed);
+    /* causal masking skips nothing: the same model */
+    lt_attn_config nc = c;
+    nc.causal = 0;
+    lt_attn b;
+    cr_assert_eq(lt_attn_init(&b, &nc), LT_OK);
+    cr_expect_float_eq(lt_attn_flops(&b, s, 0), fwd, 1e-9 * fwd);
 }

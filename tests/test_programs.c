@@ -406,6 +406,36 @@ Test(scaling, small_range_writes_every_case, .timeout = 300)
     lt_csv_table_free(&t);
 }
 
+Test(scaling, lsh_rounds_listed_as_specs)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(args, sizeof args,
+             "scaling --variants lsh-1,lsh-3,linear --causal causal --min-log2 6 --max-log2 7 "
+             "--heads 2 --head-dim 8 --warmup 0 --repeats 1 --quiet --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 3 * 2);
+    const char *labels[] = {"lsh-1", "lsh-1", "lsh-3", "lsh-3", "linear", "linear"};
+    for (long long r = 0; r < t.nrows; r++) {
+        cr_assert_str_eq(cell_str(&t, r, "variant"), labels[r]);
+        cr_assert_str_eq(cell_str(&t, r, "status"), "ok");
+    }
+    /* three rounds: three times the first round's modelled FLOPs */
+    cr_assert_float_eq(cell_num(&t, 2, "flop_model_fwd"), 3 * cell_num(&t, 0, "flop_model_fwd"),
+                       1e-6 * cell_num(&t, 2, "flop_model_fwd"));
+    cr_assert_str_eq(cell_str(&t, 0, "kernel"), "lsh-chunked");
+    lt_csv_table_free(&t);
+    cr_assert_eq(ltbench("scaling --variants lsh-2,lsh-2"), 2);
+    ASSERT_MENTIONS("listed twice");
+    cr_assert_eq(ltbench("scaling --variants lsh-0"), 2);
+    ASSERT_MENTIONS("--variants");
+    ASSERT_MENTIONS("'lsh-0'");
+}
+
 Test(scaling, budget_skips_instead_of_running)
 {
     char dir[64], args[512], path[160];
@@ -543,6 +573,89 @@ Test(attention_tool, softmax_matches_reference) { check_attention_tool("softmax"
 Test(attention_tool, causal_softmax_matches_reference) { check_attention_tool("softmax", 0, 1); }
 Test(attention_tool, linear_matches_reference) { check_attention_tool("linear", 1, 0); }
 Test(attention_tool, causal_linear_matches_reference) { check_attention_tool("linear", 1, 1); }
+
+/* lsh with one chunk over the whole sequence is softmax over the other
+ * positions with keys q / |q| (the query's own key only when causal leaves
+ * nothing else); it reads no --k. Its rotations follow --seed. */
+Test(attention_tool, lsh_one_chunk_matches_self_masked_softmax)
+{
+    char dir[64], args[2048];
+    make_temp_dir(dir);
+    static double q[B * H * N * D], v[B * H * N * M], unit[B * H * N * D], ref[B * H * N * M];
+    const long long qk_shape[4] = {B, H, N, D}, v_shape[4] = {B, H, N, M};
+    char pq[128], pv[128], pout[128], pout2[128];
+    snprintf(pq, sizeof pq, "%s/q.npy", dir);
+    snprintf(pv, sizeof pv, "%s/v.npy", dir);
+    snprintf(pout, sizeof pout, "%s/out.npy", dir);
+    snprintf(pout2, sizeof pout2, "%s/out2.npy", dir);
+    write_random(pq, q, 4, qk_shape, 1);
+    write_random(pv, v, 4, v_shape, 3);
+    for (int r = 0; r < B * H * N; r++) {
+        double sq = 0;
+        for (int d = 0; d < D; d++)
+            sq += q[r * D + d] * q[r * D + d];
+        for (int d = 0; d < D; d++)
+            unit[r * D + d] = q[r * D + d] / sqrt(sq + D * 1e-6);
+    }
+    for (int causal = 0; causal <= 1; causal++) {
+        snprintf(args, sizeof args,
+                 "attention --variant lsh --rounds 2 --chunk %d %s --q %s --v %s --out %s", N,
+                 causal ? "--causal" : "", pq, pv, pout);
+        cr_assert_eq(ltbench(args), 0, "%s", output);
+        lt_npy out;
+        cr_assert_eq(lt_npy_read_f64(&out, pout), LT_OK);
+        for (int bh = 0; bh < B * H; bh++)
+            for (int i = 0; i < N; i++) {
+                double w[N], total = 0, max_s = -INFINITY;
+                int last = causal ? i : N - 1;
+                for (int j = 0; j <= last; j++) {
+                    double s = 0;
+                    for (int d = 0; d < D; d++)
+                        s += q[(bh * N + i) * D + d] * unit[(bh * N + j) * D + d];
+                    w[j] = j == i && last > 0 ? -INFINITY : s / sqrt(D);
+                    max_s = w[j] > max_s ? w[j] : max_s;
+                }
+                for (int j = 0; j <= last; j++)
+                    total += (w[j] = exp(w[j] - max_s));
+                for (int m = 0; m < M; m++) {
+                    double acc = 0;
+                    for (int j = 0; j <= last; j++)
+                        acc += w[j] * v[(bh * N + j) * M + m];
+                    ref[(bh * N + i) * M + m] = acc / total;
+                }
+            }
+        for (int i = 0; i < B * H * N * M; i++)
+            cr_assert_lt(fabs(out.data_f64[i] - ref[i]), 1e-5 * (1 + fabs(ref[i])),
+                         "lsh causal=%d element %d: %g vs %g", causal, i, out.data_f64[i], ref[i]);
+        lt_npy_free(&out);
+    }
+    /* chunks of 2: the hashes matter, and follow --seed */
+    double first[B * H * N * M];
+    for (int seed = 1; seed <= 2; seed++)
+        for (int again = 0; again < 2; again++) {
+            snprintf(args, sizeof args,
+                     "attention --variant lsh --chunk 2 --seed %d --q %s --v %s --out %s", seed,
+                     pq, pv, pout2);
+            cr_assert_eq(ltbench(args), 0, "%s", output);
+            lt_npy out;
+            cr_assert_eq(lt_npy_read_f64(&out, pout2), LT_OK);
+            if (seed == 1 && !again)
+                memcpy(first, out.data_f64, sizeof first);
+            int same = memcmp(first, out.data_f64, sizeof first) == 0;
+            cr_expect_eq(same, seed == 1, "seed %d run %d", seed, again);
+            lt_npy_free(&out);
+        }
+    cr_assert_eq(ltbench("attention --variant lsh --rounds 0 --q x --v x --out x"), 2);
+    ASSERT_MENTIONS("--rounds");
+    snprintf(args, sizeof args, "attention --variant lsh --buckets 3 --q %s --v %s --out %s", pq,
+             pv, pout);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--buckets");
+    snprintf(args, sizeof args, "attention --variant softmax --q %s --v %s --out %s", pq, pv,
+             pout);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--k is required");
+}
 
 Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
 {

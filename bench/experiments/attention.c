@@ -17,6 +17,7 @@ typedef struct attention_options {
     const char *q, *k, *v, *e, *f, *out, *dout, *dq, *dk, *dv, *de, *df;
     double eps;
     const char *feature_map;
+    long rounds, buckets, chunk;
     lt_common common;
 } attention_options;
 
@@ -174,10 +175,13 @@ static void release(tensors *t)
         lt_mem_free(blocks[i]);
 }
 
-static lt_status check_flags(const attention_options *o, int linformer)
+static lt_status check_flags(const attention_options *o, int linformer, int lsh)
 {
-    if (!o->q || !o->k || !o->v || !o->out)
-        return lt_fail(LT_E_USAGE, "--q, --k, --v and --out are required");
+    if (!o->q || !o->v || !o->out)
+        return lt_fail(LT_E_USAGE, "--q, --v and --out are required");
+    if (!o->k && !lsh)
+        return lt_fail(LT_E_USAGE, "--k is required (only --variant lsh, whose keys are its "
+                                   "normalised queries, runs without it)");
     if (linformer && (!o->e || !o->f))
         return lt_fail(LT_E_USAGE, "--variant linformer needs --e and --f (shape (k, N_max))");
     if (!linformer && (o->e || o->f || o->de || o->df))
@@ -191,24 +195,31 @@ static lt_status check_flags(const attention_options *o, int linformer)
 
 static lt_status run(const attention_options *o, tensors *t)
 {
-    int linformer = strcmp(o->variant, "linformer") == 0;
-    LT_TRY(check_flags(o, linformer));
+    int linformer = strcmp(o->variant, "linformer") == 0, lsh = strcmp(o->variant, "lsh") == 0;
+    LT_TRY(check_flags(o, linformer, lsh));
     lt_attn_config config = lt_attn_default_config(o->variant);
     config.causal = o->causal;
     config.eps = (float)o->eps;
+    config.rounds = (int)o->rounds;
+    config.buckets = (int)o->buckets;
+    config.chunk = (int)o->chunk;
     LT_TRY(lt_attn_parse_feature_map(&config.feature_map, o->feature_map, "--feature-map"));
 
     LT_TRY(read_tensor(&t->q, o->q, "--q", 4, "(B, H, N, D)"));
-    LT_TRY(read_tensor(&t->k, o->k, "--k", 4, "(B, H, N, D)"));
+    if (o->k)
+        LT_TRY(read_tensor(&t->k, o->k, "--k", 4, "(B, H, N, D)"));
     LT_TRY(read_tensor(&t->v, o->v, "--v", 4, "(B, H, N, M)"));
     LT_TRY(check_int_dims(&t->q, "--q"));
     LT_TRY(check_int_dims(&t->v, "--v"));
-    LT_TRY(same_dims(&t->k, "--k", &t->q, "--q", 4, "keys must match queries (B, H, N, D)"));
+    if (o->k)
+        LT_TRY(same_dims(&t->k, "--k", &t->q, "--q", 4, "keys must match queries (B, H, N, D)"));
+    /* lsh never reads k: without --k the queries stand in for the buffer */
+    const float *keys = o->k ? t->k.data : t->q.data;
     LT_TRY(same_dims(&t->v, "--v", &t->q, "--q", 3,
                      "values must share (B, H, N) with the queries"));
     lt_attn_shape shape = {.B = (int)t->q.shape[0], .H = (int)t->q.shape[1],
                            .N = (int)t->q.shape[2], .D = (int)t->q.shape[3],
-                           .M = (int)t->v.shape[3]};
+                           .M = (int)t->v.shape[3], .seed = (uint64_t)o->common.seed};
     if (linformer) {
         LT_TRY(read_tensor(&t->e, o->e, "--e", 2, "(k, N_max)"));
         LT_TRY(read_tensor(&t->f, o->f, "--f", 2, "(k, N_max)"));
@@ -249,7 +260,7 @@ static lt_status run(const attention_options *o, tensors *t)
     const char *const out_paths[MAX_OUTPUTS] = {o->out, o->dq, o->dk, o->dv, o->de, o->df};
     for (int i = 0; i < MAX_OUTPUTS; i++)
         LT_TRY(open_output(t, out_flags[i], out_paths[i]));
-    LT_TRY(lt_attn_forward(&attn, shape, t->out, t->saved, t->workspace, t->q.data, t->k.data,
+    LT_TRY(lt_attn_forward(&attn, shape, t->out, t->saved, t->workspace, t->q.data, keys,
                            t->v.data, t->params));
     const long long out_shape[4] = {shape.B, shape.H, shape.N, shape.M};
     set_output(t, "--out", t->out, 4, out_shape);
@@ -261,8 +272,7 @@ static lt_status run(const attention_options *o, tensors *t)
     LT_TRY(lt_mem_calloc((void **)&t->dv, vo * f, "value gradients"));
     LT_TRY(lt_mem_calloc((void **)&t->d_params, pc * f, "projection gradients"));
     LT_TRY(lt_attn_backward(&attn, shape, t->dq, t->dk, t->dv, t->d_params, t->workspace,
-                            t->dout.data, t->saved, t->q.data, t->k.data, t->v.data,
-                            t->params));
+                            t->dout.data, t->saved, t->q.data, keys, t->v.data, t->params));
     const long long qk_shape[4] = {shape.B, shape.H, shape.N, shape.D};
     const long long ef_shape[2] = {config.proj_k, config.n_max};
     set_output(t, "--dq", t->dq, 4, qk_shape);
@@ -274,20 +284,26 @@ static lt_status run(const attention_options *o, tensors *t)
 }
 
 static const lt_field_flag field_flags[] = {
-    {"eps", "--eps"}, {"feature_map", "--feature-map"}, {"causal", "--causal"}, {NULL, NULL}};
+    {"eps", "--eps"},       {"feature_map", "--feature-map"}, {"causal", "--causal"},
+    {"rounds", "--rounds"}, {"buckets", "--buckets"},         {"chunk", "--chunk"},
+    {NULL, NULL}};
 
 int main(int argc, char **argv)
 {
-    attention_options o = {.variant = "linear", .eps = 1e-6, .feature_map = "elu"};
+    lt_attn_config defaults = lt_attn_default_config("lsh");
+    attention_options o = {.variant = "linear", .eps = 1e-6, .feature_map = "elu",
+                           .rounds = defaults.rounds, .buckets = defaults.buckets,
+                           .chunk = defaults.chunk};
     lt_common_defaults(&o.common);
-    enum { OWN_FLAGS = 16 };
+    enum { OWN_FLAGS = 19 };
     lt_flag flags[OWN_FLAGS + LT_COMMON_FLAGS] = {
         {"--variant", LT_FLAG_CHOICE, &o.variant, NULL, "attention variant", 0, 0,
-         "softmax|linear|linformer", 0},
+         "softmax|linear|linformer|lsh", 0},
         {"--causal", LT_FLAG_BOOL, &o.causal, NULL, "position i attends to positions <= i only",
          0, 0, NULL, 0},
         {"--q", LT_FLAG_STRING, &o.q, "PATH", "queries .npy, (B, H, N, D)", 0, 0, NULL, 0},
-        {"--k", LT_FLAG_STRING, &o.k, "PATH", "keys .npy, (B, H, N, D)", 0, 0, NULL, 0},
+        {"--k", LT_FLAG_STRING, &o.k, "PATH", "keys .npy, (B, H, N, D); lsh does not read it",
+         0, 0, NULL, 0},
         {"--v", LT_FLAG_STRING, &o.v, "PATH", "values .npy, (B, H, N, M)", 0, 0, NULL, 0},
         {"--e", LT_FLAG_STRING, &o.e, "PATH", "Linformer key projection .npy, (k, N_max)", 0, 0,
          NULL, 0},
@@ -308,6 +324,12 @@ int main(int argc, char **argv)
          NULL, 0},
         {"--feature-map", LT_FLAG_CHOICE, &o.feature_map, NULL,
          "linear attention feature map phi", 0, 0, "elu|relu", 0},
+        {"--rounds", LT_FLAG_INT, &o.rounds, "R", "lsh hashing rounds", 1, 1 << 20, NULL, 0},
+        {"--buckets", LT_FLAG_INT, &o.buckets, "B",
+         "lsh buckets a round: 0 = 2 max(1, N / chunk) as Reformer derives them, 1, or even", 0,
+         1 << 30, NULL, 0},
+        {"--chunk", LT_FLAG_INT, &o.chunk, "C", "lsh sorted positions a chunk", 1, 1 << 30, NULL,
+         0},
     };
     lt_common_flags(&flags[OWN_FLAGS], &o.common);
     lt_cli cli = {
@@ -318,10 +340,14 @@ int main(int argc, char **argv)
         "softmax: softmax(Q K^T / sqrt(D)) V. linear: phi(Q) (phi(K)^T V) / (phi(Q) . sum_j\n"
         "phi(K_j) + eps) with phi(x) = elu(x) + 1 (or relu), prefix sums when causal.\n"
         "linformer: softmax(Q (E K)^T / sqrt(D)) (F V) using the first N columns of E and F;\n"
-        "it cannot be causal. Backward gives dL/dQ, dL/dK, dL/dV (and dL/dE, dL/dF) for\n"
-        "dL/dout = --dout. Missing folders of output paths are created.",
-        /* threads and memory budget only: seed and quiet mean nothing here */
-        flags, OWN_FLAGS + 2};
+        "it cannot be causal. lsh: Reformer's LSH attention, keys = Q scaled to unit length,\n"
+        "--rounds hashings by random rotations drawn from --seed, softmax within chunks of\n"
+        "--chunk sorted positions and the chunk before, without a query's own key unless\n"
+        "it has no other; it does not read --k and its --dk is 0. Backward gives dL/dQ,\n"
+        "dL/dK, dL/dV (and dL/dE, dL/dF) for dL/dout = --dout. Missing folders of output\n"
+        "paths are created.",
+        /* threads, memory budget and seed (lsh's rotations): quiet means nothing here */
+        flags, OWN_FLAGS + 3};
     int exit_now;
     int code = lt_program_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
     if (exit_now)

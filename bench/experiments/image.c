@@ -410,7 +410,7 @@ static int modes_for(const image_run *c, const lt_exp_model *m, gen_kind *out)
     lt_attn_caps caps;
     int n = 0, all = strcmp(c->gen_modes, "all") == 0, fast = strcmp(c->gen_modes, "fast") == 0;
     int constant = 0;
-    if (lt_attn_variant_caps(m->name, &caps) != LT_OK ||
+    if (lt_attn_variant_caps(m->spec.config.variant, &caps) != LT_OK ||
         lt_attn_init(&attn, &m->config.model.attn) != LT_OK)
         return 0;
     if (caps.recurrent) {

@@ -19,7 +19,7 @@
 #include "results/table.h"
 #include "tables.h"
 
-enum { MAX_VARIANTS = 3, MAX_KERNELS = 8, MAX_REPEATS = 100,
+enum { MAX_VARIANTS = 8, MAX_KERNELS = 8, MAX_REPEATS = 100,
        MAX_CASES = MAX_VARIANTS * 2 * MAX_KERNELS * 25 };
 
 typedef struct scaling_options {
@@ -205,8 +205,9 @@ static int scaling_flags(scaling_options *opt, lt_flag *f)
 {
     int n = 0;
     f[n++] = (lt_flag){"--variants", LT_FLAG_STRING, &opt->variants, "LIST",
-                       "comma-separated attention variants (softmax, linear, linformer)", 0, 0,
-                       NULL, 0};
+                       "comma-separated attention variants (softmax, linear, linformer, lsh; "
+                       "lsh-R: R hashing rounds)",
+                       0, 0, NULL, 0};
     f[n++] = (lt_flag){"--causal", LT_FLAG_CHOICE, &opt->causal_mode, NULL,
                        "which masking to measure", 0, 0, "both|causal|noncausal", 0};
     f[n++] = (lt_flag){"--kernel", LT_FLAG_STRING, &opt->kernel, "NAME",
@@ -271,13 +272,16 @@ static const char details[] =
     "rate. Kernels: softmax-gemm (materialised, the default), softmax-tiled (online\n"
     "softmax, O(N) memory), softmax-reference; linear-gemm (non-causal),\n"
     "linear-causal-chunked (causal default), linear-causal-prefix, linear-reference;\n"
-    "linformer-gemm. Ctrl-C stops after the current case and writes the rows so far (exit\n"
-    "status 130).";
+    "linformer-gemm; lsh-chunked (default), lsh-reference. LSH (Reformer) rows are\n"
+    "labelled lsh-R for R rounds (lsh alone: 4), with chunks of 32 and the bucket count\n"
+    "Reformer derives from N. Ctrl-C stops after the current case and writes the rows so\n"
+    "far (exit status 130).";
 
 /* A run: what every case reads and where its rows go. */
 typedef struct sweep {
     const scaling_options *opt;
-    const char *variants[MAX_VARIANTS];
+    lt_variant_spec specs[MAX_VARIANTS];
+    const char *variants[MAX_VARIANTS]; /* the specs' variants, for the kernel tables */
     int variant_count, causal_modes[2], mode_count;
     lt_feature_map feature_map;
     lt_table table;
@@ -297,11 +301,16 @@ static lt_status check_options(sweep *w, scaling_options *opt)
         return lt_fail(LT_E_USAGE, "--kernel and --kernels all: choose one");
     if (opt->value_dim == 0)
         opt->value_dim = opt->head_dim;
+    LT_TRY(lt_attn_parse_feature_map(&w->feature_map, opt->feature_map, "--feature-map"));
     static char text[256];
     snprintf(text, sizeof text, "%s", opt->variants);
-    LT_TRY(lt_program_parse_variants(text, w->variants, MAX_VARIANTS, &w->variant_count,
-                                "--variants"));
-    LT_TRY(lt_attn_parse_feature_map(&w->feature_map, opt->feature_map, "--feature-map"));
+    lt_attn_config base = lt_attn_default_config(NULL);
+    base.feature_map = w->feature_map;
+    base.eps = (float)opt->eps;
+    LT_TRY(lt_program_parse_variants(text, &base, w->specs, MAX_VARIANTS, &w->variant_count,
+                                     "--variants"));
+    for (int i = 0; i < w->variant_count; i++)
+        w->variants[i] = w->specs[i].config.variant;
     if (strcmp(opt->causal_mode, "causal") != 0)
         w->causal_modes[w->mode_count++] = 0;
     if (strcmp(opt->causal_mode, "noncausal") != 0)
@@ -320,25 +329,24 @@ static lt_status check_options(sweep *w, scaling_options *opt)
 /* Measures (or skips, or records the refusal of) the case of one variant,
  * causal mode, kernel and N; *last holds the previous N's time and FLOPs
  * for the time estimate. */
-static lt_status run_case(sweep *w, const char *variant, int causal, const char *kernel, int N,
+static lt_status run_case(sweep *w, int vi, int causal, const char *kernel, int N,
                           double last[2], scaling_case **out)
 {
+    const char *variant = w->variants[vi];
     const scaling_options *opt = w->opt;
     lt_attn_shape shape = {.B = (int)(opt->batch ? opt->batch
                                                  : (opt->tokens / N > 1 ? opt->tokens / N : 1)),
                            .H = (int)opt->heads, .N = N, .D = (int)opt->head_dim,
                            .M = (int)opt->value_dim, .seed = (uint64_t)opt->common.seed};
-    lt_attn_config config = lt_attn_default_config(variant);
+    lt_attn_config config = w->specs[vi].config;
     config.causal = causal;
-    config.feature_map = w->feature_map;
-    config.eps = (float)opt->eps;
     config.proj_k = (int)(opt->proj_k < N ? opt->proj_k : N);
     config.n_max = N;
     config.kernel = kernel;
     scaling_case *row = *out = &w->rows[w->row_count++];
     lt_attn_caps caps;
     LT_TRY(lt_attn_variant_caps(variant, &caps));
-    init_row(row, variant, "none", causal, shape, caps.params ? config.proj_k : 0);
+    init_row(row, w->specs[vi].label, "none", causal, shape, caps.params ? config.proj_k : 0);
     lt_attn attn;
     if (lt_attn_init(&attn, &config) != LT_OK) {
         row->status = "refused";
@@ -375,8 +383,9 @@ static lt_status run_case(sweep *w, const char *variant, int causal, const char 
 
 /* Every N of every kernel of one variant and causal mode; a continuing
  * kernel starts at the N its predecessor was skipped from. */
-static lt_status run_variant(sweep *w, const char *variant, int causal)
+static lt_status run_variant(sweep *w, int vi, int causal)
 {
+    const char *variant = w->variants[vi];
     const scaling_options *opt = w->opt;
     const char *kernels[MAX_KERNELS];
     lt_status status;
@@ -391,7 +400,7 @@ static lt_status run_variant(sweep *w, const char *variant, int causal)
             if (lt_interrupted() || (continues && (first_skipped == 0 || N < first_skipped)))
                 continue;
             scaling_case *row;
-            status = run_case(w, variant, causal, kernels[ki], N, last, &row);
+            status = run_case(w, vi, causal, kernels[ki], N, last, &row);
             if (ki == 0 && first_skipped == 0 && strncmp(row->status, "skipped", 7) == 0)
                 first_skipped = N;
             char note[128];
@@ -431,7 +440,7 @@ static lt_status sweep_all(sweep *w)
     lt_status status = LT_OK;
     for (int vi = 0; vi < w->variant_count && status == LT_OK; vi++)
         for (int mi = 0; mi < w->mode_count && status == LT_OK; mi++)
-            status = run_variant(w, w->variants[vi], w->causal_modes[mi]);
+            status = run_variant(w, vi, w->causal_modes[mi]);
     lt_progress_finish(&w->progress, lt_interrupted() ? "interrupted" : NULL);
     return status;
 }

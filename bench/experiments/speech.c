@@ -59,7 +59,6 @@ typedef struct speech_run {
     double *eval_scratch;
 } speech_run;
 
-static int is_lstm(const char *model) { return strcmp(model, "bilstm") == 0; }
 
 static int speech_flags(void *self, lt_flag *f)
 {
@@ -184,7 +183,7 @@ static lt_status speech_configure(void *self, lt_exp_run *run, lt_exp_model *m)
     mc->classes = CLASSES;
     tc->loss = (lt_loss){.kind = LT_LOSS_CTC, .classes = CLASSES, .max_labels = c->max_labels};
     tc->plateau_factor = PLATEAU_FACTOR;
-    if (!is_lstm(m->name)) {
+    if (m->attention) {
         if (mc->attn.proj_k > c->max_positions)
             mc->attn.proj_k = c->max_positions;
         return LT_OK;
@@ -326,7 +325,7 @@ static lt_status speech_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_
     double median = epochs == 0       ? NAN
                     : epochs % 2 == 1 ? epoch_s[epochs / 2]
                                       : 0.5 * (epoch_s[epochs / 2 - 1] + epoch_s[epochs / 2]);
-    int lstm = is_lstm(m->name);
+    int lstm = !m->attention;
     lt_table *r = &run->results;
     lt_exp_row_begin(run, r, m);
     lt_set_str(r, "status", out->status);

@@ -2,6 +2,7 @@
  * header, and the helpers the variants share (thread plan, row softmax). */
 #include "attn/attn.h"
 
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@ static const lt_attn_variant *const variants[] = {
     &lt_attn_softmax_variant,
     &lt_attn_linear_variant,
     &lt_attn_linformer_variant,
+    &lt_attn_lsh_variant,
 };
 #define VARIANT_COUNT ((int)(sizeof variants / sizeof variants[0]))
 
@@ -36,6 +38,11 @@ lt_attn_config lt_attn_default_config(const char *variant)
         .eps = 1e-6f,
         .proj_k = 256,
         .n_max = 4096,
+        /* fast-transformers' ReformerAttention (the paper's code): rounds=4,
+         * chunk_size=32; buckets as trax's LSHSelfAttention derives them */
+        .rounds = 4,
+        .buckets = 0,
+        .chunk = 32,
         .kernel = NULL,
     };
     return config;
@@ -51,7 +58,55 @@ static int kernel_fits(const attn_kernel_info *kernel, int causal)
     return 0;
 }
 
-const char *lt_attn_variant_names(void) { return "softmax|linear|linformer"; }
+const char *lt_attn_variant_names(void) { return "softmax|linear|linformer|lsh"; }
+
+lt_status lt_attn_parse_variant(const char *spec, lt_attn_config *config)
+{
+    static const char lsh_prefix[] = "lsh-";
+    const size_t prefix = sizeof lsh_prefix - 1;
+    const lt_attn_variant *impl = find_variant(spec);
+    if (impl != NULL) {
+        config->variant = impl->name;
+        return LT_OK;
+    }
+    if (spec != NULL && strncmp(spec, lsh_prefix, prefix) == 0) {
+        const char *digits = spec + prefix;
+        long rounds = 0;
+        int valid = *digits != '\0';
+        for (const char *c = digits; valid && *c != '\0'; c++) {
+            valid = *c >= '0' && *c <= '9';
+            rounds = rounds * 10 + (*c - '0');
+            valid = valid && rounds <= INT_MAX;
+        }
+        if (valid && rounds >= 1) {
+            config->variant = lt_attn_lsh_variant.name;
+            config->rounds = (int)rounds;
+            return LT_OK;
+        }
+    }
+    return lt_fail(LT_E_USAGE,
+                   "variant: expected one of %s, or lsh-R for R >= 1 hashing rounds, got '%s'",
+                   lt_attn_variant_names(), spec != NULL ? spec : "(null)");
+}
+
+const char *lt_attn_variant_label(const lt_attn_config *config, char *buf, size_t size)
+{
+    const lt_attn_variant *impl = find_variant(config->variant);
+    if (impl == &lt_attn_lsh_variant)
+        snprintf(buf, size, "%s-%d", impl->name, config->rounds);
+    else
+        snprintf(buf, size, "%s", config->variant != NULL ? config->variant : "(null)");
+    return buf;
+}
+
+const char *lt_attn_config_extra(const lt_attn_config *config, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (find_variant(config->variant) == &lt_attn_lsh_variant)
+        snprintf(buf, size, " rounds=%d buckets=%d chunk=%d", config->rounds, config->buckets,
+                 config->chunk);
+    return buf;
+}
 
 const char *lt_attn_kernel_names(const char *variant)
 {

@@ -18,7 +18,15 @@
  *              through prefix sums (an RNN with state (S, z)).
  *   linformer  K and V projected along the sequence by learned E, F of shape
  *              (k, n_max), shared by the heads; softmax over k slots.
- *              Non-causal only. */
+ *              Non-causal only.
+ *   lsh        Reformer's LSH attention (Kitaev et al. 2020): shared
+ *              query-key (the keys are the queries scaled to unit length:
+ *              the k input is not read and dk gets nothing), positions
+ *              sorted by random-rotation hash buckets, softmax within
+ *              chunks of the sorted sequence and the chunk before, `rounds`
+ *              hashings combined by their log-sum-exp weights. The
+ *              rotations are drawn from shape.seed, .step and .layer. Memory
+ *              O(N chunk) per round; no recurrent form. */
 #ifndef LT_ATTN_ATTN_H
 #define LT_ATTN_ATTN_H
 
@@ -55,12 +63,17 @@ typedef struct lt_attn_shape {
 } lt_attn_shape;
 
 typedef struct lt_attn_config {
-    const char *variant;       /* "softmax", "linear" or "linformer" */
+    const char *variant;       /* "softmax", "linear", "linformer" or "lsh" */
     int causal;                /* 1: position i sees only positions <= i */
     lt_feature_map feature_map;/* linear only */
     float eps;                 /* linear only: added to the normaliser (1e-6) */
     int proj_k;                /* linformer only: projected length k */
     int n_max;                 /* linformer only: columns of E and F */
+    int rounds;                /* lsh only: hashing rounds (4) */
+    int buckets;               /* lsh only: buckets a round; 0 (default): 2 max(1, n / chunk)
+                                  for a sequence of n, factorised above 128 (as Reformer);
+                                  1: all positions in one bucket; otherwise even */
+    int chunk;                 /* lsh only: sorted positions a chunk (32) */
     const char *kernel;        /* NULL: the variant's default kernel; otherwise a
                                   name from lt_attn_kernel_names, e.g.
                                   "linear-causal-prefix" or "softmax-reference" */
@@ -88,11 +101,29 @@ typedef struct lt_attn_caps {
 lt_status lt_attn_variant_caps(const char *variant, lt_attn_caps *caps);
 
 /* Default configuration of a variant: eps 1e-6, elu feature map, k = 256,
- * n_max = 4096, non-causal, default kernel. */
+ * n_max = 4096, 4 rounds, derived bucket count, chunks of 32, non-causal,
+ * default kernel. */
 lt_attn_config lt_attn_default_config(const char *variant);
 
-/* Names of all variants, "softmax|linear|linformer" (for --help). */
+/* Names of all variants, "softmax|linear|linformer|lsh" (for --help). */
 const char *lt_attn_variant_names(void);
+
+/* Reads a variant spec as programs list them (--variants): a variant name,
+ * or "lsh-R" (R >= 1) for lsh with R rounds. Sets config->variant (a static
+ * string) and, for lsh-R, config->rounds; other fields are left as they
+ * are (start from lt_attn_default_config). LT_E_USAGE naming the spec
+ * otherwise. */
+lt_status lt_attn_parse_variant(const char *spec, lt_attn_config *config);
+
+/* The settings only this configuration's variant reads, as " key=value"
+ * pairs (lsh: rounds, buckets, chunk; "" for the others), for descriptions
+ * that must tell two configurations apart (checkpoints). */
+const char *lt_attn_config_extra(const lt_attn_config *config, char *buf, size_t size);
+
+/* A row label for the configuration: "lsh-4" for lsh with 4 rounds, the
+ * variant name for the others. Written into buf (truncated to size), which
+ * is returned. */
+const char *lt_attn_variant_label(const lt_attn_config *config, char *buf, size_t size);
 
 /* Kernels a variant offers, "|"-separated (for --help); NULL for an unknown
  * variant. Each fast kernel has a plain reference kernel beside it. */
@@ -126,10 +157,11 @@ const char *lt_attn_feature_map_name(lt_feature_map map);
 /* Validates the configuration: unknown variant, causal linformer (refused:
  * every projected slot mixes all positions, so it cannot be causal),
  * eps < 0, eps = 0 with a feature map that can be 0 (relu: the normaliser of
- * a query whose features are all 0 would be 0/0), k < 1, a kernel the
- * variant lacks or that does not fit `causal`... all fail with LT_E_USAGE
- * and say why, naming the configuration field (variant, causal, eps,
- * feature_map, proj_k, n_max, kernel). On success attn->config.kernel names
+ * a query whose features are all 0 would be 0/0), k < 1, lsh rounds < 1,
+ * chunk < 1 or an odd bucket count above 1, a kernel the variant lacks or
+ * that does not fit `causal`... all fail with LT_E_USAGE and say why,
+ * naming the configuration field (variant, causal, eps, feature_map,
+ * proj_k, n_max, rounds, buckets, chunk, kernel). On success attn->config.kernel names
  * the kernel that will run (a static string) and attn->kernel indexes it, so
  * no call compares names again. */
 lt_status lt_attn_init(lt_attn *attn, const lt_attn_config *config);
@@ -196,8 +228,9 @@ lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape,
                           const float *q, const float *k, const float *v,
                           const float *params);
 
-/* Adds the gradients of a scalar loss into dq, dk, dv (shapes of q, k, v)
- * and d_params (lt_attn_param_count floats; may be NULL when 0), given
+/* Adds the gradients of a scalar loss into dq, dk, dv (shapes of q, k, v;
+ * lsh adds nothing to dk, as it never reads k) and d_params
+ * (lt_attn_param_count floats; may be NULL when 0), given
  * d_out (B,H,N,M) and the same inputs and `saved` that forward used (so
  * only d_out is scanned for NaN and Inf here). */
 lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape,
@@ -208,8 +241,8 @@ lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape,
 
 /* Recurrent form for generation (causal only): one token in, one out.
  * Linear: the (S, z) state, constant size. Softmax: a key/value cache that
- * grows by one row a step up to `max_steps`. Linformer: refused with
- * LT_E_USAGE. */
+ * grows by one row a step up to `max_steps`. Linformer and LSH: refused
+ * with LT_E_USAGE. */
 lt_status lt_attn_state_bytes(const lt_attn *attn, int B, int H, int D, int M,
                               int max_steps, size_t *bytes);
 lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int D, int M,

@@ -130,6 +130,7 @@ struct lt_attn_variant {
 extern const lt_attn_variant lt_attn_softmax_variant;
 extern const lt_attn_variant lt_attn_linear_variant;
 extern const lt_attn_variant lt_attn_linformer_variant;
+extern const lt_attn_variant lt_attn_lsh_variant;
 
 /* One (batch, head) slice of every tensor of a call; NULL where the call
  * lacks the tensor (forward has no gradients, backward no out). */
@@ -176,6 +177,25 @@ void attn_softmax_rows_backward(float *dp, size_t ld_dp, const float *p, size_t 
 
 /* Tokens per chunk of linear-causal-chunked for head dimensions D, M. */
 int attn_linear_chunk(int D, int M);
+
+/* LSH attention's hashing (lsh.c), open to the tests. A sequence of n
+ * positions is hashed into factor[0] x factor[1] buckets by one rotation of
+ * `cols` = factor[0]/2 + factor[1]/2 columns (factor[1] = 1 unless the
+ * derived count was factorised; a factor of 1 has no columns). */
+typedef struct attn_lsh_hash_plan {
+    int buckets, factor[2], cols;
+} attn_lsh_hash_plan;
+
+attn_lsh_hash_plan attn_lsh_plan(const lt_attn_config *config, int n);
+
+/* R (D x cols, row stride ld): the first cols columns of round `round`'s
+ * rotation for the draws of shape.seed, shape.step and shape.layer. */
+void attn_lsh_rotations(float *R, size_t ld, int D, int cols, lt_attn_shape shape, int round);
+
+/* The positions of head bh sorted by (bucket, position) in round `round`,
+ * as forward saved them (its valid rows only). */
+const int32_t *attn_lsh_order(const lt_attn *attn, lt_attn_shape shape, const void *saved, int bh,
+                              int round);
 
 /* param_count and init_params of variants without parameters. */
 size_t attn_no_params(const lt_attn_config *config);

@@ -85,7 +85,7 @@ const lt_exp_model *lt_exp_find_model(const lt_exp_run *run, const char *name)
 
 /* ---- flags ---- */
 
-enum { STANDARD_FLAGS = 23 };
+enum { STANDARD_FLAGS = 26 };
 
 static void standard_flags(lt_flag *f, lt_exp_run *run)
 {
@@ -125,6 +125,17 @@ static void standard_flags(lt_flag *f, lt_exp_run *run)
     f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &o->eps, "EPS",
                        "linear attention normaliser epsilon (> 0 with the relu map)", 0, 1, NULL,
                        0};
+    f[n++] = (lt_flag){"--lsh-rounds", LT_FLAG_INT, &o->lsh_rounds, "R",
+                       "hashing rounds of lsh in the list (lsh-R sets R for that item); the "
+                       "paper compares 1, 4 and 8",
+                       1, 64, NULL, 0};
+    f[n++] = (lt_flag){"--lsh-buckets", LT_FLAG_INT, &o->lsh_buckets, "B",
+                       "lsh buckets a round: 0 = 2 max(1, N / chunk), as Reformer derives them; "
+                       "else 1 or an even count",
+                       0, 1 << 20, NULL, 0};
+    f[n++] = (lt_flag){"--lsh-chunk", LT_FLAG_INT, &o->lsh_chunk, "C",
+                       "lsh chunk: sorted positions attended together, with the chunk before",
+                       1, 1 << 20, NULL, 0};
     f[n++] = (lt_flag){"--proj-k", LT_FLAG_INT, &o->proj_k, "K",
                        "Linformer's projected length (at most the longest sequence)", 1,
                        1 << 20, NULL, 0};
@@ -173,6 +184,10 @@ static void default_options(lt_exp_options *o, const lt_experiment *e)
     o->lr_drops = "none";
     o->eps = 1e-6;
     o->proj_k = 256;
+    lt_attn_config lsh = lt_attn_default_config("lsh"); /* fast-transformers' defaults */
+    o->lsh_rounds = lsh.rounds;
+    o->lsh_buckets = lsh.buckets;
+    o->lsh_chunk = lsh.chunk;
     o->clip = 1.0;
     static char out[128];
     snprintf(out, sizeof out, "results/%s", e->name);
@@ -192,39 +207,62 @@ static int own_model(const lt_experiment *e, const char *name)
     return 0;
 }
 
+/* The run's attention settings every listed variant starts from. */
+static lt_status attention_base(const lt_exp_run *run, lt_attn_config *base)
+{
+    const lt_exp_options *o = &run->o;
+    *base = lt_attn_default_config(NULL);
+    base->causal = run->exp->causal;
+    base->eps = (float)o->eps;
+    base->rounds = (int)o->lsh_rounds;
+    base->buckets = (int)o->lsh_buckets;
+    base->chunk = (int)o->lsh_chunk;
+    return lt_attn_parse_feature_map(&base->feature_map, o->feature_map, "--feature-map");
+}
+
 /* Every listed model: its config, kernel and whether it can serve. */
 static lt_status list_models(lt_exp_run *run)
 {
     const lt_experiment *e = run->exp;
     static char text[512];
     snprintf(text, sizeof text, "%s", run->o.models);
-    const char *names[LT_EXP_MAX_MODELS], *variants[LT_EXP_MAX_MODELS];
+    const char *items[LT_EXP_MAX_MODELS], *variants[LT_EXP_MAX_MODELS];
     int count = 0, nvariants = 0;
-    LT_TRY(lt_cli_split_unique(text, names, LT_EXP_MAX_MODELS, &count, e->models_flag));
-    for (int i = 0; i < count; i++) {
-        int own = own_model(e, names[i]);
-        lt_attn_caps caps;
-        if (!own && lt_attn_variant_caps(names[i], &caps) != LT_OK)
-            return lt_fail(LT_E_USAGE, "%s: expected items from %s%s%s, got '%s'",
-                           e->models_flag, lt_attn_variant_names(), e->own_models ? "|" : "",
-                           e->own_models ? e->own_models : "", names[i]);
-        if (!own)
-            variants[nvariants++] = names[i];
-    }
+    lt_attn_config base;
+    LT_TRY(attention_base(run, &base));
+    LT_TRY(lt_cli_split_unique(text, items, LT_EXP_MAX_MODELS, &count, e->models_flag));
     run->model_count = count;
     for (int i = 0; i < count; i++) {
         lt_exp_model *m = &run->models[i];
         memset(m, 0, sizeof *m);
-        m->name = names[i];
-        m->attention = !own_model(e, names[i]);
+        m->attention = !own_model(e, items[i]);
         m->applicable = 1;
         m->kernel = "none";
+        if (m->attention) {
+            lt_status status = lt_program_variant(items[i], &base, &m->spec, e->models_flag);
+            if (status != LT_OK && e->own_models != NULL)
+                return lt_fail(LT_E_USAGE, "%s: expected items from %s|%s (lsh-R: R hashing "
+                                           "rounds), got '%s'",
+                               e->models_flag, lt_attn_variant_names(), e->own_models, items[i]);
+            LT_TRY(status);
+            variants[nvariants++] = m->spec.config.variant;
+        } else {
+            snprintf(m->spec.label, sizeof m->spec.label, "%s", items[i]);
+        }
+        m->name = m->spec.label;
+        for (int j = 0; j < i; j++)
+            if (strcmp(run->models[j].name, m->name) == 0)
+                return lt_fail(LT_E_USAGE, "%s: '%s' and '%s' are both %s", e->models_flag,
+                               items[j], items[i], m->name);
         snprintf(m->checkpoint, sizeof m->checkpoint, "checkpoints/%s-%s.ckpt",
                  run->checkpoint_prefix, m->name);
+    }
+    for (int i = 0; i < count; i++) {
+        lt_exp_model *m = &run->models[i];
         if (!m->attention)
             continue;
         lt_attn_caps caps;
-        LT_TRY(lt_attn_variant_caps(m->name, &caps));
+        LT_TRY(lt_attn_variant_caps(m->spec.config.variant, &caps));
         if (e->causal ? !caps.causal : !caps.noncausal) {
             m->applicable = 0;
             snprintf(m->why_not, sizeof m->why_not, "%s attention cannot be %s: %s", m->name,
@@ -232,8 +270,8 @@ static lt_status list_models(lt_exp_run *run)
                      e->causal ? caps.no_causal_reason : "it has no non-causal form");
             continue;
         }
-        LT_TRY(lt_attn_choose_kernel(run->o.kernel, variants, nvariants, e->causal, m->name,
-                                     &m->kernel));
+        LT_TRY(lt_attn_choose_kernel(run->o.kernel, variants, nvariants, e->causal,
+                                     m->spec.config.variant, &m->kernel));
     }
     return LT_OK;
 }
@@ -250,7 +288,7 @@ static lt_status build_config(lt_exp_run *run, lt_exp_model *m, const lt_batch_s
     const char *kernel = m->attention ? m->kernel : NULL;
     memset(tc, 0, sizeof *tc);
     lt_model_config *mc = &tc->model;
-    *mc = lt_model_default_config(m->attention ? m->name : NULL);
+    *mc = lt_model_default_config(m->attention ? m->spec.config.variant : NULL);
     mc->layers = (int)o->layers;
     mc->heads = (int)o->heads;
     mc->head_dim = (int)o->head_dim;
@@ -260,13 +298,10 @@ static lt_status build_config(lt_exp_run *run, lt_exp_model *m, const lt_batch_s
     mc->max_batch = lt_exp_shard_batch(run);
     mc->seq_len = source->seq_len;
     if (m->attention) {
-        mc->attn.causal = run->exp->causal;
+        mc->attn = m->spec.config;
         mc->attn.kernel = kernel;
-        mc->attn.eps = (float)o->eps;
         mc->attn.n_max = source->seq_len;
         mc->attn.proj_k = (int)o->proj_k;
-        LT_TRY(lt_attn_parse_feature_map(&mc->attn.feature_map, o->feature_map,
-                                         "--feature-map"));
         /* the kernel that will run, named as every row and checkpoint names it */
         lt_attn attn;
         LT_TRY(lt_attn_init(&attn, &mc->attn));

@@ -37,6 +37,7 @@ typedef struct lt_exp_options {
     const char *preset, *models, *kernel, *optimizer, *activation, *feature_map, *lr_drops;
     const char *out;
     long batch, layers, heads, head_dim, ffn, proj_k, shards, checkpoint_every;
+    long lsh_rounds, lsh_buckets, lsh_chunk;
     double dropout, lr, clip, eps, weight_decay;
     int resume, overwrite;
     lt_common common;
@@ -45,7 +46,8 @@ typedef struct lt_exp_options {
 /* One model a run trains: an attention variant, or a model of the
  * experiment's own (speech's Bi-LSTM). */
 typedef struct lt_exp_model {
-    const char *name;      /* as listed: the rows' variant or model */
+    const char *name;      /* the rows' variant or model: "lsh-4", "bilstm" */
+    lt_variant_spec spec;  /* attention: the variant as listed, its label the name */
     int attention;         /* an attention variant (else the experiment's own model) */
     const char *kernel;    /* the kernel that runs; "none" where none does */
     int applicable;

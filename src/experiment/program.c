@@ -168,15 +168,31 @@ int lt_program_report(const char *program, lt_status status, const lt_field_flag
     return lt_cli_report(program, status);
 }
 
-lt_status lt_program_parse_variants(char *text, const char **variants, int capacity, int *count,
-                               const char *flag)
+lt_status lt_program_variant(const char *item, const lt_attn_config *base, lt_variant_spec *out,
+                             const char *flag)
 {
-    LT_TRY(lt_cli_split_unique(text, variants, capacity, count, flag));
+    out->config = *base;
+    if (lt_attn_parse_variant(item, &out->config) != LT_OK)
+        return lt_fail(LT_E_USAGE, "%s: expected items from %s (lsh-R: R hashing rounds), got "
+                                   "'%s'",
+                       flag, lt_attn_variant_names(), item);
+    lt_attn_variant_label(&out->config, out->label, sizeof out->label);
+    return LT_OK;
+}
+
+lt_status lt_program_parse_variants(char *text, const lt_attn_config *base,
+                                    lt_variant_spec *out, int capacity, int *count,
+                                    const char *flag)
+{
+    const char *items[64];
+    LT_ASSERT(capacity <= 64);
+    LT_TRY(lt_cli_split_unique(text, items, capacity, count, flag));
     for (int i = 0; i < *count; i++) {
-        lt_attn_caps caps;
-        if (lt_attn_variant_caps(variants[i], &caps) != LT_OK)
-            return lt_fail(LT_E_USAGE, "%s: expected items from %s, got '%s'", flag,
-                           lt_attn_variant_names(), variants[i]);
+        LT_TRY(lt_program_variant(items[i], base, &out[i], flag));
+        for (int j = 0; j < i; j++)
+            if (strcmp(out[i].label, out[j].label) == 0)
+                return lt_fail(LT_E_USAGE, "%s: '%s' and '%s' are both %s", flag, items[j],
+                               items[i], out[i].label);
     }
     return LT_OK;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "attn/attn.h"
 #include "core/cli.h"
 #include "core/status.h"
 
@@ -76,8 +77,24 @@ typedef struct lt_field_flag {
  * it for every rank. */
 int lt_program_report(const char *program, lt_status status, const lt_field_flag *map);
 
-/* lt_cli_split_unique of attention variants, each one the core knows. */
-lt_status lt_program_parse_variants(char *text, const char **variants, int capacity, int *count,
-                               const char *flag);
+/* ---- attention variants ---- */
+
+enum { LT_VARIANT_LABEL = 32 };
+
+typedef struct lt_variant_spec {
+    lt_attn_config config;        /* the variant, and what its spec sets (lsh-R: rounds) */
+    char label[LT_VARIANT_LABEL]; /* its rows' name: "lsh-4", "linear" */
+} lt_variant_spec;
+
+/* Reads one --variants item: a variant name or spec (lt_attn_parse_variant)
+ * over `base` (the run's attention settings), labelled as its rows are
+ * (lt_attn_variant_label). LT_E_USAGE naming `flag` for an unknown item. */
+lt_status lt_program_variant(const char *item, const lt_attn_config *base, lt_variant_spec *out,
+                             const char *flag);
+
+/* A whole --variants list, each label at most once. */
+lt_status lt_program_parse_variants(char *text, const lt_attn_config *base,
+                                    lt_variant_spec *out, int capacity, int *count,
+                                    const char *flag);
 
 #endif

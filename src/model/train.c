@@ -271,6 +271,9 @@ void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
     for (int i = 0; i < c->schedule.drop_count && n > 0 && (size_t)n < size; i++)
         n += snprintf(buf + n, size - (size_t)n, " drop%d=%ld:%.17g", i,
                       c->schedule.drops[i].after_step, c->schedule.drops[i].factor);
+    char extra[128];
+    if (n > 0 && (size_t)n < size && m->body == LT_BODY_TRANSFORMER)
+        n += snprintf(buf + n, size - (size_t)n, "%s", lt_attn_config_extra(a, extra, sizeof extra));
     if (c->plateau_factor > 0 && n > 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, " plateau=%.17g", c->plateau_factor);
 }
