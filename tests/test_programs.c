@@ -287,6 +287,95 @@ Test(robust, killed_run_resumes_to_the_uninterrupted_curve, .timeout = 600)
     lt_csv_table_free(&u);
 }
 
+/* ---- a run interrupted during its second model, then resumed ---- */
+
+/* Columns that may differ between two runs of the same numbers: times,
+ * rates, the invocation's own first update, notes and provenance. */
+static int varies_between_runs(const char *column)
+{
+    static const char *const names[] = {
+        "elapsed_s", "step_median_s", "step_min_s", "step_max_s", "tokens_per_s",
+        "comm_s_per_update", "total_s", "train_s", "gen_s", "images_per_s", "seconds_per_image",
+        "linear_speedup", "epoch_s", "seconds_per_epoch", "first_step", "note",
+        "ltbench_version", "git_revision", "cpu_model", "blas", "date", "cores", "load_start",
+        "load_end", "build", "omp_wait_policy", "ranks"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(column, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Every other cell of two result files equal, row for row. */
+static void assert_same_numbers(const char *a_path, const char *b_path)
+{
+    lt_csv_table a, b;
+    cr_assert_eq(lt_csv_read(&a, a_path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(lt_csv_read(&b, b_path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(a.nrows, b.nrows, "%s has %lld rows, %s %lld", a_path, a.nrows, b_path,
+                 b.nrows);
+    cr_assert_eq(a.ncols, b.ncols);
+    for (long long r = 0; r < a.nrows; r++)
+        for (int c = 0; c < a.ncols; c++)
+            if (!varies_between_runs(a.names[c]))
+                cr_assert_str_eq(lt_csv_table_cell(&a, r, c), lt_csv_table_cell(&b, r, c),
+                                 "%s row %lld column %s", b_path, r + 1, a.names[c]);
+    lt_csv_table_free(&a);
+    lt_csv_table_free(&b);
+}
+
+/* Runs `args` straight into one folder; into another it is stopped by
+ * Ctrl-C once its curve journal holds `rows` rows (the second model
+ * training), then resumed. Both end with the same rows, timings aside. */
+static void check_resume_in_second_model(const char *args, const char *curves,
+                                         const char *results, long long rows)
+{
+    char straight[64], stopped[64], cmd[1024], path[200], other[200], journal[220];
+    make_temp_dir(straight);
+    make_temp_dir(stopped);
+    snprintf(cmd, sizeof cmd, "%s --out %s", args, straight);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
+    snprintf(cmd, sizeof cmd, "%s --out %s", args, stopped);
+    pid_t pid = start_ltbench(cmd);
+    snprintf(journal, sizeof journal, "%s/%s.partial", stopped, curves);
+    cr_assert(wait_for_rows(pid, journal, rows), "the run ended before it could be stopped");
+    kill(pid, SIGINT);
+    cr_assert_eq(wait_exit(pid), 130, "Ctrl-C: 128 + SIGINT");
+    snprintf(cmd, sizeof cmd, "%s --resume --out %s", args, stopped);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
+    const char *files[] = {curves, results};
+    for (int i = 0; i < 2; i++) {
+        path_in(path, sizeof path, straight, files[i]);
+        path_in(other, sizeof other, stopped, files[i]);
+        assert_same_numbers(path, other);
+    }
+}
+
+Test(resume, copy_interrupted_in_its_second_variant, .timeout = 600)
+{
+    check_resume_in_second_model("copy --preset quick --variants softmax,linear --steps 400 "
+                                 "--quiet --threads 2",
+                                 "curves.csv", "summary.csv", 400 + 60);
+}
+
+Test(resume, image_interrupted_in_its_second_variant, .timeout = 600)
+{
+    if (access("data/mnist", F_OK) != 0)
+        cr_skip_test("no data/mnist (data/fetch-mnist.sh)");
+    check_resume_in_second_model("image --preset quick --variants softmax,linear --steps 200 "
+                                 "--gen-modes fast --gen-images 2 --completions 0 --quiet "
+                                 "--threads 2",
+                                 "mnist-curves.csv", "mnist.csv", 200 + 30);
+}
+
+Test(resume, speech_interrupted_in_its_second_model, .timeout = 600)
+{
+    char args[512], cache[64];
+    make_temp_dir(cache);
+    snprintf(args, sizeof args, "speech --preset quick --models softmax,bilstm --epochs 30 "
+                                "--quiet --threads 2 --cache %s", cache);
+    check_resume_in_second_model(args, "speech-curves.csv", "speech.csv", 30 + 5);
+}
+
 /* Ctrl-C / SIGTERM: the current update finishes, a checkpoint and the rows
  * so far are written with status "interrupted", exit 128 + signal. */
 Test(robust, sigterm_writes_rows_and_a_checkpoint, .timeout = 300)

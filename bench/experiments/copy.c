@@ -315,9 +315,10 @@ int main(int argc, char **argv)
         .presets = &presets,
         .default_preset = "small",
         .models_flag = "--variants",
-        .models_help = "comma-separated attention variants; those that cannot be causal "
+        .models_help = "comma-separated attention variants (lsh-R: Reformer with R hashing "
+                       "rounds, as the paper's LSH-R); those that cannot be causal "
                        "(linformer) are reported as not applicable",
-        .default_models = "softmax,linear,linformer",
+        .default_models = "softmax,linear,lsh-1,lsh-4,linformer",
         .sequence = "sequences",
         .causal = 1,
         .curves = &bench_copy_curves,

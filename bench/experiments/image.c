@@ -597,9 +597,10 @@ int main(int argc, char **argv)
         .presets = &presets,
         .default_preset = "small",
         .models_flag = "--variants",
-        .models_help = "comma-separated attention variants (those that cannot be causal, "
+        .models_help = "comma-separated attention variants (lsh-R: Reformer with R hashing "
+                       "rounds, the paper's LSH-R; those that cannot be causal, "
                        "linformer, are not applicable)",
-        .default_models = "softmax,linear",
+        .default_models = "softmax,linear,lsh-1,lsh-4",
         .sequence = "images",
         .causal = 1,
         .curves = &bench_image_curves,

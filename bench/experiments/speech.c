@@ -409,8 +409,9 @@ int main(int argc, char **argv)
         .presets = &presets,
         .default_preset = "small",
         .models_flag = "--models",
-        .models_help = "comma-separated: attention variants (transformer encoders) and bilstm",
-        .default_models = "softmax,linear,linformer,bilstm",
+        .models_help = "comma-separated: attention variants (transformer encoders; lsh-R: "
+                       "Reformer with R hashing rounds, the paper's LSH-R) and bilstm",
+        .default_models = "softmax,linear,lsh-4,linformer,bilstm",
         .own_models = "bilstm",
         .sequence = "utterances (of similar lengths)",
         .causal = 0,

@@ -1,0 +1,157 @@
+/* Result tables (src/results): every table ltbench writes is declared
+ * consistently, a column added to a schema is compared, printed and
+ * journaled with no other change, and rows updated after the fact reach
+ * the committed file. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "results/compare.h"
+#include "tables.h"
+
+Test(results, every_table_of_ltbench_is_consistent)
+{
+    for (int i = 0; i < bench_table_count; i++)
+        cr_assert_eq(lt_schema_check(bench_tables[i]), LT_OK, "%s", lt_last_error());
+}
+
+Test(results, a_schema_that_repeats_or_misnames_a_column_is_caught)
+{
+    static const lt_column twice[] = {{.name = "experiment", .role = LT_COL_NOTE},
+                                      {.name = "x", .role = LT_COL_KEY},
+                                      {.name = "x", .role = LT_COL_EXACT}};
+    lt_schema s = {"twice", "test", twice, 3, NULL, 0};
+    cr_assert_eq(lt_schema_check(&s), LT_E_INTERNAL);
+    static const lt_column spread[] = {{.name = "experiment", .role = LT_COL_NOTE},
+                                       {.name = "t", .role = LT_COL_TIMING, .spread = "step"}};
+    lt_schema t = {"spread", "test", spread, 2, NULL, 0};
+    cr_assert_eq(lt_schema_check(&t), LT_E_INTERNAL);
+    cr_assert(strstr(lt_last_error(), "step_median_s") != NULL, "%s", lt_last_error());
+}
+
+/* A test experiment's table: the base columns, and one column more. */
+static const lt_column base_columns[] = {
+    {.name = "experiment", .role = LT_COL_NOTE},
+    {.name = "variant", .role = LT_COL_KEY, .label = 1, .header = "variant"},
+    {.name = "N", .role = LT_COL_KEY, .header = "N"},
+    {.name = "loss", .role = LT_COL_EXACT, .unit = "nats", .header = "loss", .format = "%.3f"},
+    /* the column added to the descriptor: one line */
+    {.name = "new_metric", .role = LT_COL_EXACT, .higher_is_better = 1, .unit = "units",
+     .header = "new", .format = "%.1f"},
+};
+static const lt_schema test_table = {"test table", "test", base_columns, 5, NULL, 0};
+
+static void write_rows(const char *path, double new_metric)
+{
+    lt_table t;
+    lt_table_init(&t, &test_table);
+    cr_assert_eq(lt_table_journal(&t, path), LT_OK);
+    for (int i = 0; i < 3; i++) {
+        lt_row_begin(&t);
+        lt_set_str(&t, "experiment", "test");
+        lt_set_str(&t, "variant", i == 2 ? "linear" : "softmax");
+        lt_set_int(&t, "N", 128 << i);
+        lt_set_num(&t, "loss", 0.25 * i);
+        lt_set_num(&t, "new_metric", i == 1 ? new_metric : 7.0);
+        cr_assert_eq(lt_row_end(&t), LT_OK);
+    }
+    cr_assert_eq(lt_table_commit(&t, path), LT_OK);
+    lt_table_free(&t);
+}
+
+/* Runs lt_compare on the test table, its report in `report`. */
+static int compare(const char *base, const char *next, char *report, size_t size)
+{
+    const lt_schema *schemas[] = {&test_table};
+    lt_compare_options o = {.threshold = 5};
+    FILE *out = fmemopen(report, size, "w");
+    int failed = -1;
+    lt_status status = lt_compare(schemas, 1, base, next, &o, out, &failed);
+    fclose(out);
+    cr_assert_eq(status, LT_OK, "%s", lt_last_error());
+    return failed;
+}
+
+Test(results, a_column_added_to_a_schema_is_compared_and_printed)
+{
+    check_scratch_make("results");
+    static char report[16384];
+    write_rows(check_path("a.csv"), 3.0);
+    write_rows(check_path("b.csv"), 3.0);
+    cr_assert_eq(compare(check_path("a.csv"), check_path("b.csv"), report, sizeof report), 0,
+                 "%s", report);
+    write_rows(check_path("c.csv"), 2.0);
+    cr_assert_eq(compare(check_path("a.csv"), check_path("c.csv"), report, sizeof report), 1,
+                 "%s", report);
+    cr_assert(strstr(report, "new_metric") != NULL, "%s", report);
+    cr_assert(strstr(report, "regressed") != NULL, "higher is better: 3 -> 2 is worse\n%s",
+              report);
+    /* and the program's table and the report print it */
+    lt_csv_table rows;
+    cr_assert_eq(lt_csv_read(&rows, check_path("c.csv")), LT_OK);
+    FILE *out = fmemopen(report, sizeof report, "w");
+    lt_table_markdown(&test_table, &rows, out);
+    fclose(out);
+    cr_assert(strstr(report, "| new |") != NULL, "%s", report);
+    cr_assert(strstr(report, "| 2.0 |") != NULL, "%s", report);
+    lt_csv_table_free(&rows);
+    check_scratch_remove();
+}
+
+Test(results, a_row_updated_after_journaling_reaches_the_committed_file)
+{
+    check_scratch_make("results");
+    const char *path = check_path("t.csv");
+    lt_table t;
+    lt_table_init(&t, &test_table);
+    cr_assert_eq(lt_table_journal(&t, path), LT_OK);
+    lt_row_begin(&t);
+    lt_set_str(&t, "experiment", "test");
+    lt_set_str(&t, "variant", "softmax");
+    lt_set_int(&t, "N", 1);
+    lt_set_num(&t, "loss", 1);
+    lt_set_num(&t, "new_metric", NAN);
+    cr_assert_eq(lt_row_end(&t), LT_OK);
+    lt_table_update_num(&t, 0, "new_metric", 4.5);
+    cr_assert_eq(lt_table_commit(&t, path), LT_OK);
+    lt_table_free(&t);
+    lt_csv_table rows;
+    cr_assert_eq(lt_csv_read(&rows, path), LT_OK);
+    cr_assert_str_eq(lt_csv_table_cell(&rows, 0, lt_csv_table_column(&rows, "new_metric")),
+                     "4.5");
+    lt_csv_table_free(&rows);
+    cr_assert_neq(access(check_path("t.csv.partial"), F_OK), 0, "the journal is gone");
+    check_scratch_remove();
+}
+
+/* Large files are matched by their keys' hashes, not pair by pair: a
+ * comparison of many rows completes (the tools test times nothing). */
+Test(results, many_rows_are_matched_whatever_their_order)
+{
+    check_scratch_make("results");
+    enum { ROWS = 20000 };
+    for (int f = 0; f < 2; f++) {
+        lt_table t;
+        lt_table_init(&t, &test_table);
+        for (int i = 0; i < ROWS; i++) {
+            int r = f == 0 ? i : ROWS - 1 - i; /* the other file lists them backwards */
+            lt_row_begin(&t);
+            lt_set_str(&t, "experiment", "test");
+            lt_set_str(&t, "variant", r % 2 ? "linear" : "softmax");
+            lt_set_int(&t, "N", r);
+            lt_set_num(&t, "loss", r * 0.5);
+            lt_set_num(&t, "new_metric", 1.0);
+            cr_assert_eq(lt_row_end(&t), LT_OK);
+        }
+        cr_assert_eq(lt_table_commit(&t, check_path(f == 0 ? "big-a.csv" : "big-b.csv")), LT_OK);
+        lt_table_free(&t);
+    }
+    static char report[1 << 16];
+    cr_assert_eq(compare(check_path("big-a.csv"), check_path("big-b.csv"), report, sizeof report),
+                 0, "%s", report);
+    cr_assert(strstr(report, "missing") == NULL && strstr(report, "only in new") == NULL,
+              "every row matched: %.400s", report);
+    check_scratch_remove();
+}
