@@ -606,7 +606,7 @@ static void *new_state(const lt_attn *attn, int B, int H, int D, int M, int max_
                  lt_last_error());
     void *state;
     cr_assert_eq(lt_mem_alloc(&state, bytes, "state"), LT_OK);
-    cr_assert_eq(lt_attn_state_init(attn, state, B, H, D, M, max_steps), LT_OK, "%s",
+    cr_assert_eq(lt_attn_state_init(attn, state, B, H, D, M, max_steps, 0, 0), LT_OK, "%s",
                  lt_last_error());
     return state;
 }

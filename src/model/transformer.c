@@ -463,9 +463,12 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
                     NULL, NULL, NULL, NULL, NULL};
     lt_carver placer = {block, 0};
     step_layout(m, &placer, &s, batch, state);
+    /* Variants that draw from (seed, layer) (the favor feature map) draw
+     * what the model's last forward drew: the seed it was given. */
     for (int l = 0; l < m->config.layers; l++)
         LT_TRY(lt_attn_state_init(&m->attn, s.states + (size_t)l * state, batch, m->config.heads,
-                                  m->config.head_dim, m->config.head_dim, max_steps));
+                                  m->config.head_dim, m->config.head_dim, max_steps,
+                                  m->last_seed, l));
     memcpy(block, &s, sizeof s);
     return LT_OK;
 }
