@@ -16,7 +16,7 @@
 #include "core/timer.h"
 #include "io/csv.h"
 
-enum { MAX_VARIANTS = 3, MAX_KERNELS = 8, MAX_REPEATS = 100,
+enum { MAX_VARIANTS = 4, MAX_KERNELS = 8, MAX_REPEATS = 100,
        MAX_CASES = MAX_VARIANTS * 2 * MAX_KERNELS * 25 };
 
 typedef struct scaling_options {
@@ -350,7 +350,7 @@ int main(int argc, char **argv)
     enum { OWN_FLAGS = 18 };
     lt_flag flags[OWN_FLAGS + BENCH_COMMON_FLAGS] = {
         {"--variants", LT_FLAG_STRING, &opt.variants, "LIST",
-         "comma-separated attention variants (softmax, linear, linformer)", 0, 0, NULL, 0},
+         "comma-separated attention variants (softmax, linear, linformer, decay)", 0, 0, NULL, 0},
         {"--causal", LT_FLAG_CHOICE, &opt.causal_mode, NULL,
          "which masking to measure", 0, 0, "both|causal|noncausal", 0},
         {"--kernel", LT_FLAG_STRING, &opt.kernel, "NAME",
@@ -372,8 +372,9 @@ int main(int argc, char **argv)
          1 << 20, NULL, 0},
         {"--proj-k", LT_FLAG_INT, &opt.proj_k, "K", "Linformer projected length (at most N)", 1,
          1 << 20, NULL, 0},
-        {"--feature-map", LT_FLAG_CHOICE, &opt.feature_map, NULL, "linear attention feature map",
-         0, 0, "elu|relu", 0},
+        {"--feature-map", LT_FLAG_CHOICE, &opt.feature_map, NULL,
+         "feature map of linear and decay attention (favor: 64 random features)", 0, 0,
+         "elu|relu|favor|taylor", 0},
         {"--eps", LT_FLAG_DOUBLE, &opt.eps, "EPS", "linear attention normaliser epsilon", 0, 1,
          NULL, 0},
         {"--warmup", LT_FLAG_INT, &opt.warmup, "W", "untimed runs before timing", 0, 100, NULL,
@@ -396,7 +397,8 @@ int main(int argc, char **argv)
         "the case's own buffers (inputs, outputs, gradients, saved activations, workspace).\n"
         "Time and bytes are also reported per sample (divided by the batch). A case whose\n"
         "planned bytes exceed --mem-budget is recorded as skipped-budget with the bytes it\n"
-        "would need; Linformer is not causal and its causal rows are recorded as refused.\n"
+        "would need; Linformer is not causal and its causal rows are recorded as refused,\n"
+        "as are decay's non-causal rows (decayed linear attention is causal only).\n"
         "From the N at which softmax-gemm (materialised N x N, the paper's baseline) is\n"
         "skipped, softmax goes on with softmax-tiled (O(N) memory) in rows of its own.\n"
         "FLOP model: see lt_attn_flops (src/attn); GFLOP/s = model FLOPs / median time.\n"
@@ -408,8 +410,12 @@ int main(int argc, char **argv)
         "Kernels: softmax-gemm (materialised, the default), softmax-tiled (online softmax,\n"
         "O(N) memory), softmax-reference; linear-gemm\n"
         "(non-causal), linear-causal-chunked (causal default), linear-causal-prefix,\n"
-        "linear-reference; linformer-gemm. Ctrl-C stops after the current case and writes\n"
-        "the rows so far (exit status 130).",
+        "linear-reference; linformer-gemm; decay-causal-chunked (default),\n"
+        "decay-causal-prefix, decay-reference (decay: RetNet's per-head gammas).\n"
+        "Feature maps: elu (elu + 1, the paper's), relu, favor (FAVOR+ positive random\n"
+        "features, drawn from --seed), taylor (Based's 1 + s + s^2/2, 1 + D + D^2 features,\n"
+        "D at most 64). Ctrl-C stops after the current case and writes the rows so far\n"
+        "(exit status 130).",
         flags, OWN_FLAGS + BENCH_COMMON_FLAGS};
     int exit_now;
     int code = bench_parse(&cli, &opt.common, argc, argv, &exit_now);

@@ -406,6 +406,31 @@ Test(scaling, small_range_writes_every_case, .timeout = 300)
     lt_csv_table_free(&t);
 }
 
+Test(scaling, decay_and_the_new_feature_maps)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    const char *maps[] = {"favor", "taylor"};
+    for (int m = 0; m < 2; m++) {
+        snprintf(args, sizeof args,
+                 "scaling --variants linear,decay --feature-map %s --min-log2 5 --max-log2 5 "
+                 "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --quiet --out %s",
+                 maps[m], path);
+        cr_assert_eq(ltbench(args), 0, "%s", output);
+        lt_csv_table t;
+        cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+        cr_assert_eq(t.nrows, 4, "variants x masks");
+        for (long long r = 0; r < t.nrows; r++) {
+            int noncausal_decay = strcmp(cell_str(&t, r, "variant"), "decay") == 0 &&
+                                  cell_num(&t, r, "causal") == 0;
+            cr_expect_str_eq(cell_str(&t, r, "status"), noncausal_decay ? "refused" : "ok");
+            cr_expect_str_eq(cell_str(&t, r, "feature_map"), maps[m]);
+        }
+        lt_csv_table_free(&t);
+    }
+}
+
 Test(scaling, budget_skips_instead_of_running)
 {
     char dir[64], args[512], path[160];
@@ -453,7 +478,11 @@ static void reference(double *out, const double *q, const double *k, const doubl
                 const double *kj = k + (bh * N + j) * D;
                 double s = 0;
                 for (int d = 0; d < D; d++)
-                    s += linear ? phi(qi[d]) * phi(kj[d]) : qi[d] * kj[d];
+                    s += linear == 1 || linear == 3 ? phi(qi[d]) * phi(kj[d]) : qi[d] * kj[d];
+                if (linear == 2) /* taylor: 1 + s + s^2 / 2 of the scaled product */
+                    s = 1 + s / sqrt(D) + s * s / (2.0 * D);
+                if (linear == 3) /* decay: RetNet's gamma of head h, to the distance */
+                    s *= pow(1 - pow(2, -5 - bh % H), i - j);
                 w[j] = linear ? s : s / sqrt(D);
                 if (w[j] > max_s)
                     max_s = w[j];
@@ -510,6 +539,7 @@ static void expand(char *out, size_t size, const char *template, const char **na
     out[n < size ? n : size - 1] = '\0';
 }
 
+/* linear: 0 softmax, 1 elu features, 2 taylor features, 3 elu with decay */
 static void check_attention_tool(const char *variant, int linear, int causal)
 {
     char dir[64], args[2048];
@@ -524,8 +554,9 @@ static void check_attention_tool(const char *variant, int linear, int causal)
     write_random(pq, q, 4, qk_shape, 1);
     write_random(pk, k, 4, qk_shape, 2);
     write_random(pv, v, 4, v_shape, 3);
-    snprintf(args, sizeof args, "attention --variant %s %s --q %s --k %s --v %s --out %s",
-             variant, causal ? "--causal" : "", pq, pk, pv, pout);
+    snprintf(args, sizeof args, "attention --variant %s %s %s --q %s --k %s --v %s --out %s",
+             variant, causal ? "--causal" : "", linear == 2 ? "--feature-map taylor" : "", pq, pk,
+             pv, pout);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_npy out;
     cr_assert_eq(lt_npy_read_f64(&out, pout), LT_OK);
@@ -543,6 +574,12 @@ Test(attention_tool, softmax_matches_reference) { check_attention_tool("softmax"
 Test(attention_tool, causal_softmax_matches_reference) { check_attention_tool("softmax", 0, 1); }
 Test(attention_tool, linear_matches_reference) { check_attention_tool("linear", 1, 0); }
 Test(attention_tool, causal_linear_matches_reference) { check_attention_tool("linear", 1, 1); }
+Test(attention_tool, taylor_matches_reference)
+{
+    check_attention_tool("linear", 2, 0);
+    check_attention_tool("linear", 2, 1);
+}
+Test(attention_tool, decay_matches_reference) { check_attention_tool("decay", 3, 1); }
 
 Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
 {
@@ -570,6 +607,7 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
     struct { const char *fmt, *mention; } bad[] = {
         {"attention --variant softmax --q @Q --k @KS --v @V --out @OUT", "--k has shape"},
         {"attention --variant linear --q @NAN --k @Q --v @V --out @OUT", "NaN"},
+        {"attention --variant decay --q @Q --k @Q --v @V --out @OUT", "--causal: decay"},
         {"attention --variant linformer --causal --q @Q --k @Q --v @V --e @E --f @E "
          "--out @OUT", "causal"},
         {"attention --variant linformer --q @Q --k @Q --v @V --out @OUT", "--e"},
