@@ -41,7 +41,9 @@
  *             shape.layer), so phi(q) . phi(k) estimates softmax's
  *             exp(q . k / sqrt(D)); F = m = random_features. Queries and
  *             keys are stabilised by shifts that cancel in out_i (see
- *             src/attn/features.c).
+ *             src/attn/features.c). W (m x D floats) is drawn at every
+ *             forward and backward (O(m D^2), the same draw each time) into
+ *             each thread's workspace, and once into a recurrent state.
  *   taylor    second-order Taylor map (Based): phi(x) = [1, u, vec(x x^T) /
  *             (sqrt(2) sqrt(D))], phi(q) . phi(k) = 1 + s + s^2 / 2 with s =
  *             q . k / sqrt(D); F = 1 + D + D^2 (4161 at D = 64: a 1 MiB
