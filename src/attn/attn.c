@@ -28,23 +28,7 @@ static const lt_attn_variant *find_variant(const char *name)
     return NULL;
 }
 
-static int kernel_fits(const attn_kernel_info *kernel, int causal)
-{
-    switch (kernel->use) {
-    case ATTN_NONCAUSAL_ONLY: return !causal;
-    case ATTN_CAUSAL_ONLY: return causal;
-    case ATTN_EITHER: return 1;
-    }
-    return 0;
-}
-
-static int any_kernel_fits(const lt_attn_variant *impl, int causal)
-{
-    for (int i = 0; i < impl->kernel_count; i++)
-        if (kernel_fits(&impl->kernels[i], causal))
-            return 1;
-    return 0;
-}
+static int any_kernel_fits(const lt_attn_variant *impl, int causal);
 
 lt_attn_config lt_attn_default_config(const char *variant)
 {
@@ -61,6 +45,16 @@ lt_attn_config lt_attn_default_config(const char *variant)
         .kernel = NULL,
     };
     return config;
+}
+
+static int kernel_fits(const attn_kernel_info *kernel, int causal)
+{
+    switch (kernel->use) {
+    case ATTN_NONCAUSAL_ONLY: return !causal;
+    case ATTN_CAUSAL_ONLY: return causal;
+    case ATTN_EITHER: return 1;
+    }
+    return 0;
 }
 
 const char *lt_attn_variant_names(void) { return "softmax|linear|linformer|decay"; }
@@ -114,6 +108,14 @@ const char *lt_attn_feature_map_name(lt_feature_map map)
     if ((int)map < 0 || (int)map >= FEATURE_MAP_COUNT)
         return "unknown";
     return feature_map_names[map];
+}
+
+static int any_kernel_fits(const lt_attn_variant *impl, int causal)
+{
+    for (int i = 0; i < impl->kernel_count; i++)
+        if (kernel_fits(&impl->kernels[i], causal))
+            return 1;
+    return 0;
 }
 
 lt_status lt_attn_variant_caps(const char *variant, lt_attn_caps *caps)

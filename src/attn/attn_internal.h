@@ -182,7 +182,7 @@ void attn_softmax_rows_backward(float *dp, size_t ld_dp, const float *p, size_t 
 
 /* Tokens per chunk of linear-causal-chunked for F features and value
  * dimension M (F = D for the element-wise feature maps). */
-int attn_linear_chunk(int D, int M);
+int attn_linear_chunk(int F, int M);
 
 /* ---- feature maps of linear and decayed attention (features.c) ---- */
 

@@ -615,9 +615,9 @@ static void prefix_head_backward(const attn_call *call, int bh, char *ws, int in
 #define CHUNK_MIN 16
 #define CHUNK_MAX 64
 
-int attn_linear_chunk(int D, int M)
+int attn_linear_chunk(int F, int M)
 {
-    int half = (D > M ? D : M) / 2, C = CHUNK_MIN;
+    int half = (F > M ? F : M) / 2, C = CHUNK_MIN;
     while (C < half && C < CHUNK_MAX)
         C *= 2;
     return C;
