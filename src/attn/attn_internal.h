@@ -217,6 +217,11 @@ attn_features attn_features_of(const lt_attn_config *config, int D, const float 
 void attn_phi_elementwise(lt_feature_map map, float *restrict out, const float *restrict x,
                           size_t n);
 
+/* dx (rows, D) += the gradient through an element-wise map of the same
+ * dphi (D) for every row, given x and phi = phi(x) (rows, D). */
+void attn_phi_elementwise_backprop_rows(lt_feature_map map, float *dx, const float *dphi,
+                                        const float *x, const float *phi, int rows, int D);
+
 /* out (rows, F) = phi(x (rows, D)). */
 void attn_phi(const attn_features *fx, float *out, const float *x, int rows, attn_role role);
 

@@ -114,6 +114,14 @@ static void elementwise_backprop(lt_feature_map map, float *restrict dx,
     }
 }
 
+void attn_phi_elementwise_backprop_rows(lt_feature_map map, float *dx, const float *dphi,
+                                        const float *x, const float *phi, int rows, int D)
+{
+    for (int r = 0; r < rows; r++)
+        elementwise_backprop(map, dx + (size_t)r * D, dphi, x + (size_t)r * D,
+                             phi + (size_t)r * D, (size_t)D);
+}
+
 int attn_features_elementwise(lt_feature_map map)
 {
     return map == LT_FEATURE_ELU || map == LT_FEATURE_RELU || map == LT_FEATURE_IDENTITY;

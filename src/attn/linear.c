@@ -895,9 +895,8 @@ static void chunk_suffix_u(const chunk_plan *p, const chunk_space *s, const chun
     const int D = p->D, F = p->F, c0 = c * p->C, rows = chunk_rows(p, c);
     const float *u = s->U + (size_t)c * p->stride + record_S(p);
     if (attn_features_elementwise(fx->map) && !p->decayed) {
-        for (int i = c0; i < c0 + rows; i++)
-            attn_phi_backprop(fx, h->dk + (size_t)i * D, (float *)u, h->k + (size_t)i * D,
-                              s->pk + (size_t)i * F, 1, ATTN_KEY); /* element-wise: u is read only */
+        attn_phi_elementwise_backprop_rows(fx->map, h->dk + (size_t)c0 * D, u,
+                                           h->k + (size_t)c0 * D, s->pk + (size_t)c0 * F, rows, D);
         return;
     }
     for (int j = 0; j < rows; j++) {
