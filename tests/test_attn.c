@@ -175,21 +175,76 @@ static double phi_d(lt_feature_map map, double x)
     switch (map) {
     case LT_FEATURE_ELU: return x > 0 ? x + 1 : exp(x);
     case LT_FEATURE_RELU: return x > 0 ? x : 0;
-    case LT_FEATURE_IDENTITY: return x;
+    default: return x;
     }
-    return x;
+}
+
+/* FAVOR+ features of one row in double, from the library's draw of W
+ * (m x D, then the key shift): exp(W u - max W u) / sqrt(m) for a query,
+ * exp(W u - |u|^2 / 2 - shift) / sqrt(m) for a key, u = x / D^(1/4). */
+static void ref_favor(double *out, const double *x, const float *W, int m, int D, int query)
+{
+    double u[64], top = -INFINITY, half_sq = 0;
+    cr_assert_leq(D, 64);
+    for (int d = 0; d < D; d++) {
+        u[d] = x[d] / pow(D, 0.25);
+        half_sq += u[d] * u[d] / 2;
+    }
+    for (int r = 0; r < m; r++) {
+        out[r] = 0;
+        for (int d = 0; d < D; d++)
+            out[r] += (double)W[(size_t)r * D + d] * u[d];
+        top = out[r] > top ? out[r] : top;
+    }
+    for (int r = 0; r < m; r++)
+        out[r] = exp(out[r] - (query ? top : half_sq + W[(size_t)m * D])) / sqrt(m);
+}
+
+/* phi(q) . phi(k) of linear and decayed attention; the taylor map by its
+ * closed form 1 + s + s^2 / 2, s = q . k / sqrt(D); favor from the rows'
+ * features fq, fk (ref_favor). */
+static double ref_linear_score(const lt_attn_config *c, const double *q, const double *k,
+                               const double *fq, const double *fk, int D)
+{
+    double a = 0;
+    if (c->feature_map == LT_FEATURE_TAYLOR) {
+        for (int d = 0; d < D; d++)
+            a += q[d] * k[d] / sqrt(D);
+        return 1 + a + a * a / 2;
+    }
+    if (c->feature_map == LT_FEATURE_FAVOR) {
+        for (int r = 0; r < c->random_features; r++)
+            a += fq[r] * fk[r];
+        return a;
+    }
+    for (int d = 0; d < D; d++)
+        a += phi_d(c->feature_map, q[d]) * phi_d(c->feature_map, k[d]);
+    return a;
+}
+
+/* The decay of head h: RetNet's 1 - 2^(-5 - h) unless decay_gamma is set. */
+static double ref_gamma(const lt_attn_config *c, int h)
+{
+    return c->decay_gamma > 0 ? c->decay_gamma : 1 - pow(2, -5 - h);
 }
 
 /* out (B,H,N,M) from x = [q | k | v | params]. Per (batch, head) and query
  * row i, the row attends over "slots" (the keys and values, or Linformer's
  * projections of them): softmax of scaled dot products, or for linear
- * attention the quadratic form a_j = phi(q_i) . phi(k_j), out_i = sum_j a_j
- * v_j / (sum_j a_j + eps). Causal rows see slots j <= i. */
+ * attention the quadratic form a_j = phi(q_i) . phi(k_j) (times
+ * gamma^(i - j) with decay), out_i = sum_j a_j v_j / (sum_j a_j + eps).
+ * Causal rows see slots j <= i. */
 static void ref_attention(double *out, const double *x, const lt_attn_config *c, lt_attn_shape s)
 {
     const int N = s.N, D = s.D, M = s.M;
     const int linformer = strcmp(c->variant, "linformer") == 0;
-    const int linear = strcmp(c->variant, "linear") == 0;
+    const int decay = strcmp(c->variant, "decay") == 0;
+    const int linear = strcmp(c->variant, "linear") == 0 || decay;
+    const int favor = linear && c->feature_map == LT_FEATURE_FAVOR, m = c->random_features;
+    float *W = malloc(sizeof(float) * (attn_features_floats(c, D) + 1));
+    attn_features_draw(W, c, D, s.seed, s.layer);
+    double *fq = malloc(sizeof(double) * ((size_t)N * m + 1));
+    double *fk = malloc(sizeof(double) * ((size_t)N * m + 1));
     const int slots = linformer ? c->proj_k : N;
     const size_t nq = (size_t)s.B * s.H * N * D, nv = (size_t)s.B * s.H * N * M;
     const double *E = x + 2 * nq + nv, *F = E + (size_t)c->proj_k * c->n_max;
@@ -213,15 +268,22 @@ static void ref_attention(double *out, const double *x, const lt_attn_config *c,
                 vals[(size_t)j * M + m] = linformer ? acc : v[(size_t)j * M + m];
             }
         }
+        for (int i = 0; favor && i < N; i++) {
+            ref_favor(fq + (size_t)i * m, q + (size_t)i * D, W, m, D, 1);
+            ref_favor(fk + (size_t)i * m, k + (size_t)i * D, W, m, D, 0);
+        }
         for (int i = 0; i < N; i++) {
             int cols = c->causal ? i + 1 : slots;
             double max = -INFINITY, sum = 0;
             for (int j = 0; j < cols; j++) {
                 double a = 0;
-                for (int d = 0; d < D; d++)
-                    a += linear ? phi_d(c->feature_map, q[(size_t)i * D + d]) *
-                                      phi_d(c->feature_map, keys[(size_t)j * D + d])
-                                : q[(size_t)i * D + d] * keys[(size_t)j * D + d] / sqrt(D);
+                for (int d = 0; !linear && d < D; d++)
+                    a += q[(size_t)i * D + d] * keys[(size_t)j * D + d] / sqrt(D);
+                if (linear)
+                    a = ref_linear_score(c, q + (size_t)i * D, keys + (size_t)j * D,
+                                         fq + (size_t)i * m, fk + (size_t)j * m, D);
+                if (decay)
+                    a *= pow(ref_gamma(c, bh % s.H), i - j);
                 w[j] = a;
                 max = a > max ? a : max;
             }
@@ -243,6 +305,9 @@ static void ref_attention(double *out, const double *x, const lt_attn_config *c,
     free(keys);
     free(vals);
     free(w);
+    free(W);
+    free(fq);
+    free(fk);
 }
 
 typedef struct ref_loss_ctx {
@@ -311,7 +376,8 @@ static void check_against_reference(lt_attn_config config, lt_attn_shape shape, 
         if (counts[t] == 0)
             continue;
         double err = check_rel_error_f(analytic[t], grad + offsets[t], counts[t], GRAD_FLOOR);
-        cr_expect_lt(err, bound, "%s %s N=%d: %s relative error %g", r.attn.config.kernel,
+        cr_expect_lt(err, bound, "%s %s %s N=%d: %s relative error %g", r.attn.config.kernel,
+                     lt_attn_feature_map_name(r.attn.config.feature_map),
                      r.attn.config.causal ? "causal" : "non-causal", shape.N, names[t], err);
     }
     free(x);
@@ -609,7 +675,7 @@ static void *new_state(const lt_attn *attn, int B, int H, int D, int M, int max_
                  lt_last_error());
     void *state;
     cr_assert_eq(lt_mem_alloc(&state, bytes, "state"), LT_OK);
-    cr_assert_eq(lt_attn_state_init(attn, state, B, H, D, M, max_steps), LT_OK, "%s",
+    cr_assert_eq(lt_attn_state_init(attn, state, B, H, D, M, max_steps, 0, 0), LT_OK, "%s",
                  lt_last_error());
     return state;
 }
@@ -1792,4 +1858,574 @@ Test(attn_lsh, memory_and_flops)
     lt_attn b;
     cr_assert_eq(lt_attn_init(&b, &nc), LT_OK);
     cr_expect_float_eq(lt_attn_flops(&b, s, 0), fwd, 1e-9 * fwd);
+}
+
+/* ---- feature maps beyond elu: FAVOR+ and Taylor ---- */
+
+/* A linear or decay configuration with another feature map; favor with 12
+ * random features: two orthogonal blocks of D = 5 and a partial one. */
+static lt_attn_config map_config(const char *variant, int causal, const char *kernel,
+                                 lt_feature_map map)
+{
+    lt_attn_config c = config_of(variant, causal, kernel);
+    c.feature_map = map;
+    c.random_features = 12;
+    return c;
+}
+
+static const lt_feature_map new_maps[] = {LT_FEATURE_FAVOR, LT_FEATURE_TAYLOR};
+
+Test(attn_maps, gradients_of_every_kernel)
+{
+    const char *kernels[] = {"linear-gemm", "linear-causal-chunked", "linear-causal-prefix",
+                             "linear-reference", "linear-reference"};
+    int causal[] = {0, 1, 1, 0, 1}, lengths[] = {2, 11, 13};
+    /* Not N = 1 (unlike check_all_lengths): there dq and dk are exactly
+     * eps-sized, and their float value is the rounding of cancelling O(1)
+     * terms, which these maps' Jacobians (favor: W's rows summed over the
+     * features; taylor: D + D^2 features) carry to 1.0e-7 to 1.3e-7, just
+     * past GRAD_FLOOR * GRAD_BOUND (seen in the plain reference kernel too,
+     * and with either map depending on the build's vectorisation). */
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 5; k++)
+            for (int i = 0; i < 3; i++)
+                check_against_reference(map_config("linear", causal[k], kernels[k], new_maps[m]),
+                                        shape_of(2, 2, lengths[i], 5, 3), -1.0f, 1.0f,
+                                        GRAD_BOUND);
+}
+
+Test(attn_maps, favor_gradients_with_a_seed_and_layer)
+{
+    lt_attn_shape s = shape_of(1, 2, 11, 5, 3);
+    s.seed = 77;
+    s.layer = 3;
+    check_against_reference(map_config("linear", 1, NULL, LT_FEATURE_FAVOR), s, -1.0f, 1.0f,
+                            GRAD_BOUND);
+    /* more features than a block, at the image experiment's D */
+    lt_attn_config c = map_config("linear", 0, NULL, LT_FEATURE_FAVOR);
+    c.random_features = 40;
+    check_against_reference(c, shape_of(1, 1, 9, 32, 4), -0.5f, 0.5f, GRAD_BOUND);
+}
+
+Test(attn_maps, kernels_equal_reference)
+{
+    for (int m = 0; m < 2; m++) {
+        compare_kernels_both_plans(map_config("linear", 0, "linear-gemm", new_maps[m]),
+                                   map_config("linear", 0, "linear-reference", new_maps[m]), 150,
+                                   LINEAR_REFERENCE_BOUND);
+        const char *causal[] = {"linear-causal-chunked", "linear-causal-prefix"};
+        for (int k = 0; k < 2; k++)
+            compare_kernels_both_plans(map_config("linear", 1, causal[k], new_maps[m]),
+                                       map_config("linear", 1, "linear-reference", new_maps[m]),
+                                       150, LINEAR_REFERENCE_BOUND);
+    }
+}
+
+/* Chunked against prefix around chunk boundaries: one short of a chunk, one
+ * chunk, one over, several with a partial last one. */
+static void check_chunk_boundaries(lt_attn_config chunked, lt_attn_config prefix)
+{
+    const int C = attn_linear_chunk(attn_feature_dim(&chunked, 6), 5);
+    int lengths[] = {C - 1, C, C + 1, 5 * C + 3};
+    for (int i = 0; i < 4; i++)
+        compare_kernels_both_plans(chunked, prefix, lengths[i], SAME_BOUND);
+}
+
+Test(attn_maps, chunked_equals_prefix_at_chunk_boundaries)
+{
+    for (int m = 0; m < 2; m++)
+        check_chunk_boundaries(map_config("linear", 1, "linear-causal-chunked", new_maps[m]),
+                               map_config("linear", 1, "linear-causal-prefix", new_maps[m]));
+}
+
+Test(attn_maps, same_bits_for_any_threads)
+{
+    for (int m = 0; m < 2; m++) {
+        lt_attn_config configs[] = {map_config("linear", 0, "linear-gemm", new_maps[m]),
+                                    map_config("linear", 1, "linear-causal-chunked", new_maps[m]),
+                                    map_config("linear", 1, "linear-causal-prefix", new_maps[m])};
+        for (int i = 0; i < 3; i++) {
+            check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 333, 6, 5));
+            check_same_bits_for_any_threads(configs[i], shape_of(1, 2, 333, 6, 5));
+        }
+    }
+}
+
+Test(attn_maps, steps_equal_forward)
+{
+    /* the prefix kernel and the step share features and token update */
+    lt_attn_config favor = map_config("linear", 1, "linear-causal-prefix", LT_FEATURE_FAVOR);
+    check_steps_match_forward(favor, 0.0);
+    favor.kernel = "linear-causal-chunked";
+    check_steps_match_forward(favor, 1e-5);
+    /* taylor's 1 + D + D^2 features: a smaller D than the image's 32 */
+    lt_attn_config taylor = map_config("linear", 1, "linear-causal-prefix", LT_FEATURE_TAYLOR);
+    lt_attn_shape shapes[] = {shape_of(2, 3, 75, 5, 4), shape_of(1, 2, 150, 12, 8)};
+    for (int i = 0; i < 2; i++) {
+        taylor.kernel = "linear-causal-prefix";
+        check_steps_match_forward_shape(taylor, shapes[i], 0.0);
+        taylor.kernel = "linear-causal-chunked";
+        check_steps_match_forward_shape(taylor, shapes[i], 1e-5);
+    }
+}
+
+Test(attn_maps, favor_steps_draw_the_forward_features)
+{
+    /* a state initialised with the forward's seed and layer steps through
+     * the same features; another seed gives other outputs */
+    lt_attn_config c = map_config("linear", 1, "linear-causal-prefix", LT_FEATURE_FAVOR);
+    lt_attn_shape s = shape_of(1, 2, 20, 5, 3);
+    s.seed = 1234;
+    s.layer = 5;
+    run r;
+    run_setup(&r, c, s, 13, -1.0f, 1.0f);
+    run_forward(&r);
+    for (int seed_off = 0; seed_off <= 1; seed_off++) {
+        size_t bytes;
+        void *state;
+        cr_assert_eq(lt_attn_state_bytes(&r.attn, 1, 2, 5, 3, 20, &bytes), LT_OK);
+        cr_assert_eq(lt_mem_alloc(&state, bytes, "state"), LT_OK);
+        cr_assert_eq(lt_attn_state_init(&r.attn, state, 1, 2, 5, 3, 20, s.seed + seed_off, 5),
+                     LT_OK);
+        float q[10], k[10], v[6], out[6];
+        int same = 1;
+        for (int i = 0; i < s.N; i++) {
+            for (int h = 0; h < 2; h++) {
+                memcpy(q + h * 5, r.q + ((size_t)h * s.N + i) * 5, 5 * sizeof(float));
+                memcpy(k + h * 5, r.k + ((size_t)h * s.N + i) * 5, 5 * sizeof(float));
+                memcpy(v + h * 3, r.v + ((size_t)h * s.N + i) * 3, 3 * sizeof(float));
+            }
+            cr_assert_eq(lt_attn_step(&r.attn, state, out, q, k, v), LT_OK);
+            for (int h = 0; h < 2; h++)
+                same &= memcmp(out + h * 3, r.out + ((size_t)h * s.N + i) * 3,
+                               3 * sizeof(float)) == 0;
+        }
+        cr_expect_eq(same, !seed_off, "seed offset %d: steps %s the forward", seed_off,
+                     same ? "equal" : "differ from");
+        lt_mem_free(state);
+    }
+    run_free(&r);
+}
+
+Test(attn_maps, padded_batch_equals_each_sequence_alone)
+{
+    for (int m = 0; m < 2; m++)
+        for (int causal = 0; causal <= 1; causal++) {
+            const char *kernel;
+            for (int i = 0; (kernel = lt_attn_kernel_at("linear", causal, i)) != NULL; i++)
+                check_lengths_match_alone(map_config("linear", causal, kernel, new_maps[m]));
+        }
+}
+
+Test(attn_maps, later_tokens_never_change_earlier_outputs)
+{
+    const char *kernels[] = {"linear-causal-chunked", "linear-causal-prefix", "linear-reference"};
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < 3; i++) {
+            check_causal(map_config("linear", 1, kernels[i], new_maps[m]), 150, 100);
+            check_causal(map_config("linear", 1, kernels[i], new_maps[m]), 150, 0);
+        }
+}
+
+Test(attn_maps, taylor_features_give_the_second_order_expansion)
+{
+    int dims[] = {1, 7, LT_ATTN_TAYLOR_MAX_D};
+    for (int t = 0; t < 3; t++) {
+        const int D = dims[t];
+        lt_attn_config c = map_config("linear", 0, NULL, LT_FEATURE_TAYLOR);
+        cr_assert_eq(attn_feature_dim(&c, D), 1 + D + D * D);
+        attn_features fx = attn_features_of(&c, D, NULL);
+        float *x = alloc_floats(2 * (size_t)D), *f = alloc_floats(2 * (size_t)fx.F);
+        lt_rng rng;
+        lt_rng_seed(&rng, 4, (uint64_t)D);
+        for (int trial = 0; trial < 20; trial++) {
+            lt_rng_fill_uniform(&rng, x, 2 * D, -2.0f, 2.0f);
+            attn_phi(&fx, f, x, 2, ATTN_QUERY);
+            double dot = 0, s = 0;
+            for (int i = 0; i < fx.F; i++)
+                dot += (double)f[i] * f[fx.F + i];
+            for (int d = 0; d < D; d++)
+                s += (double)x[d] * x[D + d] / sqrt(D);
+            double expect = 1 + s + s * s / 2;
+            cr_expect(fabs(dot - expect) <= 1e-5 * expect, "D = %d: %g, expected %g", D, dot,
+                      expect);
+        }
+        lt_mem_free(x);
+        lt_mem_free(f);
+    }
+}
+
+/* out of one forward of favor attention for a shape's seed, step and layer */
+static float *favor_out(lt_attn_shape s)
+{
+    run r;
+    run_setup(&r, map_config("linear", 0, NULL, LT_FEATURE_FAVOR), s, 3, -1.0f, 1.0f);
+    run_forward(&r);
+    float *out = malloc(sizeof(float) * r.nv);
+    memcpy(out, r.out, sizeof(float) * r.nv);
+    run_free(&r);
+    return out;
+}
+
+Test(attn_maps, favor_draws_depend_on_seed_and_layer_only)
+{
+    lt_attn_shape s = shape_of(1, 2, 30, 5, 4);
+    s.seed = 11;
+    s.layer = 2;
+    s.step = 1;
+    size_t n = 2 * 30 * 4 * sizeof(float);
+    float *base = favor_out(s);
+    s.step = 999; /* another update: the same features */
+    float *other_step = favor_out(s);
+    cr_expect_arr_eq(other_step, base, n);
+    s.seed = 12;
+    float *other_seed = favor_out(s);
+    cr_expect_arr_neq(other_seed, base, n);
+    s.seed = 11;
+    s.layer = 3;
+    float *other_layer = favor_out(s);
+    cr_expect_arr_neq(other_layer, base, n);
+    free(base);
+    free(other_step);
+    free(other_seed);
+    free(other_layer);
+
+    /* the draw itself: orthogonal within blocks of D rows, Gaussian-length rows */
+    lt_attn_config c = map_config("linear", 0, NULL, LT_FEATURE_FAVOR);
+    const int D = 16, m = 2048;
+    c.random_features = m;
+    float *W = alloc_floats(attn_features_floats(&c, D)), *again = alloc_floats(m * D + 1);
+    attn_features_draw(W, &c, D, 5, 1);
+    attn_features_draw(again, &c, D, 5, 1);
+    cr_expect_arr_eq(W, again, (m * D + 1) * sizeof(float));
+    double worst = 0, mean_sq = 0;
+    for (int r = 0; r < m; r++) {
+        const float *a = W + (size_t)r * D;
+        double na = 0;
+        for (int d = 0; d < D; d++)
+            na += (double)a[d] * a[d];
+        mean_sq += na / m;
+        for (int p = r / D * D; p < r; p++) {
+            const float *b = W + (size_t)p * D;
+            double ab = 0, nb = 0;
+            for (int d = 0; d < D; d++) {
+                ab += (double)a[d] * b[d];
+                nb += (double)b[d] * b[d];
+            }
+            worst = fmax(worst, fabs(ab) / sqrt(na * nb));
+        }
+    }
+    cr_expect_lt(worst, 1e-5, "rows of a block are not orthogonal: cosine %g", worst);
+    /* |w|^2 ~ chi-square(D): mean D, standard error sqrt(2 D / m) = 0.125 */
+    cr_expect(fabs(mean_sq - D) < 0.6, "mean squared row length %g, expected %d", mean_sq, D);
+    cr_expect_eq(W[(size_t)m * D], 0.0f, "no key shift needed at D = 16");
+    lt_mem_free(W);
+    lt_mem_free(again);
+}
+
+/* sum |a - b| / sum |b|: an average relative error over n values */
+static double l1_relative(const float *a, const float *b, size_t n)
+{
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < n; i++) {
+        diff += fabs((double)a[i] - b[i]);
+        norm += fabs((double)b[i]);
+    }
+    return diff / norm;
+}
+
+Test(attn_maps, favor_with_many_features_approaches_softmax)
+{
+    /* A statistical check that can fail. Values are the identity, so each
+     * output row is that query's attention weights. FAVOR+ estimates each
+     * exp(q . k / sqrt(D)) with a relative error of about sqrt((e^|u_q +
+     * u_k|^2 - 1) / m): at these inputs about 4% with 4096 features, 80%
+     * with 8 (seen on this seed, on average over the weights: 0.028 and
+     * 0.29). */
+    const int N = 40;
+    lt_attn_config c = map_config("linear", 0, NULL, LT_FEATURE_FAVOR);
+    c.random_features = 4096;
+    lt_attn_shape s = shape_of(1, 2, N, 8, N);
+    s.seed = 21;
+    run fav, soft, few;
+    run_setup(&fav, c, s, 5, -1.0f, 1.0f);
+    memset(fav.v, 0, fav.nv * sizeof(float));
+    for (int bh = 0; bh < 2; bh++)
+        for (int j = 0; j < N; j++)
+            fav.v[((size_t)bh * N + j) * N + j] = 1.0f;
+    run_setup_like(&soft, &fav, config_of("softmax", 0, NULL));
+    c.random_features = 8;
+    run_setup_like(&few, &fav, c);
+    run_forward(&fav);
+    run_forward(&soft);
+    run_forward(&few);
+    double err = l1_relative(fav.out, soft.out, fav.nv);
+    double err_few = l1_relative(few.out, soft.out, few.nv);
+    cr_expect_lt(err, 0.1, "favor with 4096 features vs softmax weights: relative error %g", err);
+    cr_expect_gt(err_few, 2 * err, "8 features (%g) not clearly worse than 4096 (%g)", err_few,
+                 err);
+    run_free(&fav);
+    run_free(&soft);
+    run_free(&few);
+}
+
+/* ---- decayed linear attention ---- */
+
+static lt_attn_config decay_config(const char *kernel, lt_feature_map map, float gamma)
+{
+    lt_attn_config c = map_config("decay", 1, kernel, map);
+    c.decay_gamma = gamma;
+    return c;
+}
+
+static const char *const decay_kernels[] = {"decay-causal-chunked", "decay-causal-prefix",
+                                            "decay-reference"};
+
+Test(attn_decay, gradients_of_every_kernel)
+{
+    /* RetNet's per-head gammas, and a strong decay; two full chunks and a
+     * partial one of the chunked kernel (chunks of 16 at F = 5) */
+    const lt_feature_map maps[] = {LT_FEATURE_ELU, LT_FEATURE_FAVOR, LT_FEATURE_TAYLOR};
+    const float gammas[] = {0.0f, 0.5f};
+    for (int k = 0; k < 3; k++) {
+        for (int g = 0; g < 2; g++)
+            check_against_reference(decay_config(decay_kernels[k], LT_FEATURE_ELU, gammas[g]),
+                                    shape_of(1, 2, 38, 5, 3), -1.0f, 1.0f, GRAD_BOUND);
+        check_all_lengths(decay_config(decay_kernels[k], LT_FEATURE_ELU, 0.0f), 11);
+    }
+    for (int m = 1; m < 3; m++)
+        for (int k = 0; k < 3; k++)
+            check_against_reference(decay_config(decay_kernels[k], maps[m], 0.8f),
+                                    shape_of(1, 2, 38, 5, 3), -1.0f, 1.0f, GRAD_BOUND);
+}
+
+Test(attn_decay, kernels_equal_reference)
+{
+    for (int k = 0; k < 2; k++) {
+        compare_kernels_both_plans(decay_config(decay_kernels[k], LT_FEATURE_ELU, 0.0f),
+                                   decay_config("decay-reference", LT_FEATURE_ELU, 0.0f), 200,
+                                   LINEAR_REFERENCE_BOUND);
+        compare_kernels_both_plans(decay_config(decay_kernels[k], LT_FEATURE_TAYLOR, 0.9f),
+                                   decay_config("decay-reference", LT_FEATURE_TAYLOR, 0.9f), 150,
+                                   LINEAR_REFERENCE_BOUND);
+    }
+}
+
+Test(attn_decay, chunked_equals_prefix_at_chunk_boundaries)
+{
+    const lt_feature_map maps[] = {LT_FEATURE_ELU, LT_FEATURE_FAVOR};
+    for (int m = 0; m < 2; m++) {
+        check_chunk_boundaries(decay_config("decay-causal-chunked", maps[m], 0.0f),
+                               decay_config("decay-causal-prefix", maps[m], 0.0f));
+        check_chunk_boundaries(decay_config("decay-causal-chunked", maps[m], 0.7f),
+                               decay_config("decay-causal-prefix", maps[m], 0.7f));
+    }
+}
+
+Test(attn_decay, same_bits_for_any_threads)
+{
+    for (int k = 0; k < 2; k++) {
+        lt_attn_config c = decay_config(decay_kernels[k], LT_FEATURE_ELU, 0.0f);
+        check_same_bits_for_any_threads(c, shape_of(1, 1, 333, 6, 5));
+        check_same_bits_for_any_threads(c, shape_of(1, 3, 333, 6, 5));
+    }
+    check_same_bits_for_any_threads(decay_config("decay-causal-chunked", LT_FEATURE_FAVOR, 0.9f),
+                                    shape_of(1, 2, 333, 6, 5));
+}
+
+Test(attn_decay, steps_equal_forward)
+{
+    check_steps_match_forward(decay_config("decay-causal-prefix", LT_FEATURE_ELU, 0.0f), 0.0);
+    check_steps_match_forward(decay_config("decay-causal-chunked", LT_FEATURE_ELU, 0.0f), 1e-5);
+    check_steps_match_forward(decay_config("decay-causal-chunked", LT_FEATURE_FAVOR, 0.9f), 1e-5);
+}
+
+Test(attn_decay, padded_batch_equals_each_sequence_alone)
+{
+    for (int k = 0; k < 3; k++)
+        check_lengths_match_alone(decay_config(decay_kernels[k], LT_FEATURE_ELU, 0.0f));
+}
+
+Test(attn_decay, later_tokens_never_change_earlier_outputs)
+{
+    for (int k = 0; k < 3; k++) {
+        check_causal(decay_config(decay_kernels[k], LT_FEATURE_ELU, 0.0f), 150, 100);
+        check_causal(decay_config(decay_kernels[k], LT_FEATURE_ELU, 0.0f), 150, 0);
+    }
+}
+
+Test(attn_decay, gamma_one_equals_causal_linear)
+{
+    const char *linear[] = {"linear-causal-chunked", "linear-causal-prefix", "linear-reference"};
+    for (int k = 0; k < 3; k++) {
+        lt_attn_config d = decay_config(decay_kernels[k], LT_FEATURE_ELU, 1.0f);
+        compare_kernels_both_plans(d, config_of("linear", 1, linear[k]), k == 2 ? 100 : 333, 1e-6);
+    }
+}
+
+Test(attn_decay, decay_forgets_the_past)
+{
+    /* out_i with gamma = 0.5: a key 40 positions back weighs 2^-40 of the
+     * newest, so outputs equal those of the last 20 tokens alone */
+    lt_attn_config c = decay_config(NULL, LT_FEATURE_ELU, 0.5f);
+    run full, tail;
+    run_setup(&full, c, shape_of(1, 1, 60, 4, 3), 8, -1.0f, 1.0f);
+    run_setup(&tail, c, shape_of(1, 1, 20, 4, 3), 1, -1.0f, 1.0f);
+    memcpy(tail.q, full.q + 40 * 4, 20 * 4 * sizeof(float));
+    memcpy(tail.k, full.k + 40 * 4, 20 * 4 * sizeof(float));
+    memcpy(tail.v, full.v + 40 * 3, 20 * 3 * sizeof(float));
+    run_forward(&full);
+    run_forward(&tail);
+    /* the last row: its 20-token window differs by keys weighing < 2^-20 */
+    expect_close(full.out + 59 * 3, tail.out + 19 * 3, 3, 1e-5, "last row vs its window");
+    run_free(&full);
+    run_free(&tail);
+}
+
+/* ---- what the new maps and the decay variant say and refuse ---- */
+
+Test(attn_decay, caps_and_defaults)
+{
+    lt_attn_caps caps;
+    cr_assert_eq(lt_attn_variant_caps("decay", &caps), LT_OK);
+    cr_expect(caps.causal && !caps.noncausal && !caps.params && caps.recurrent);
+    cr_expect_neq(strstr(caps.no_noncausal_reason, "recurrence"), NULL);
+    lt_attn_config c = lt_attn_default_config("decay");
+    cr_expect_eq(c.causal, 1, "a causal-only variant's default is causal");
+    cr_expect_eq(c.decay_gamma, 0.0f);
+    cr_expect_eq(lt_attn_default_config("linear").random_features, 64);
+    cr_expect_str_eq(lt_attn_kernel_at("decay", 1, 0), "decay-causal-chunked");
+    cr_expect_eq(lt_attn_kernel_at("decay", 0, 0), NULL);
+    cr_expect_neq(strstr(lt_attn_variant_names(), "decay"), NULL);
+    char names[256];
+    snprintf(names, sizeof names, "%s", lt_attn_kernel_names("decay"));
+    for (char *name = strtok(names, "|"); name != NULL; name = strtok(NULL, "|")) {
+        lt_attn a;
+        lt_attn_config k = config_of("decay", 1, name);
+        cr_expect_eq(lt_attn_init(&a, &k), LT_OK, "%s: %s", name, lt_last_error());
+        cr_expect_str_eq(lt_attn_kernel_name(&a, shape_of(1, 1, 8, 4, 4)), name);
+    }
+}
+
+/* lt_attn_init fails with LT_E_USAGE and a message naming `field`. */
+static void expect_refused(lt_attn_config c, const char *field)
+{
+    lt_attn a;
+    cr_expect_eq(lt_attn_init(&a, &c), LT_E_USAGE, "%s accepted", field);
+    cr_expect_neq(strstr(lt_last_error(), field), NULL, "%s", lt_last_error());
+}
+
+Test(attn_decay, bad_configurations_refused)
+{
+    expect_refused(config_of("decay", 0, NULL), "causal: ");
+    lt_attn_config c = decay_config(NULL, LT_FEATURE_ELU, 1.5f);
+    expect_refused(c, "decay_gamma");
+    c.decay_gamma = -0.25f;
+    expect_refused(c, "decay_gamma");
+    c.decay_gamma = NAN;
+    expect_refused(c, "decay_gamma");
+    c = decay_config("linear-causal-chunked", LT_FEATURE_ELU, 0.0f);
+    expect_refused(c, "kernel");
+    c = decay_config(NULL, LT_FEATURE_FAVOR, 0.0f);
+    c.eps = 0.0f;
+    expect_refused(c, "eps");
+}
+
+Test(attn_maps, bad_configurations_refused)
+{
+    lt_attn_config c = map_config("linear", 0, NULL, LT_FEATURE_FAVOR);
+    c.random_features = 0;
+    expect_refused(c, "random_features");
+    c.random_features = 65537;
+    expect_refused(c, "random_features");
+    c.random_features = 64;
+    c.eps = 0.0f;
+    expect_refused(c, "eps");
+    c = map_config("linear", 0, NULL, LT_FEATURE_TAYLOR);
+    c.eps = 0.0f; /* 1 + s + s^2 / 2 >= 1/2: no zero normaliser */
+    lt_attn a;
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK, "%s", lt_last_error());
+    cr_expect_eq(lt_attn_check_shape(&a, shape_of(1, 1, 8, LT_ATTN_TAYLOR_MAX_D, 4)), LT_OK);
+    cr_expect_eq(lt_attn_check_shape(&a, shape_of(1, 1, 8, LT_ATTN_TAYLOR_MAX_D + 1, 4)),
+                 LT_E_INPUT);
+    cr_expect_neq(strstr(lt_last_error(), "key dimension D = 65"), NULL, "%s", lt_last_error());
+    c.causal = 1;
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    size_t bytes = 1;
+    cr_expect_eq(lt_attn_state_bytes(&a, 1, 1, LT_ATTN_TAYLOR_MAX_D + 1, 4, 8, &bytes), LT_E_INPUT);
+    cr_expect_eq(bytes, 0);
+    lt_feature_map map;
+    cr_expect_eq(lt_attn_parse_feature_map(&map, "favor", "--feature-map"), LT_OK);
+    cr_expect_eq(map, LT_FEATURE_FAVOR);
+    cr_expect_str_eq(lt_attn_feature_map_name(map), "favor");
+    cr_expect_eq(lt_attn_parse_feature_map(&map, "taylor", "--feature-map"), LT_OK);
+    cr_expect_eq(map, LT_FEATURE_TAYLOR);
+    cr_expect_str_eq(lt_attn_feature_map_name(map), "taylor");
+    cr_expect_eq(lt_attn_parse_feature_map(&map, "performer", "--feature-map"), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "favor, taylor"), NULL, "%s", lt_last_error());
+}
+
+/* ---- plans of the new maps and of decay ---- */
+
+Test(attn_maps, state_holds_f_by_m_and_f_floats_a_head)
+{
+    /* taylor at D = 8: F = 73; favor: m = 12 features plus W (12 x 8 + 1 floats) */
+    const lt_feature_map maps[] = {LT_FEATURE_TAYLOR, LT_FEATURE_FAVOR};
+    const size_t F[] = {73, 12}, block[] = {0, 448}; /* W in whole cache lines */
+    for (int m = 0; m < 2; m++) {
+        lt_attn a;
+        lt_attn_config c = map_config("linear", 1, NULL, maps[m]);
+        cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+        size_t small, large;
+        cr_assert_eq(lt_attn_state_bytes(&a, 2, 3, 8, 4, 10, &small), LT_OK);
+        cr_assert_eq(lt_attn_state_bytes(&a, 2, 3, 8, 4, 100000, &large), LT_OK);
+        cr_expect_eq(small, large);
+        cr_expect_eq(small, 64 + block[m] + 6 * (F[m] * 4 + 3 * F[m]) * sizeof(float));
+    }
+}
+
+Test(attn_maps, kernels_allocate_nothing)
+{
+    lt_attn_config configs[] = {
+        map_config("linear", 0, "linear-gemm", LT_FEATURE_FAVOR),
+        map_config("linear", 1, "linear-causal-chunked", LT_FEATURE_TAYLOR),
+        decay_config("decay-causal-chunked", LT_FEATURE_FAVOR, 0.0f),
+        decay_config("decay-causal-prefix", LT_FEATURE_ELU, 0.0f),
+    };
+    for (int i = 0; i < 4; i++) {
+        run r;
+        run_setup(&r, configs[i], shape_of(1, 1, 300, 6, 5), 3, -1.0f, 1.0f);
+        size_t before = lt_mem_current();
+        lt_mem_reset_peak();
+        run_forward(&r);
+        run_backward(&r);
+        cr_expect_eq(lt_mem_peak(), before, "%s allocated while running", r.attn.config.kernel);
+        run_free(&r);
+    }
+}
+
+Test(attn_maps, flop_model)
+{
+    /* F replaces D in the products; favor adds its projections, 2 N D m for
+     * the queries and again for the keys; decay counts as linear */
+    lt_attn_shape s = shape_of(2, 4, 1000, 32, 16);
+    lt_attn fav, tay, dec, lin;
+    lt_attn_config cf = map_config("linear", 0, NULL, LT_FEATURE_FAVOR);
+    lt_attn_config ct = map_config("linear", 1, NULL, LT_FEATURE_TAYLOR);
+    lt_attn_config cd = decay_config(NULL, LT_FEATURE_ELU, 0.0f), cl = config_of("linear", 1, NULL);
+    cr_assert_eq(lt_attn_init(&fav, &cf), LT_OK);
+    cr_assert_eq(lt_attn_init(&tay, &ct), LT_OK);
+    cr_assert_eq(lt_attn_init(&dec, &cd), LT_OK);
+    cr_assert_eq(lt_attn_init(&lin, &cl), LT_OK);
+    double expect = (4.0 * 1000 * 12 * 16 + 3.0 * 1000 * 12 + 4.0 * 1000 * 32 * 12) * 8;
+    cr_expect_float_eq(lt_attn_flops(&fav, s, 0), expect, 1e-9 * expect);
+    double f = 1 + 32 + 32 * 32;
+    expect = (4.0 * 1000 * f * 16 + 3.0 * 1000 * f) * 8;
+    cr_expect_float_eq(lt_attn_flops(&tay, s, 0), expect, 1e-9 * expect);
+    cr_expect_float_eq(lt_attn_flops(&dec, s, 1), lt_attn_flops(&lin, s, 1), 1.0);
+    cr_expect_float_eq(lt_attn_flops_performed(&dec, s, 1), lt_attn_flops_performed(&lin, s, 1),
+                       1.0);
+    /* the gemm kernel performs exactly the model's products */
+    double model = lt_attn_flops(&fav, s, 0);
+    cr_expect_float_eq(lt_attn_flops_performed(&fav, s, 0), model, 1e-9 * model);
 }

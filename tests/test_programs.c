@@ -90,8 +90,8 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
     snprintf(path, sizeof path, "%s/summary.csv", dir);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
-    cr_assert_eq(t.nrows, 3);
-    for (int r = 0; r < 2; r++) {
+    cr_assert_eq(t.nrows, 5, "softmax, linear, lsh-1, lsh-4, linformer");
+    for (int r = 0; r < 4; r++) {
         cr_assert_str_eq(cell_str(&t, r, "status"), "ok");
         double start = cell_num(&t, r, "loss_start"), end = cell_num(&t, r, "loss_end");
         cr_assert_lt(end, start - 0.5, "%s: loss %f -> %f", cell_str(&t, r, "variant"), start,
@@ -104,12 +104,16 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
     /* the kernel that ran, by name: the causal defaults */
     cr_assert_str_eq(cell_str(&t, 0, "kernel"), "softmax-gemm");
     cr_assert_str_eq(cell_str(&t, 1, "kernel"), "linear-causal-chunked");
-    cr_assert_str_eq(cell_str(&t, 2, "kernel"), "none");
-    cr_assert_str_eq(cell_str(&t, 2, "status"), "not-applicable");
+    cr_assert_str_eq(cell_str(&t, 2, "variant"), "lsh-1", "LSH rows named as the paper's");
+    cr_assert_str_eq(cell_str(&t, 3, "variant"), "lsh-4");
+    cr_assert_str_eq(cell_str(&t, 3, "kernel"), "lsh-chunked");
+    cr_assert(strstr(cell_str(&t, 3, "config"), "rounds=4") != NULL);
+    cr_assert_str_eq(cell_str(&t, 4, "kernel"), "none");
+    cr_assert_str_eq(cell_str(&t, 4, "status"), "not-applicable");
     lt_csv_table_free(&t);
     snprintf(path, sizeof path, "%s/curves.csv", dir);
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
-    cr_assert_eq(t.nrows, 2 * 1000, "one row per update and variant");
+    cr_assert_eq(t.nrows, 4 * 1000, "one row per update and variant");
     lt_csv_table_free(&t);
 }
 
@@ -357,14 +361,18 @@ Test(resume, copy_interrupted_in_its_second_variant, .timeout = 600)
                                  "curves.csv", "summary.csv", 400 + 60);
 }
 
+static void write_tiny_cifar(const char *dir, int train, int test);
+
 Test(resume, image_interrupted_in_its_second_variant, .timeout = 600)
 {
-    if (access("data/mnist", F_OK) != 0)
-        cr_skip_test("no data/mnist (data/fetch-mnist.sh)");
-    check_resume_in_second_model("image --preset quick --variants softmax,linear --steps 200 "
-                                 "--gen-modes fast --gen-images 2 --completions 0 --quiet "
-                                 "--threads 2",
-                                 "mnist-curves.csv", "mnist.csv", 200 + 30);
+    char data[64], args[512];
+    make_temp_dir(data);
+    write_tiny_cifar(data, 12, 4);
+    snprintf(args, sizeof args,
+             "image --dataset cifar10 --data %s --preset quick --variants softmax,linear "
+             "--steps 200 --gen-modes fast --gen-images 2 --completions 0 --quiet --threads 2",
+             data);
+    check_resume_in_second_model(args, "cifar10-curves.csv", "cifar10.csv", 200 + 30);
 }
 
 Test(resume, speech_interrupted_in_its_second_model, .timeout = 600)
@@ -525,6 +533,31 @@ Test(scaling, lsh_rounds_listed_as_specs)
     ASSERT_MENTIONS("'lsh-0'");
 }
 
+Test(scaling, decay_and_the_new_feature_maps)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    const char *maps[] = {"favor", "taylor"};
+    for (int m = 0; m < 2; m++) {
+        snprintf(args, sizeof args,
+                 "scaling --variants linear,decay --feature-map %s --min-log2 5 --max-log2 5 "
+                 "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --quiet --out %s",
+                 maps[m], path);
+        cr_assert_eq(ltbench(args), 0, "%s", output);
+        lt_csv_table t;
+        cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+        cr_assert_eq(t.nrows, 4, "variants x masks");
+        for (long long r = 0; r < t.nrows; r++) {
+            int noncausal_decay = strcmp(cell_str(&t, r, "variant"), "decay") == 0 &&
+                                  cell_num(&t, r, "causal") == 0;
+            cr_expect_str_eq(cell_str(&t, r, "status"), noncausal_decay ? "refused" : "ok");
+            cr_expect_str_eq(cell_str(&t, r, "feature_map"), maps[m]);
+        }
+        lt_csv_table_free(&t);
+    }
+}
+
 Test(scaling, budget_skips_instead_of_running)
 {
     char dir[64], args[512], path[160];
@@ -572,7 +605,11 @@ static void reference(double *out, const double *q, const double *k, const doubl
                 const double *kj = k + (bh * N + j) * D;
                 double s = 0;
                 for (int d = 0; d < D; d++)
-                    s += linear ? phi(qi[d]) * phi(kj[d]) : qi[d] * kj[d];
+                    s += linear == 1 || linear == 3 ? phi(qi[d]) * phi(kj[d]) : qi[d] * kj[d];
+                if (linear == 2) /* taylor: 1 + s + s^2 / 2 of the scaled product */
+                    s = 1 + s / sqrt(D) + s * s / (2.0 * D);
+                if (linear == 3) /* decay: RetNet's gamma of head h, to the distance */
+                    s *= pow(1 - pow(2, -5 - bh % H), i - j);
                 w[j] = linear ? s : s / sqrt(D);
                 if (w[j] > max_s)
                     max_s = w[j];
@@ -629,6 +666,7 @@ static void expand(char *out, size_t size, const char *template, const char **na
     out[n < size ? n : size - 1] = '\0';
 }
 
+/* linear: 0 softmax, 1 elu features, 2 taylor features, 3 elu with decay */
 static void check_attention_tool(const char *variant, int linear, int causal)
 {
     char dir[64], args[2048];
@@ -643,8 +681,9 @@ static void check_attention_tool(const char *variant, int linear, int causal)
     write_random(pq, q, 4, qk_shape, 1);
     write_random(pk, k, 4, qk_shape, 2);
     write_random(pv, v, 4, v_shape, 3);
-    snprintf(args, sizeof args, "attention --variant %s %s --q %s --k %s --v %s --out %s",
-             variant, causal ? "--causal" : "", pq, pk, pv, pout);
+    snprintf(args, sizeof args, "attention --variant %s %s %s --q %s --k %s --v %s --out %s",
+             variant, causal ? "--causal" : "", linear == 2 ? "--feature-map taylor" : "", pq, pk,
+             pv, pout);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_npy out;
     cr_assert_eq(lt_npy_read_f64(&out, pout), LT_OK);
@@ -662,6 +701,12 @@ Test(attention_tool, softmax_matches_reference) { check_attention_tool("softmax"
 Test(attention_tool, causal_softmax_matches_reference) { check_attention_tool("softmax", 0, 1); }
 Test(attention_tool, linear_matches_reference) { check_attention_tool("linear", 1, 0); }
 Test(attention_tool, causal_linear_matches_reference) { check_attention_tool("linear", 1, 1); }
+Test(attention_tool, taylor_matches_reference)
+{
+    check_attention_tool("linear", 2, 0);
+    check_attention_tool("linear", 2, 1);
+}
+Test(attention_tool, decay_matches_reference) { check_attention_tool("decay", 3, 1); }
 
 /* lsh with one chunk over the whole sequence is softmax over the other
  * positions with keys q / |q| (the query's own key only when causal leaves
@@ -772,6 +817,7 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
     struct { const char *fmt, *mention; } bad[] = {
         {"attention --variant softmax --q @Q --k @KS --v @V --out @OUT", "--k has shape"},
         {"attention --variant linear --q @NAN --k @Q --v @V --out @OUT", "NaN"},
+        {"attention --variant decay --q @Q --k @Q --v @V --out @OUT", "--causal: decay"},
         {"attention --variant linformer --causal --q @Q --k @Q --v @V --e @E --f @E "
          "--out @OUT", "causal"},
         {"attention --variant linformer --q @Q --k @Q --v @V --out @OUT", "--e"},
@@ -883,7 +929,7 @@ Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
     write_tiny_cifar(data, 12, 4);
     snprintf(args, sizeof args,
              "image --dataset cifar10 --data %s --preset quick --steps 6 --gen-batches 2 "
-             "--gen-modes fast --completions 2 --quiet --out %s",
+             "--gen-modes fast --completions 2 --variants softmax,linear,lsh-1 --quiet --out %s",
              data, dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     snprintf(path, sizeof path, "%s/cifar10.csv", dir);
@@ -893,12 +939,18 @@ Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
      * batch, for the speed-up); recompute itself is left out here: at
      * N = 3072 it takes minutes (tests/test_model.c checks it equals the
      * forward) */
-    int modes[3] = {0, 0, 0};
+    int modes[3] = {0, 0, 0}, lsh = 0;
     for (long long r = 0; r < t.nrows; r++) {
         cr_assert_str_eq(cell_str(&t, r, "status"), "ok");
         cr_assert_str_eq(cell_str(&t, r, "dataset"), "cifar10-tiny", "named as it is");
         double bits = cell_num(&t, r, "test_bits_per_dim");
         cr_assert(bits > 0 && bits < 16, "bits/dim %g", bits);
+        if (strcmp(cell_str(&t, r, "variant"), "lsh-1") == 0) {
+            /* no stepped form, and recompute left out by --gen-modes fast */
+            cr_assert_str_eq(cell_str(&t, r, "gen_mode"), "none");
+            lsh++;
+            continue;
+        }
         cr_assert_gt(cell_num(&t, r, "images_per_s"), 0);
         cr_assert_geq(cell_num(&t, r, "images_generated"), cell_num(&t, r, "gen_batch"));
         const char *mode = cell_str(&t, r, "gen_mode");
@@ -908,6 +960,7 @@ Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
     cr_assert_eq(modes[0], 2);
     cr_assert_eq(modes[1], 2);
     cr_assert_eq(modes[2], 0);
+    cr_assert_eq(lsh, 1, "a row with its bits/dim all the same");
     lt_csv_table_free(&t);
     const char *pngs[] = {"cifar10-softmax-samples.png", "cifar10-linear-samples.png",
                           "cifar10-softmax-completions.png", "cifar10-linear-completions.png"};
@@ -920,7 +973,7 @@ Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
         lt_mem_free(pixels);
     }
     snprintf(path, sizeof path, "%s/cifar10-curves.csv", dir);
-    cr_assert_eq(csv_rows(path), 2 * 6);
+    cr_assert_eq(csv_rows(path), 3 * 6);
 }
 
 Test(image, missing_or_bad_data_exit_2)
@@ -955,9 +1008,9 @@ Test(speech, quick_preset_builds_trains_and_evaluates_every_model, .timeout = 60
     snprintf(path, sizeof path, "%s/speech.csv", dir);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
-    cr_assert_eq(t.nrows, 4);
-    const char *models[4] = {"softmax", "linear", "linformer", "bilstm"};
-    for (int r = 0; r < 4; r++) {
+    cr_assert_eq(t.nrows, 5);
+    const char *models[5] = {"softmax", "linear", "lsh-4", "linformer", "bilstm"};
+    for (int r = 0; r < 5; r++) {
         cr_assert_str_eq(cell_str(&t, r, "model"), models[r]);
         cr_assert_str_eq(cell_str(&t, r, "status"), "ok");
         cr_assert(isfinite(cell_num(&t, r, "test_per")));
@@ -969,7 +1022,7 @@ Test(speech, quick_preset_builds_trains_and_evaluates_every_model, .timeout = 60
     }
     lt_csv_table_free(&t);
     snprintf(path, sizeof path, "%s/speech-curves.csv", dir);
-    cr_assert_eq(csv_rows(path), 4 * 2, "a row per model and epoch");
+    cr_assert_eq(csv_rows(path), 5 * 2, "a row per model and epoch");
 
     /* A damaged cache is noticed and rebuilt; the run goes on. */
     char cache[200];

@@ -298,7 +298,7 @@ int main(int argc, char **argv)
     enum { OWN_FLAGS = 19 };
     lt_flag flags[OWN_FLAGS + LT_COMMON_FLAGS] = {
         {"--variant", LT_FLAG_CHOICE, &o.variant, NULL, "attention variant", 0, 0,
-         "softmax|linear|linformer|lsh", 0},
+         "softmax|linear|linformer|lsh|decay", 0},
         {"--causal", LT_FLAG_BOOL, &o.causal, NULL, "position i attends to positions <= i only",
          0, 0, NULL, 0},
         {"--q", LT_FLAG_STRING, &o.q, "PATH", "queries .npy, (B, H, N, D)", 0, 0, NULL, 0},
@@ -323,7 +323,7 @@ int main(int argc, char **argv)
         {"--eps", LT_FLAG_DOUBLE, &o.eps, "EPS", "linear attention normaliser epsilon", 0, 1,
          NULL, 0},
         {"--feature-map", LT_FLAG_CHOICE, &o.feature_map, NULL,
-         "linear attention feature map phi", 0, 0, "elu|relu", 0},
+         "feature map phi of linear and decay attention", 0, 0, "elu|relu|favor|taylor", 0},
         {"--rounds", LT_FLAG_INT, &o.rounds, "R", "lsh hashing rounds", 1, 1 << 20, NULL, 0},
         {"--buckets", LT_FLAG_INT, &o.buckets, "B",
          "lsh buckets a round: 0 = 2 max(1, N / chunk) as Reformer derives them, 1, or even", 0,
@@ -338,7 +338,10 @@ int main(int argc, char **argv)
         "gradients), to check it against NumPy, PyTorch or JAX.",
         "Inputs may be float32 or float64 (C order, .npy version 1.0); outputs are float32.\n"
         "softmax: softmax(Q K^T / sqrt(D)) V. linear: phi(Q) (phi(K)^T V) / (phi(Q) . sum_j\n"
-        "phi(K_j) + eps) with phi(x) = elu(x) + 1 (or relu), prefix sums when causal.\n"
+        "phi(K_j) + eps) with phi(x) = elu(x) + 1 (or relu; favor: FAVOR+ with 64 random\n"
+        "features drawn from seed 0, layer 0; taylor: 1 + D + D^2 features, phi(q) . phi(k)\n"
+        "= 1 + s + s^2/2 with s = q . k / sqrt(D)), prefix sums when causal. decay: causal\n"
+        "linear attention whose state decays by RetNet's 1 - 2^(-5-h) per position in head h.\n"
         "linformer: softmax(Q (E K)^T / sqrt(D)) (F V) using the first N columns of E and F;\n"
         "it cannot be causal. lsh: Reformer's LSH attention, keys = Q scaled to unit length,\n"
         "--rounds hashings by random rotations drawn from --seed, softmax within chunks of\n"

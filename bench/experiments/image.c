@@ -441,6 +441,9 @@ static lt_status generate_all(image_run *c, lt_exp_run *run, const lt_exp_model 
     char note[512];
     snprintf(note, sizeof note, "%s%s%s", c->gen_only ? "untrained weights (--gen-only)" : "",
              c->gen_only && c->data_note[0] ? "; " : "", c->data_note);
+    if (kind_count == 0) /* its bits/dim, with no way of generating asked for */
+        add_row(c, run, m, "none", 0, tr, NULL, "ok", "no generation mode: --gen-modes fast "
+                                                        "leaves out recompute, its only one");
     int first = 1;
     for (int k = 0; k < kind_count && status == LT_OK && !lt_interrupted(); k++) {
         int batches = kinds[k] == GEN_RECOMPUTE ? 1 : c->gen_batch_count;

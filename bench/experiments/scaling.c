@@ -205,8 +205,8 @@ static int scaling_flags(scaling_options *opt, lt_flag *f)
 {
     int n = 0;
     f[n++] = (lt_flag){"--variants", LT_FLAG_STRING, &opt->variants, "LIST",
-                       "comma-separated attention variants (softmax, linear, linformer, lsh; "
-                       "lsh-R: R hashing rounds)",
+                       "comma-separated attention variants (softmax, linear, linformer, lsh, "
+                       "decay; lsh-R: R hashing rounds)",
                        0, 0, NULL, 0};
     f[n++] = (lt_flag){"--causal", LT_FLAG_CHOICE, &opt->causal_mode, NULL,
                        "which masking to measure", 0, 0, "both|causal|noncausal", 0};
@@ -235,7 +235,9 @@ static int scaling_flags(scaling_options *opt, lt_flag *f)
     f[n++] = (lt_flag){"--proj-k", LT_FLAG_INT, &opt->proj_k, "K",
                        "Linformer projected length (at most N)", 1, 1 << 20, NULL, 0};
     f[n++] = (lt_flag){"--feature-map", LT_FLAG_CHOICE, &opt->feature_map, NULL,
-                       "linear attention feature map", 0, 0, "elu|relu", 0};
+                       "feature map of linear and decay attention (favor: 64 random features, "
+                       "drawn from --seed)",
+                       0, 0, "elu|relu|favor|taylor", 0};
     f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &opt->eps, "EPS",
                        "linear attention normaliser epsilon", 0, 1, NULL, 0};
     f[n++] = (lt_flag){"--warmup", LT_FLAG_INT, &opt->warmup, "W", "untimed runs before timing",
@@ -260,7 +262,8 @@ static const char details[] =
     "the case's own buffers (inputs, outputs, gradients, saved activations, workspace).\n"
     "Time and bytes are also reported per sample (divided by the batch). A case whose\n"
     "planned bytes exceed --mem-budget is recorded as skipped-budget with the bytes it\n"
-    "would need; Linformer is not causal and its causal rows are recorded as refused.\n"
+    "would need; Linformer is not causal and its causal rows are recorded as refused,\n"
+    "as are decay's non-causal rows (decayed linear attention is causal only).\n"
     "Where a kernel is skipped for its memory, the kernel its variant declares to\n"
     "continue it goes on in rows of its own (softmax-gemm, materialised N x N and the\n"
     "paper's baseline, is continued by softmax-tiled, O(N) memory).\n"
@@ -272,10 +275,13 @@ static const char details[] =
     "rate. Kernels: softmax-gemm (materialised, the default), softmax-tiled (online\n"
     "softmax, O(N) memory), softmax-reference; linear-gemm (non-causal),\n"
     "linear-causal-chunked (causal default), linear-causal-prefix, linear-reference;\n"
-    "linformer-gemm; lsh-chunked (default), lsh-reference. LSH (Reformer) rows are\n"
-    "labelled lsh-R for R rounds (lsh alone: 4), with chunks of 32 and the bucket count\n"
-    "Reformer derives from N. Ctrl-C stops after the current case and writes the rows so\n"
-    "far (exit status 130).";
+    "linformer-gemm; lsh-chunked (default), lsh-reference; decay-causal-chunked\n"
+    "(default), decay-causal-prefix, decay-reference (decay: RetNet's per-head gammas).\n"
+    "LSH (Reformer) rows are labelled lsh-R for R rounds (lsh alone: 4), with chunks of\n"
+    "32 and the bucket count Reformer derives from N. Feature maps: elu (elu + 1, the\n"
+    "paper's), relu, favor (FAVOR+ positive random features, drawn from --seed), taylor\n"
+    "(Based's 1 + s + s^2/2, 1 + D + D^2 features, D at most 64). Ctrl-C stops after the\n"
+    "current case and writes the rows so far (exit status 130).";
 
 /* A run: what every case reads and where its rows go. */
 typedef struct sweep {

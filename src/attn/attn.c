@@ -16,6 +16,7 @@ static const lt_attn_variant *const variants[] = {
     &lt_attn_linear_variant,
     &lt_attn_linformer_variant,
     &lt_attn_lsh_variant,
+    &lt_attn_decay_variant,
 };
 #define VARIANT_COUNT ((int)(sizeof variants / sizeof variants[0]))
 
@@ -29,13 +30,18 @@ static const lt_attn_variant *find_variant(const char *name)
     return NULL;
 }
 
+static int any_kernel_fits(const lt_attn_variant *impl, int causal);
+
 lt_attn_config lt_attn_default_config(const char *variant)
 {
+    const lt_attn_variant *impl = find_variant(variant);
     lt_attn_config config = {
         .variant = variant,
-        .causal = 0,
+        .causal = impl != NULL && !any_kernel_fits(impl, 0), /* a causal-only variant's one mode */
         .feature_map = LT_FEATURE_ELU,
         .eps = 1e-6f,
+        .random_features = 64,
+        .decay_gamma = 0.0f,
         .proj_k = 256,
         .n_max = 4096,
         /* fast-transformers' ReformerAttention (the paper's code): rounds=4,
@@ -58,7 +64,7 @@ static int kernel_fits(const attn_kernel_info *kernel, int causal)
     return 0;
 }
 
-const char *lt_attn_variant_names(void) { return "softmax|linear|linformer|lsh"; }
+const char *lt_attn_variant_names(void) { return "softmax|linear|linformer|lsh|decay"; }
 
 lt_status lt_attn_parse_variant(const char *spec, lt_attn_config *config)
 {
@@ -101,10 +107,17 @@ const char *lt_attn_variant_label(const lt_attn_config *config, char *buf, size_
 
 const char *lt_attn_config_extra(const lt_attn_config *config, char *buf, size_t size)
 {
+    const lt_attn_variant *impl = find_variant(config->variant);
+    int n = 0;
     buf[0] = '\0';
-    if (find_variant(config->variant) == &lt_attn_lsh_variant)
-        snprintf(buf, size, " rounds=%d buckets=%d chunk=%d", config->rounds, config->buckets,
-                 config->chunk);
+    if (impl == &lt_attn_lsh_variant)
+        n = snprintf(buf, size, " rounds=%d buckets=%d chunk=%d", config->rounds,
+                     config->buckets, config->chunk);
+    if (impl == &lt_attn_decay_variant && n >= 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, " decay_gamma=%.9g",
+                      (double)config->decay_gamma);
+    if (config->feature_map == LT_FEATURE_FAVOR && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " random_features=%d", config->random_features);
     return buf;
 }
 
@@ -178,23 +191,25 @@ const char *lt_attn_kernel_continuation(const char *variant, const char *kernel)
     return NULL;
 }
 
-static const char *const feature_map_names[] = {"elu", "relu", "identity"};
+/* Indexed by lt_feature_map. */
+static const char *const feature_map_names[] = {"elu", "relu", "identity", "favor", "taylor"};
+#define FEATURE_MAP_COUNT ((int)(sizeof feature_map_names / sizeof feature_map_names[0]))
 
 lt_status lt_attn_parse_feature_map(lt_feature_map *out, const char *text, const char *flag)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < FEATURE_MAP_COUNT; i++) {
         if (text != NULL && strcmp(text, feature_map_names[i]) == 0) {
             *out = (lt_feature_map)i;
             return LT_OK;
         }
     }
-    return lt_fail(LT_E_USAGE, "%s: expected elu, relu or identity, got '%s'", flag,
+    return lt_fail(LT_E_USAGE, "%s: expected elu, relu, favor, taylor or identity, got '%s'", flag,
                    text != NULL ? text : "(null)");
 }
 
 const char *lt_attn_feature_map_name(lt_feature_map map)
 {
-    if ((int)map < 0 || (int)map > 2)
+    if ((int)map < 0 || (int)map >= FEATURE_MAP_COUNT)
         return "unknown";
     return feature_map_names[map];
 }
@@ -220,6 +235,7 @@ lt_status lt_attn_variant_caps(const char *variant, lt_attn_caps *caps)
         .params = impl->param_count(&config) > 0,
         .recurrent = impl->step != NULL,
         .no_causal_reason = impl->no_causal_reason,
+        .no_noncausal_reason = impl->no_noncausal_reason,
         .no_recurrent_reason = impl->no_recurrence_reason,
     };
     return LT_OK;
@@ -279,7 +295,7 @@ lt_status lt_attn_check_shape(const lt_attn *attn, lt_attn_shape shape)
         if (shape.lengths[b] < 0 || shape.lengths[b] > shape.N)
             return lt_fail(LT_E_INPUT, "%s attention: length of sequence %d is %d, expected 0 to N = %d",
                            attn->impl->name, b, (int)shape.lengths[b], shape.N);
-    return LT_OK;
+    return attn->impl->check_shape != NULL ? attn->impl->check_shape(attn, shape) : LT_OK;
 }
 
 const char *lt_attn_kernel_name(const lt_attn *attn, lt_attn_shape shape)
@@ -500,7 +516,8 @@ static lt_status check_recurrent(const lt_attn *attn, int B, int H, int D, int M
                        "%s attention state: B = %d, H = %d, D = %d, M = %d, max_steps = %d; "
                        "expected all at least 1",
                        impl->name, B, H, D, M, max_steps);
-    return LT_OK;
+    lt_attn_shape shape = {.B = B, .H = H, .N = max_steps, .D = D, .M = M};
+    return impl->check_shape != NULL ? impl->check_shape(attn, shape) : LT_OK;
 }
 
 lt_status lt_attn_state_bytes(const lt_attn *attn, int B, int H, int D, int M, int max_steps,
@@ -508,12 +525,12 @@ lt_status lt_attn_state_bytes(const lt_attn *attn, int B, int H, int D, int M, i
 {
     *bytes = 0;
     LT_TRY(check_recurrent(attn, B, H, D, M, max_steps));
-    *bytes = STATE_HEADER_BYTES + attn->impl->state_payload_bytes(B, H, D, M, max_steps);
+    *bytes = STATE_HEADER_BYTES + attn->impl->state_payload_bytes(attn, B, H, D, M, max_steps);
     return LT_OK;
 }
 
 lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int D, int M,
-                             int max_steps)
+                             int max_steps, uint64_t seed, int layer)
 {
     size_t bytes;
     LT_TRY(lt_attn_state_bytes(attn, B, H, D, M, max_steps, &bytes));
@@ -521,6 +538,9 @@ lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int
     memset(state, 0, bytes);
     state_header *header = state;
     *header = (state_header){attn->impl, B, H, D, M, max_steps, 0};
+    if (attn->impl->state_init != NULL)
+        attn->impl->state_init(attn, (char *)state + STATE_HEADER_BYTES, B, H, D, M, max_steps,
+                               seed, layer);
     return LT_OK;
 }
 

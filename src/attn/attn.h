@@ -26,7 +26,37 @@
  *              chunks of the sorted sequence and the chunk before, `rounds`
  *              hashings combined by their log-sum-exp weights. The
  *              rotations are drawn from shape.seed, .step and .layer. Memory
- *              O(N chunk) per round; no recurrent form. */
+ *              O(N chunk) per round; no recurrent form.
+ *   decay      decayed linear attention (RetNet's recurrence, linear
+ *              attention with a scalar gate): the state decays by a factor
+ *              gamma_h of head h at every position, S_i = gamma S_{i-1} +
+ *              phi(K_i) V_i^T, z_i = gamma z_{i-1} + phi(K_i), out_i =
+ *              phi(Q_i)^T S_i / (phi(Q_i) . z_i + eps), any feature map.
+ *              Causal only: the decay is a recurrence over positions, the
+ *              point being a state that forgets the past. Its bidirectional
+ *              counterpart, weights gamma^|i - j|, is another model (a
+ *              forward and a reverse scan, as in vision retention
+ *              networks), not implemented here, so non-causal attention is
+ *              refused rather than silently given the causal form.
+ *
+ * Feature maps of linear and decay (lt_feature_map), each with the size F
+ * of phi(x) for head dimension D, which sizes the state (S is F x M, z F):
+ *   elu       elu(x) + 1, the paper's; F = D
+ *   relu      max(x, 0); F = D
+ *   favor     FAVOR+ positive random features (Performer): phi(x) =
+ *             exp(W u - |u|^2 / 2) / sqrt(m), u = x D^(-1/4), W (m x D)
+ *             orthogonal Gaussian rows drawn from (shape.seed,
+ *             shape.layer), so phi(q) . phi(k) estimates softmax's
+ *             exp(q . k / sqrt(D)); F = m = random_features. Queries and
+ *             keys are stabilised by shifts that cancel in out_i (see
+ *             src/attn/features.c). W (m x D floats) is drawn at every
+ *             forward and backward (O(m D^2), the same draw each time) into
+ *             each thread's workspace, and once into a recurrent state.
+ *   taylor    second-order Taylor map (Based): phi(x) = [1, u, vec(x x^T) /
+ *             (sqrt(2) sqrt(D))], phi(q) . phi(k) = 1 + s + s^2 / 2 with s =
+ *             q . k / sqrt(D); F = 1 + D + D^2 (4161 at D = 64: a 1 MiB
+ *             state per head at M = 64), so D is limited to
+ *             LT_ATTN_TAYLOR_MAX_D. */
 #ifndef LT_ATTN_ATTN_H
 #define LT_ATTN_ATTN_H
 
@@ -38,8 +68,13 @@
 typedef enum lt_feature_map {
     LT_FEATURE_ELU,      /* elu(x) + 1: the paper's choice, always positive */
     LT_FEATURE_RELU,     /* max(x, 0) */
-    LT_FEATURE_IDENTITY  /* x itself: only for tests against the quadratic form */
+    LT_FEATURE_IDENTITY, /* x itself: only for tests against the quadratic form */
+    LT_FEATURE_FAVOR,    /* FAVOR+ positive random features */
+    LT_FEATURE_TAYLOR    /* second-order Taylor expansion of exp */
 } lt_feature_map;
+
+/* Largest head dimension D the taylor map takes (F = 1 + D + D^2 = 4161). */
+#define LT_ATTN_TAYLOR_MAX_D 64
 
 typedef struct lt_attn_shape {
     int B; /* batch */
@@ -57,16 +92,21 @@ typedef struct lt_attn_shape {
      * pure function of these: the model passes its forward's seed and
      * update and the calling layer, so backward sees the forward's draws,
      * and a resumed run or another thread count the same ones. Variants
-     * without randomness ignore them; zero is a valid value. */
+     * without randomness ignore them; zero is a valid value. The favor
+     * feature map uses seed and layer only: its features stay fixed
+     * through a run, as lt_attn_state_init's are. */
     uint64_t seed, step;
     int layer;
 } lt_attn_shape;
 
 typedef struct lt_attn_config {
-    const char *variant;       /* "softmax", "linear", "linformer" or "lsh" */
+    const char *variant;       /* "softmax", "linear", "linformer", "lsh" or "decay" */
     int causal;                /* 1: position i sees only positions <= i */
-    lt_feature_map feature_map;/* linear only */
-    float eps;                 /* linear only: added to the normaliser (1e-6) */
+    lt_feature_map feature_map;/* linear and decay */
+    float eps;                 /* linear and decay: added to the normaliser (1e-6) */
+    int random_features;       /* favor feature map: m, the features per head (64) */
+    float decay_gamma;         /* decay only: every head's factor, in (0, 1]; 0 (the
+                                  default): RetNet's 1 - 2^(-5 - h) for head h */
     int proj_k;                /* linformer only: projected length k */
     int n_max;                 /* linformer only: columns of E and F */
     int rounds;                /* lsh only: hashing rounds (4) */
@@ -94,18 +134,20 @@ typedef struct lt_attn_caps {
     int params;     /* has learned parameters (linformer's E, F) */
     int recurrent;  /* has a recurrent step for generation (causal only) */
     const char *no_causal_reason;    /* why not, when causal == 0 */
+    const char *no_noncausal_reason; /* why not, when noncausal == 0 */
     const char *no_recurrent_reason; /* why not, when recurrent == 0 */
 } lt_attn_caps;
 
 /* Capabilities of a variant by name; LT_E_USAGE for an unknown name. */
 lt_status lt_attn_variant_caps(const char *variant, lt_attn_caps *caps);
 
-/* Default configuration of a variant: eps 1e-6, elu feature map, k = 256,
- * n_max = 4096, 4 rounds, derived bucket count, chunks of 32, non-causal,
- * default kernel. */
+/* Default configuration of a variant: eps 1e-6, elu feature map, 64 random
+ * features, RetNet's decay factors, k = 256, n_max = 4096, 4 LSH rounds,
+ * derived bucket count, chunks of 32, non-causal (causal for a causal-only
+ * variant), default kernel. */
 lt_attn_config lt_attn_default_config(const char *variant);
 
-/* Names of all variants, "softmax|linear|linformer|lsh" (for --help). */
+/* Names of all variants, "softmax|linear|linformer|lsh|decay" (for --help). */
 const char *lt_attn_variant_names(void);
 
 /* Reads a variant spec as programs list them (--variants): a variant name,
@@ -150,25 +192,29 @@ lt_status lt_attn_choose_kernel(const char *name, const char *const *variants, i
  * memory does not fit (softmax-gemm: softmax-tiled), or NULL. */
 const char *lt_attn_kernel_continuation(const char *variant, const char *kernel);
 
-/* Parses "elu", "relu" or "identity"; LT_E_USAGE naming `flag` otherwise. */
+/* Parses "elu", "relu", "favor", "taylor" or "identity"; LT_E_USAGE naming
+ * `flag` otherwise. */
 lt_status lt_attn_parse_feature_map(lt_feature_map *out, const char *text, const char *flag);
 const char *lt_attn_feature_map_name(lt_feature_map map);
 
 /* Validates the configuration: unknown variant, causal linformer (refused:
  * every projected slot mixes all positions, so it cannot be causal),
- * eps < 0, eps = 0 with a feature map that can be 0 (relu: the normaliser of
- * a query whose features are all 0 would be 0/0), k < 1, lsh rounds < 1,
- * chunk < 1 or an odd bucket count above 1, a kernel the variant lacks or
- * that does not fit `causal`... all fail with LT_E_USAGE and say why,
- * naming the configuration field (variant, causal, eps, feature_map,
- * proj_k, n_max, rounds, buckets, chunk, kernel). On success attn->config.kernel names
+ * non-causal decay, eps < 0, eps = 0 with a feature map that can be 0
+ * (relu, favor: the normaliser of a query whose features meet only zeros
+ * would be 0/0), random_features outside [1, 65536] with favor, decay_gamma
+ * outside (0, 1] and not 0, k < 1, lsh rounds < 1, chunk < 1 or an odd
+ * bucket count above 1, a kernel the variant lacks or that does not fit
+ * `causal`... all fail with LT_E_USAGE and say why, naming the
+ * configuration field (variant, causal, eps, feature_map, random_features,
+ * decay_gamma, proj_k, n_max, rounds, buckets, chunk, kernel). On success
+ * attn->config.kernel names
  * the kernel that will run (a static string) and attn->kernel indexes it, so
  * no call compares names again. */
 lt_status lt_attn_init(lt_attn *attn, const lt_attn_config *config);
 
 /* Checks a shape against the configuration: all sizes >= 1 except N >= 0,
- * N <= n_max for linformer, every length in [0, N]. LT_E_INPUT naming the
- * offending size. */
+ * N <= n_max for linformer, D <= LT_ATTN_TAYLOR_MAX_D for the taylor map,
+ * every length in [0, N]. LT_E_INPUT naming the offending size. */
 lt_status lt_attn_check_shape(const lt_attn *attn, lt_attn_shape shape);
 
 /* Which kernel runs for this shape, e.g. "softmax-gemm" or
@@ -240,13 +286,16 @@ lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape,
                            const float *params);
 
 /* Recurrent form for generation (causal only): one token in, one out.
- * Linear: the (S, z) state, constant size. Softmax: a key/value cache that
- * grows by one row a step up to `max_steps`. Linformer and LSH: refused
- * with LT_E_USAGE. */
+ * Linear and decay: the (S, z) state, constant size (F x M + F floats a
+ * head). Softmax: a key/value cache that grows by one row a step up to
+ * `max_steps`. Linformer and LSH: refused with LT_E_USAGE. `seed` and `layer` are
+ * what lt_attn_shape.seed and .layer are to forward: the favor map draws
+ * its features from them once, here, so steps use the same features as a
+ * forward with that seed and layer. */
 lt_status lt_attn_state_bytes(const lt_attn *attn, int B, int H, int D, int M,
                               int max_steps, size_t *bytes);
 lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int D, int M,
-                             int max_steps);
+                             int max_steps, uint64_t seed, int layer);
 /* out (B,H,M) for q, k (B,H,D) and v (B,H,M) of the next position. Fails
  * with LT_E_USAGE when a softmax cache is full. */
 lt_status lt_attn_step(const lt_attn *attn, void *state, float *out,

@@ -103,6 +103,9 @@ struct lt_attn_variant {
     const char *kernel_names; /* the names above, "|"-separated */
     /* Variant-specific configuration checks (LT_E_USAGE with the reason). */
     lt_status (*check_config)(const lt_attn_config *config);
+    /* Variant-specific shape checks (LT_E_INPUT); NULL: none. Also run on
+     * the shape of a recurrent state (N = max_steps). */
+    lt_status (*check_shape)(const lt_attn *attn, lt_attn_shape shape);
     size_t (*param_count)(const lt_attn_config *config);
     void (*init_params)(const lt_attn_config *config, float *params, unsigned long long seed);
     size_t (*saved_bytes)(const lt_attn *attn, lt_attn_shape shape);
@@ -115,11 +118,17 @@ struct lt_attn_variant {
                          int inner);
     void (*forward)(const attn_call *call);
     void (*backward)(const attn_call *call);
-    /* Why no kernel serves causal attention, when none does. */
+    /* Why no kernel serves causal (non-causal) attention, when none does. */
     const char *no_causal_reason;
+    const char *no_noncausal_reason;
     /* Recurrent form; NULL step when the variant has none, with the reason. */
     const char *no_recurrence_reason;
-    size_t (*state_payload_bytes)(int B, int H, int D, int M, int max_steps);
+    size_t (*state_payload_bytes)(const lt_attn *attn, int B, int H, int D, int M,
+                                  int max_steps);
+    /* Fills a zeroed payload's fixed parts (the favor map's features);
+     * NULL: all zeros is the initial state. */
+    void (*state_init)(const lt_attn *attn, char *payload, int B, int H, int D, int M,
+                       int max_steps, uint64_t seed, int layer);
     /* Fails with LT_E_USAGE when the state is full. `steps` counts the
      * tokens already folded into the state. */
     lt_status (*step)(const lt_attn *attn, char *payload, int B, int H, int D, int M,
@@ -131,6 +140,7 @@ extern const lt_attn_variant lt_attn_softmax_variant;
 extern const lt_attn_variant lt_attn_linear_variant;
 extern const lt_attn_variant lt_attn_linformer_variant;
 extern const lt_attn_variant lt_attn_lsh_variant;
+extern const lt_attn_variant lt_attn_decay_variant;
 
 /* One (batch, head) slice of every tensor of a call; NULL where the call
  * lacks the tensor (forward has no gradients, backward no out). */
@@ -175,8 +185,55 @@ void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_r
 void attn_softmax_rows_backward(float *dp, size_t ld_dp, const float *p, size_t ld_p, int rows,
                                 int cols, int inner);
 
-/* Tokens per chunk of linear-causal-chunked for head dimensions D, M. */
-int attn_linear_chunk(int D, int M);
+/* Tokens per chunk of linear-causal-chunked for F features and value
+ * dimension M (F = D for the element-wise feature maps). */
+int attn_linear_chunk(int F, int M);
+
+/* ---- feature maps of linear and decayed attention (features.c) ---- */
+
+/* The side of phi(q) . phi(k) a row is on: favor stabilises the two
+ * differently. */
+typedef enum attn_role { ATTN_QUERY, ATTN_KEY } attn_role;
+
+/* A feature map as kernels apply it: rows of D values to rows of F. */
+typedef struct attn_features {
+    lt_feature_map map;
+    int D, F;
+    const float *W; /* favor: (F, D) random features, then the key shift; else NULL */
+} attn_features;
+
+/* 1 for elu, relu and identity (F = D, phi applied to each value). */
+int attn_features_elementwise(lt_feature_map map);
+
+/* F, the features of one row of D values. */
+int attn_feature_dim(const lt_attn_config *config, int D);
+
+/* Floats of the block a map draws (favor: W and its key shift; 0 else),
+ * and the drawing: a pure function of (seed, layer) and the configuration. */
+size_t attn_features_floats(const lt_attn_config *config, int D);
+void attn_features_draw(float *block, const lt_attn_config *config, int D, uint64_t seed,
+                        int layer);
+
+/* The map of `config` over the block attn_features_draw filled (NULL when
+ * attn_features_floats is 0). */
+attn_features attn_features_of(const lt_attn_config *config, int D, const float *block);
+
+/* out[i] = phi(x[i]) for n values of an element-wise map. */
+void attn_phi_elementwise(lt_feature_map map, float *restrict out, const float *restrict x,
+                          size_t n);
+
+/* dx (rows, D) += the gradient through an element-wise map of the same
+ * dphi (D) for every row, given x and phi = phi(x) (rows, D). */
+void attn_phi_elementwise_backprop_rows(lt_feature_map map, float *dx, const float *dphi,
+                                        const float *x, const float *phi, int rows, int D);
+
+/* out (rows, F) = phi(x (rows, D)). */
+void attn_phi(const attn_features *fx, float *out, const float *x, int rows, attn_role role);
+
+/* dx (rows, D) += the gradient through phi of dphi (rows, F), given x and
+ * phi = phi(x). dphi may be overwritten (favor uses it as scratch). */
+void attn_phi_backprop(const attn_features *fx, float *dx, float *dphi, const float *x,
+                       const float *phi, int rows, attn_role role);
 
 /* LSH attention's hashing (lsh.c), open to the tests. A sequence of n
  * positions is hashed into factor[0] x factor[1] buckets by one rotation of

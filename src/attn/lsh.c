@@ -980,8 +980,9 @@ static double lsh_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, in
 }
 
 static const attn_kernel_info lsh_kernels[] = {
-    [CHUNKED] = {KERNEL_CHUNKED, ATTN_EITHER, chunked_head_forward, chunked_head_backward},
-    [REFERENCE] = {KERNEL_REFERENCE, ATTN_EITHER, reference_head_forward, reference_head_backward},
+    [CHUNKED] = {KERNEL_CHUNKED, ATTN_EITHER, chunked_head_forward, chunked_head_backward, NULL},
+    [REFERENCE] = {KERNEL_REFERENCE, ATTN_EITHER, reference_head_forward,
+                   reference_head_backward, NULL},
 };
 
 const lt_attn_variant lt_attn_lsh_variant = {

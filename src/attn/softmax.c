@@ -538,8 +538,10 @@ static size_t cache_rows(int max_steps)
 
 /* Payload: keys (B,H, cache_rows / KEY_BLOCK, D, KEY_BLOCK), then values
  * (B,H, max_steps, M). */
-static size_t softmax_state_payload_bytes(int B, int H, int D, int M, int max_steps)
+static size_t softmax_state_payload_bytes(const lt_attn *attn, int B, int H, int D, int M,
+                                          int max_steps)
 {
+    (void)attn;
     return (size_t)B * H * (cache_rows(max_steps) * D + (size_t)max_steps * M) * sizeof(float);
 }
 

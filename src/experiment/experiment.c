@@ -24,6 +24,8 @@ const lt_field_flag lt_exp_fields[] = {
     {"weight_decay", "--weight-decay"}, {"shards", "--shards"},
     {"stack", "--stack"},         {"hidden", "--hidden"},
     {"pos_dim", "--pos-dim"},     {"loss.mixtures", "--mixtures"},
+    {"random_features", "--random-features"}, {"decay_gamma", "--decay-gamma"},
+    {"rounds", "--lsh-rounds"},   {"buckets", "--lsh-buckets"}, {"chunk", "--lsh-chunk"},
     {"hours", "--hours"},
     {NULL, NULL}};
 
@@ -85,7 +87,7 @@ const lt_exp_model *lt_exp_find_model(const lt_exp_run *run, const char *name)
 
 /* ---- flags ---- */
 
-enum { STANDARD_FLAGS = 26 };
+enum { STANDARD_FLAGS = 28 };
 
 static void standard_flags(lt_flag *f, lt_exp_run *run)
 {
@@ -121,7 +123,16 @@ static void standard_flags(lt_flag *f, lt_exp_run *run)
     f[n++] = (lt_flag){"--activation", LT_FLAG_CHOICE, &o->activation, NULL,
                        "feed-forward activation", 0, 0, "gelu|relu", 0};
     f[n++] = (lt_flag){"--feature-map", LT_FLAG_CHOICE, &o->feature_map, NULL,
-                       "linear attention feature map", 0, 0, "elu|relu", 0};
+                       "feature map of linear and decay attention: elu (elu + 1, the paper's), "
+                       "relu, favor (FAVOR+ random features), taylor (1 + s + s^2/2)",
+                       0, 0, "elu|relu|favor|taylor", 0};
+    f[n++] = (lt_flag){"--random-features", LT_FLAG_INT, &o->random_features, "M",
+                       "features of the favor map, drawn from the run's seed per layer", 1,
+                       65536, NULL, 0};
+    f[n++] = (lt_flag){"--decay-gamma", LT_FLAG_DOUBLE, &o->decay_gamma, "G",
+                       "decay's factor per position for every head; 0 = RetNet's 1 - 2^(-5-h) "
+                       "for head h",
+                       0, 1, NULL, 0};
     f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &o->eps, "EPS",
                        "linear attention normaliser epsilon (> 0 with the relu map)", 0, 1, NULL,
                        0};
@@ -188,6 +199,8 @@ static void default_options(lt_exp_options *o, const lt_experiment *e)
     o->lsh_rounds = lsh.rounds;
     o->lsh_buckets = lsh.buckets;
     o->lsh_chunk = lsh.chunk;
+    o->random_features = lsh.random_features;
+    o->decay_gamma = lsh.decay_gamma;
     o->clip = 1.0;
     static char out[128];
     snprintf(out, sizeof out, "results/%s", e->name);
@@ -217,6 +230,8 @@ static lt_status attention_base(const lt_exp_run *run, lt_attn_config *base)
     base->rounds = (int)o->lsh_rounds;
     base->buckets = (int)o->lsh_buckets;
     base->chunk = (int)o->lsh_chunk;
+    base->random_features = (int)o->random_features;
+    base->decay_gamma = (float)o->decay_gamma;
     return lt_attn_parse_feature_map(&base->feature_map, o->feature_map, "--feature-map");
 }
 

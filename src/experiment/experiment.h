@@ -37,7 +37,8 @@ typedef struct lt_exp_options {
     const char *preset, *models, *kernel, *optimizer, *activation, *feature_map, *lr_drops;
     const char *out;
     long batch, layers, heads, head_dim, ffn, proj_k, shards, checkpoint_every;
-    long lsh_rounds, lsh_buckets, lsh_chunk;
+    long lsh_rounds, lsh_buckets, lsh_chunk, random_features;
+    double decay_gamma;
     double dropout, lr, clip, eps, weight_decay;
     int resume, overwrite;
     lt_common common;

@@ -271,6 +271,7 @@ lt_status lt_model_alloc(lt_model *m, const lt_model_config *config, lt_model_us
     int P = pos_columns(config, m->width);
     if (m->pos_enc != NULL)
         lt_posenc_fill(m->pos_enc, 0, config->seq_len, P, P, 0);
+    m->seed = seed;
     init_params(m, seed);
     lt_model_zero_grads(m);
     return LT_OK;

@@ -126,6 +126,11 @@ typedef struct lt_model {
     lt_batch last;            /* the inputs of the last forward */
     int last_training;        /* dropout was on in the last forward */
     uint64_t last_seed, last_step;
+    /* The seed its parameters were drawn from, the run's: attention that
+     * draws random numbers takes them from it (lt_attn_shape.seed) with the
+     * update, so every shard, evaluation and generation of a run sees its
+     * draws, whatever seed dropout gets. */
+    uint64_t seed;
     void *blocks[5];          /* what lt_model_free releases */
 } lt_model;
 

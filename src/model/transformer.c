@@ -143,7 +143,7 @@ static lt_attn_shape call_shape(const lt_model *m)
     s.B = m->last.batch;
     s.N = m->last.n;
     s.lengths = m->last.lengths;
-    s.seed = m->last_seed;
+    s.seed = m->seed;
     s.step = m->last_step;
     return s;
 }
@@ -463,9 +463,12 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
                     NULL, NULL, NULL, NULL, NULL};
     lt_carver placer = {block, 0};
     step_layout(m, &placer, &s, batch, state);
+    /* Variants that draw from (seed, layer) (the favor feature map) draw
+     * what the model's last forward drew: the seed it was given. */
     for (int l = 0; l < m->config.layers; l++)
         LT_TRY(lt_attn_state_init(&m->attn, s.states + (size_t)l * state, batch, m->config.heads,
-                                  m->config.head_dim, m->config.head_dim, max_steps));
+                                  m->config.head_dim, m->config.head_dim, max_steps,
+                                  m->seed, l));
     memcpy(block, &s, sizeof s);
     return LT_OK;
 }
