@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "attn/attn.h"
 #include "core/dist.h"
@@ -181,20 +180,9 @@ static lt_status image_check(void *self, lt_exp_run *run, lt_cli *cli)
 static lt_status image_setup(void *self, lt_exp_run *run)
 {
     image_run *c = self;
-    int mnist = strcmp(c->dataset, "mnist") == 0;
-    const char *dir = c->data;
-    struct stat st;
-    /* Without --data, CIFAR falls back to the converted subset when the
-     * official batches are absent, and says so: it is never called CIFAR-10. */
-    if (!mnist && dir == NULL && stat(LT_CIFAR10_DIR, &st) != 0 &&
-        stat(LT_CIFAR10_CATDOG_DIR, &st) == 0) {
-        dir = LT_CIFAR10_CATDOG_DIR;
-        snprintf(c->data_note, sizeof c->data_note, "no %s: using %s", LT_CIFAR10_DIR,
-                 LT_CIFAR10_CATDOG_DIR);
-    }
     lt_image_set train, test;
-    LT_TRY(mnist ? lt_images_load_mnist(&train, &test, dir)
-                 : lt_images_load_cifar10(&train, &test, dir));
+    LT_TRY(lt_images_load(&train, &test, c->dataset, c->data, c->data_note,
+                          sizeof c->data_note));
     long n_train = c->train_images > 0 && c->train_images < train.count ? c->train_images
                                                                           : train.count;
     long n_test = c->test_images > 0 && c->test_images < test.count ? c->test_images : test.count;

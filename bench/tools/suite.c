@@ -199,13 +199,12 @@ static int plan_steps(const suite_options *o, suite_step *steps)
         if (sec->dataset != NULL && strcmp(sec->dataset, "cifar10") == 0 && quick)
             add_arg(s, "%s", "--gen-modes=fast");
         if (sec->dataset != NULL) {
-            int mnist = strcmp(sec->dataset, "mnist") == 0;
-            const char *need = mnist ? LT_MNIST_DIR : LT_CIFAR10_DIR;
-            if (!mnist && !exists(need) && exists(LT_CIFAR10_CATDOG_DIR))
-                need = LT_CIFAR10_CATDOG_DIR;
-            if (!exists(need))
-                snprintf(s->note, sizeof s->note, "skipped: no %s (fetch it with %s)", need,
-                         mnist ? LT_MNIST_FETCH : LT_CIFAR10_CATDOG_FETCH);
+            const char *dir, *fetch;
+            int fallback;
+            lt_images_locate(sec->dataset, &dir, &fetch, &fallback);
+            if (dir == NULL)
+                snprintf(s->note, sizeof s->note, "skipped: no %s data (fetch it with %s)",
+                         sec->dataset, fetch);
         }
     }
     for (int i = 0; i < n; i++) {

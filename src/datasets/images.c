@@ -595,3 +595,33 @@ lt_status lt_images_sample(lt_image_set *out, const lt_image_set *src, int n, ui
     lt_mem_free(index);
     return status;
 }
+
+void lt_images_locate(const char *dataset, const char **dir, const char **fetch,
+                      int *fallback)
+{
+    int mnist = strcmp(dataset, "mnist") == 0;
+    *fallback = 0;
+    *fetch = mnist ? LT_MNIST_FETCH : LT_CIFAR10_CATDOG_FETCH;
+    *dir = mnist ? LT_MNIST_DIR : LT_CIFAR10_DIR;
+    if (!mnist && !is_dir(*dir) && is_dir(LT_CIFAR10_CATDOG_DIR)) {
+        *dir = LT_CIFAR10_CATDOG_DIR;
+        *fallback = 1;
+    }
+    if (!is_dir(*dir))
+        *dir = NULL;
+}
+
+lt_status lt_images_load(lt_image_set *train, lt_image_set *test, const char *dataset,
+                         const char *dir, char *note, size_t size)
+{
+    int mnist = strcmp(dataset, "mnist") == 0, fallback = 0;
+    const char *fetch;
+    note[0] = '\0';
+    if (dir == NULL) {
+        lt_images_locate(dataset, &dir, &fetch, &fallback);
+        if (fallback)
+            snprintf(note, size, "no %s: using %s", LT_CIFAR10_DIR, LT_CIFAR10_CATDOG_DIR);
+    }
+    return mnist ? lt_images_load_mnist(train, test, dir)
+                 : lt_images_load_cifar10(train, test, dir);
+}

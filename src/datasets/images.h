@@ -68,6 +68,21 @@ lt_status lt_images_load_mnist(lt_image_set *train, lt_image_set *test, const ch
  * allocated. */
 lt_status lt_images_load_cifar10(lt_image_set *train, lt_image_set *test, const char *dir);
 
+/* Where a data set's files are by default: MNIST in LT_MNIST_DIR; CIFAR-10
+ * in LT_CIFAR10_DIR, else the converted subset in LT_CIFAR10_CATDOG_DIR
+ * (which then names itself, never CIFAR-10). *dir is NULL when neither is
+ * there, and *fetch the script that fetches it; *fallback says the subset
+ * stands in for the official files. `dataset` is "mnist" or "cifar10". */
+void lt_images_locate(const char *dataset, const char **dir, const char **fetch,
+                      int *fallback);
+
+/* Loads "mnist" or "cifar10" from `dir`, or where lt_images_locate finds
+ * it when dir is NULL, writing into `note` (size bytes; "" if none) that
+ * the subset stands in for CIFAR-10 when it does. As the loaders above
+ * otherwise. */
+lt_status lt_images_load(lt_image_set *train, lt_image_set *test, const char *dataset,
+                         const char *dir, char *note, size_t size);
+
 /* Any pair of IDX files (uint8 images and their labels), without the checks
  * that make them MNIST: LT_E_INPUT if the counts differ or a label is above
  * 9, otherwise as lt_idx_read. `name` and `split` are copied (truncated to
