@@ -291,6 +291,59 @@ Test(robust, killed_run_resumes_to_the_uninterrupted_curve, .timeout = 600)
     lt_csv_table_free(&u);
 }
 
+/* One writer per output folder: a second run into a folder another run is
+ * writing is refused at once, naming it, and the first run's files stay
+ * whole. */
+Test(robust, a_second_writer_is_refused_while_the_first_runs, .timeout = 300)
+{
+    char dir[64], args[512], path[200], journal[220];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 3000 --out %s", dir);
+    pid_t pid = start_ltbench(args);
+    snprintf(journal, sizeof journal, "%s/curves.csv.partial", dir);
+    cr_assert(wait_for_rows(pid, journal, 5), "the first run writes");
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 5 --overwrite --out %s", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("another ltbench run");
+    ASSERT_MENTIONS(dir);
+    cr_assert_eq(ltbench("scaling --min-log2 4 --max-log2 4 --quiet --out /proc/x/s.csv"), 2);
+    kill(pid, SIGTERM);
+    cr_assert_eq(wait_exit(pid), 143);
+    path_in(path, sizeof path, dir, "curves.csv");
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "the first run's file is whole: %s",
+                 lt_last_error());
+    lt_csv_table_free(&t);
+    /* the lock goes with the run: the folder is free again */
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 5 --overwrite --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+}
+
+/* A signal inherited as ignored (a background job of a non-interactive
+ * shell) stays ignored for the whole run. */
+Test(robust, an_inherited_ignored_sigint_stays_ignored, .timeout = 300)
+{
+    char dir[64], cmd[1024], journal[220];
+    make_temp_dir(dir);
+    const char *build = getenv("LTBENCH_BUILD");
+    snprintf(cmd, sizeof cmd,
+             "trap '' INT; exec '%s/ltbench' " QUICK_LINEAR " --steps 400 --out %s >/dev/null 2>&1",
+             build, dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    snprintf(journal, sizeof journal, "%s/curves.csv.partial", dir);
+    cr_assert(wait_for_rows(pid, journal, 5));
+    kill(pid, SIGINT);
+    cr_assert_eq(wait_exit(pid), 0, "ran to the end");
+    char path[200];
+    path_in(path, sizeof path, dir, "curves.csv");
+    cr_assert_eq(csv_rows(path), 400);
+}
+
 /* ---- a run interrupted during its second model, then resumed ---- */
 
 /* Columns that may differ between two runs of the same numbers: times,
@@ -1131,13 +1184,23 @@ Test(mpi, two_ranks_equal_one_process_and_checkpoints_move_between_them, .timeou
         cr_assert_eq(a[i], b[i], "update %d: %.17g (2 ranks) vs %.17g (1)", i + 1, a[i], b[i]);
         cr_assert_eq(c[i], b[i], "update %d after moving: %.17g vs %.17g", i + 1, c[i], b[i]);
     }
-    char path[200];
+    char path[200], other[200];
     snprintf(path, sizeof path, "%s/summary.csv", two);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
     cr_assert_str_eq(cell_str(&t, 0, "ranks"), "2");
     cr_assert(cell_num(&t, 0, "comm_s_per_update") > 0);
     lt_csv_table_free(&t);
+    /* the held-out evaluation too, to the last bit: its chunks are summed
+     * in one order whatever rank computed them */
+    snprintf(other, sizeof other, "%s/summary.csv", one);
+    lt_csv_table u;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(lt_csv_read(&u, other), LT_OK);
+    cr_assert_str_eq(cell_str(&t, 0, "eval_loss"), cell_str(&u, 0, "eval_loss"));
+    cr_assert_str_eq(cell_str(&t, 0, "eval_copy_accuracy"), cell_str(&u, 0, "eval_copy_accuracy"));
+    lt_csv_table_free(&t);
+    lt_csv_table_free(&u);
 }
 
 /* A rank that fails stops them all with its message and status. */
@@ -1176,6 +1239,14 @@ Test(suite, runs_experiments_and_writes_the_report, .timeout = 300)
              dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     cr_assert_eq(ltbench("suite --out /proc/ltbench"), 2, "%s", output);
+    /* an earlier suite's results are neither replaced nor mixed unasked */
+    snprintf(args, sizeof args, "suite --preset quick --experiments copy --out %s", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--resume");
+    ASSERT_MENTIONS("--overwrite");
+    snprintf(args, sizeof args, "suite --preset quick --experiments copy --resume --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("already trained");
 }
 
 /* An unknown or repeated experiment is refused before anything runs or is

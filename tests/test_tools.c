@@ -283,6 +283,12 @@ Test(compare, bad_input_exits_2_naming_the_file)
     snprintf(args, sizeof args, "compare %s", p.base);
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("BASE.csv NEW.csv");
+    /* a failure after reading (the JSON cannot be written) is reported, and
+     * no verdict is printed before it */
+    snprintf(args, sizeof args, "compare %s %s --json /proc/ltbench/out", p.base, p.base);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("/proc/ltbench");
+    cr_assert(strstr(output, "PASS") == NULL && strstr(output, "FAIL") == NULL, "%s", output);
     cr_assert_eq(ltbench("compare a.csv b.csv --threshold -1"), 2, "%s", output);
     ASSERT_MENTIONS("--threshold");
     /* Nothing written by any failure: base, new, the bad files. */
