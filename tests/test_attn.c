@@ -762,6 +762,66 @@ Test(attn_recurrent, full_softmax_cache_refused)
     lt_mem_free(state);
 }
 
+/* Skipped positions of a key/value cache are zero rows: the next step
+ * weighs them as keys of score 0 with zero values. */
+Test(attn_recurrent, skipped_cache_rows_are_zero_keys_and_values)
+{
+    lt_attn a;
+    lt_attn_config c = config_of("softmax", 1, NULL);
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    void *state = new_state(&a, 1, 1, 2, 2, 6);
+    float k0[2] = {0.5f, -1.0f}, v0[2] = {2.0f, 1.0f}, q[2] = {1.5f, 0.5f};
+    float k[2] = {-0.25f, 0.75f}, v[2] = {-1.0f, 3.0f}, out[2];
+    cr_assert_eq(lt_attn_step(&a, state, out, k0, k0, v0), LT_OK);
+    cr_assert_eq(lt_attn_state_skip(&a, state, 3), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(lt_attn_step(&a, state, out, q, k, v), LT_OK);
+    double scale = 1 / sqrt(2.0), s0 = (q[0] * k0[0] + q[1] * k0[1]) * scale;
+    double s1 = (q[0] * k[0] + q[1] * k[1]) * scale;
+    double total = exp(s0) + 3 + exp(s1);
+    for (int m = 0; m < 2; m++)
+        cr_expect_float_eq(out[m], (exp(s0) * v0[m] + exp(s1) * v[m]) / total, 1e-6,
+                           "column %d: %g", m, out[m]);
+    /* 5 of 6 positions used: one more fits, two do not */
+    cr_expect_eq(lt_attn_state_skip(&a, state, 2), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "max_steps"), NULL, "%s", lt_last_error());
+    cr_expect_eq(lt_attn_state_skip(&a, state, -1), LT_E_INPUT);
+    cr_assert_eq(lt_attn_state_skip(&a, state, 1), LT_OK);
+    cr_expect_eq(lt_attn_step(&a, state, out, q, k, v), LT_E_USAGE, "the cache is full");
+    lt_attn l;
+    lt_attn_config cl = config_of("linear", 1, NULL);
+    cr_assert_eq(lt_attn_init(&l, &cl), LT_OK);
+    cr_expect_eq(lt_attn_state_skip(&l, state, 0), LT_E_USAGE, "another variant's state");
+    lt_mem_free(state);
+}
+
+/* A constant-size state is left as it is: the steps after a skip give the
+ * bits they give without it. */
+Test(attn_recurrent, skipping_leaves_a_constant_state_alone)
+{
+    const char *variants[] = {"linear", "decay"};
+    for (int i = 0; i < 2; i++) {
+        lt_attn a;
+        lt_attn_config c = config_of(variants[i], 1, NULL);
+        cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+        void *plain = new_state(&a, 2, 2, 3, 3, 300), *skipped = new_state(&a, 2, 2, 3, 3, 300);
+        cr_assert_eq(lt_attn_state_skip(&a, skipped, 250), LT_OK, "%s", lt_last_error());
+        lt_rng rng;
+        lt_rng_seed(&rng, 5, 0);
+        for (int t = 0; t < 5; t++) {
+            float q[12], k[12], v[12], a_out[12], b_out[12];
+            lt_rng_fill_normal(&rng, q, 12, 1.0f);
+            lt_rng_fill_normal(&rng, k, 12, 1.0f);
+            lt_rng_fill_normal(&rng, v, 12, 1.0f);
+            cr_assert_eq(lt_attn_step(&a, plain, a_out, q, k, v), LT_OK);
+            cr_assert_eq(lt_attn_step(&a, skipped, b_out, q, k, v), LT_OK);
+            cr_expect_arr_eq(a_out, b_out, sizeof a_out, "%s step %d", variants[i], t);
+        }
+        cr_expect_eq(lt_attn_state_skip(&a, skipped, 46), LT_E_USAGE, "255 + 46 > 300");
+        lt_mem_free(plain);
+        lt_mem_free(skipped);
+    }
+}
+
 Test(attn_recurrent, refused_without_causal_or_a_recurrent_form)
 {
     const char *variants[] = {"softmax", "linear", "linformer", "lsh"};

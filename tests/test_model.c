@@ -450,6 +450,86 @@ Test(generate, recompute_equals_causal_forward)
     check_generation("linear", NULL, LT_GEN_RECOMPUTE, LT_POS_ADD);
 }
 
+/* Skipping positions: recompute fills them with the token given, so a skip
+ * equals stepping that token; a constant state (no position encoding)
+ * steps on as if nothing was skipped; a key/value cache counts the skipped
+ * positions against its size. */
+static void step_logits(lt_generator *g, int32_t token, float *out)
+{
+    int32_t column[B];
+    for (int s = 0; s < B; s++)
+        column[s] = token;
+    const float *logits;
+    cr_assert_eq(lt_generator_step(g, column, &logits), LT_OK, "%s", lt_last_error());
+    memcpy(out, logits, sizeof(float) * B * LT_COPY_VOCAB);
+}
+
+static void check_skip(const char *variant, lt_gen_mode mode, lt_pos_mode pos)
+{
+    lt_train_config c = small_config(variant, 1, 0.0f);
+    c.model.pos = pos;
+    lt_model m;
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_INFER, 2, 8), LT_OK, "%s",
+                 lt_last_error());
+    lt_generator stepped, skipped;
+    cr_assert_eq(lt_generator_init(&stepped, &m, mode, B, N), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(lt_generator_init(&skipped, &m, mode, B, N), LT_OK, "%s", lt_last_error());
+    float a[B * LT_COPY_VOCAB], b[B * LT_COPY_VOCAB];
+    if (mode == LT_GEN_RECOMPUTE)
+        for (int t = 0; t < 7; t++)
+            step_logits(&stepped, 5, a);
+    cr_assert_eq(lt_generator_skip(&skipped, 7, 5), LT_OK, "%s", lt_last_error());
+    cr_expect_eq(skipped.steps, 7);
+    for (int t = 0; t < 3; t++) {
+        step_logits(&stepped, 3 + t, a);
+        step_logits(&skipped, 3 + t, b);
+        cr_expect_arr_eq(a, b, sizeof a, "%s %s: step %d after the skip", variant,
+                         lt_gen_mode_name(mode), t);
+    }
+    /* 10 of 11 positions used */
+    cr_expect_eq(lt_generator_skip(&skipped, 2, 0), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "past"), NULL, "%s", lt_last_error());
+    cr_assert_eq(lt_generator_skip(&skipped, 1, 0), LT_OK, "%s", lt_last_error());
+    int32_t column[B] = {0};
+    const float *logits;
+    cr_expect_eq(lt_generator_step(&skipped, column, &logits), LT_E_USAGE, "all used");
+    lt_generator_free(&stepped);
+    lt_generator_free(&skipped);
+    lt_model_free(&m);
+}
+
+Test(generate, skipped_positions)
+{
+    check_skip("softmax", LT_GEN_RECOMPUTE, LT_POS_ADD);
+    check_skip("linear", LT_GEN_RECURRENT, LT_POS_NONE);
+    check_skip("decay", LT_GEN_RECURRENT, LT_POS_NONE);
+}
+
+/* A cached softmax step after a skip attends to the skipped positions as
+ * zero rows: it differs from the step with nothing skipped. */
+Test(generate, skipped_cache_rows_count)
+{
+    lt_train_config c = small_config("softmax", 1, 0.0f);
+    c.model.pos = LT_POS_NONE;
+    lt_model m;
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, 2, 8), LT_OK);
+    lt_generator plain, skipped;
+    cr_assert_eq(lt_generator_init(&plain, &m, LT_GEN_RECURRENT, B, N), LT_OK);
+    cr_assert_eq(lt_generator_init(&skipped, &m, LT_GEN_RECURRENT, B, N), LT_OK);
+    float a[B * LT_COPY_VOCAB], b[B * LT_COPY_VOCAB];
+    step_logits(&plain, 4, a);
+    step_logits(&skipped, 4, b);
+    cr_expect_arr_eq(a, b, sizeof a, "the same first step");
+    cr_assert_eq(lt_generator_skip(&skipped, 5, 0), LT_OK, "%s", lt_last_error());
+    step_logits(&plain, 6, a);
+    step_logits(&skipped, 6, b);
+    cr_expect_arr_neq(a, b, sizeof a, "the zero rows take part of the attention");
+    cr_expect_eq(lt_generator_skip(&skipped, 5, 0), LT_E_USAGE, "7 + 5 > 11");
+    lt_generator_free(&plain);
+    lt_generator_free(&skipped);
+    lt_model_free(&m);
+}
+
 Test(generate, refusals_name_the_reason)
 {
     lt_train_config c = small_config("linformer", 0, 0.0f);

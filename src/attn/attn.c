@@ -567,6 +567,24 @@ lt_status lt_attn_step(const lt_attn *attn, void *state, float *out, const float
     return LT_OK;
 }
 
+lt_status lt_attn_state_skip(const lt_attn *attn, void *state, int steps)
+{
+    state_header *header = state;
+    if (header == NULL || header->impl != attn->impl)
+        return lt_fail(LT_E_USAGE, "%s attention skip: the state was not initialised by "
+                                   "lt_attn_state_init for this variant",
+                       attn->impl->name);
+    if (steps < 0)
+        return lt_fail(LT_E_INPUT, "%s attention skip: %d steps, expected at least 0",
+                       attn->impl->name, steps);
+    if (steps > header->max_steps - header->steps)
+        return lt_fail(LT_E_USAGE, "%s attention skip: %d positions after %d go past "
+                                   "max_steps = %d",
+                       attn->impl->name, steps, header->steps, header->max_steps);
+    header->steps += steps;
+    return LT_OK;
+}
+
 /* ---- helpers shared by the variants ---- */
 
 size_t attn_no_params(const lt_attn_config *config)

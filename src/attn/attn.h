@@ -301,4 +301,13 @@ lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int
 lt_status lt_attn_step(const lt_attn *attn, void *state, float *out,
                        const float *q, const float *k, const float *v);
 
+/* Counts `steps` more positions as folded into the state without computing
+ * them, for timing a step at a long context without stepping through it: a
+ * key/value cache then holds zero rows there (what lt_attn_state_init
+ * wrote), a constant-size state stays as it is. The next step does the work
+ * of a step at that position (no step's cost depends on the values), on a
+ * state no real sequence gives. LT_E_USAGE past max_steps or for a state
+ * another variant initialised; steps < 0 is LT_E_INPUT. */
+lt_status lt_attn_state_skip(const lt_attn *attn, void *state, int steps);
+
 #endif

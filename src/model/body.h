@@ -53,6 +53,9 @@ struct lt_body_ops {
     lt_status (*step_init)(const lt_model *m, void *block, int batch, int max_steps);
     /* x (batch, C) at the next position -> *out (batch, body_width). */
     lt_status (*step)(const lt_model *m, void *block, const float *x, const float **out);
+    /* Counts `steps` positions as stepped without computing them (see
+     * lt_generator_skip); NULL with step. */
+    lt_status (*step_skip)(const lt_model *m, void *block, int steps);
 };
 
 extern const lt_body_ops lt_transformer_body;

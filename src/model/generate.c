@@ -175,6 +175,24 @@ lt_status lt_generator_step(lt_generator *g, const int32_t *tokens, const float 
     return LT_OK;
 }
 
+lt_status lt_generator_skip(lt_generator *g, int steps, int32_t token)
+{
+    if (steps < 0 || steps > g->max_steps - g->steps)
+        return lt_fail(LT_E_USAGE, "generation: skipping %d positions after %d goes past the "
+                                   "%d planned",
+                       steps, g->steps, g->max_steps);
+    if (g->mode == LT_GEN_RECURRENT) {
+        LT_TRY(g->model->body->step_skip(g->model, g->body_state, steps));
+    } else {
+        LT_TRY(lt_embedding_check_ids(&token, 1, g->model->config.vocab, "skipped token"));
+        for (int b = 0; b < g->batch; b++)
+            for (int t = g->steps; t < g->steps + steps; t++)
+                g->prefix[(size_t)b * g->max_steps + t] = token;
+    }
+    g->steps += steps;
+    return LT_OK;
+}
+
 lt_status lt_model_copy_params(lt_model *dst, const lt_model *src)
 {
     if (dst->param_count != src->param_count)

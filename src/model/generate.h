@@ -55,6 +55,15 @@ lt_status lt_generator_init(lt_generator *g, lt_model *model, lt_gen_mode mode, 
  * then predict position g->steps + 1. LT_E_USAGE past max_steps. */
 lt_status lt_generator_step(lt_generator *g, const int32_t *tokens, const float **logits);
 
+/* Moves to position g->steps + steps without computing the positions
+ * between, to time a step at a long context without the O(p^2) work of
+ * stepping a key/value cache (or recomputing) up to it: recompute's prefix
+ * gets `token` there; a recurrent state counts them (a key/value cache as
+ * zero rows, a constant-size state unchanged: lt_attn_state_skip). The
+ * steps after it do the work of steps at those positions, on a state no
+ * real sequence gives: for timing only. LT_E_USAGE past max_steps. */
+lt_status lt_generator_skip(lt_generator *g, int steps, int32_t token);
+
 /* Starts again at position 0 with fresh state, keeping the memory. */
 lt_status lt_generator_reset(lt_generator *g);
 

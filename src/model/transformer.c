@@ -511,6 +511,14 @@ static lt_status transformer_step(const lt_model *m, void *block, const float *x
     return LT_OK;
 }
 
+static lt_status transformer_step_skip(const lt_model *m, void *block, int steps)
+{
+    step_block *s = block;
+    for (int l = 0; l < m->config.layers; l++)
+        LT_TRY(lt_attn_state_skip(&m->attn, s->states + (size_t)l * s->state_bytes, steps));
+    return LT_OK;
+}
+
 const lt_body_ops lt_transformer_body = {
     .in_width = transformer_width,
     .out_width = transformer_width,
@@ -525,4 +533,5 @@ const lt_body_ops lt_transformer_body = {
     .step_bytes = transformer_step_bytes,
     .step_init = transformer_step_init,
     .step = transformer_step,
+    .step_skip = transformer_step_skip,
 };
