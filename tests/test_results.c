@@ -1,14 +1,17 @@
 /* Result tables (src/results): every table ltbench writes is declared
  * consistently, a column added to a schema is compared, printed and
- * journaled with no other change, and rows updated after the fact reach
- * the committed file. */
+ * journaled with no other change, rows updated after the fact reach the
+ * committed file, and the crossover rule of `ltbench crossover` finds the N
+ * crafted timings say. */
 #include <criterion/criterion.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 #include "results/compare.h"
+#include "results/crossover.h"
 #include "tables.h"
 
 Test(results, every_table_of_ltbench_is_consistent)
@@ -154,4 +157,85 @@ Test(results, many_rows_are_matched_whatever_their_order)
     cr_assert(strstr(report, "missing") == NULL && strstr(report, "only in new") == NULL,
               "every row matched: %.400s", report);
     check_scratch_remove();
+}
+
+/* ---- the crossover rule of ltbench crossover ---- */
+
+static const int sweep_n[] = {32, 64, 128, 256, 512};
+
+static lt_crossover crossover_of(const double *linear, const double *softmax, int confirm,
+                                 double margin)
+{
+    return lt_crossover_find(sweep_n, linear, softmax, 5, confirm, margin);
+}
+
+Test(crossover, the_smallest_n_from_which_every_larger_n_is_won)
+{
+    double linear[] = {4, 4, 4, 4, 4}, softmax[] = {1, 2, 3, 5, 9};
+    lt_crossover c = crossover_of(linear, softmax, 2, 1.2);
+    cr_expect_eq(c.kind, LT_CROSSOVER_AT);
+    cr_expect_eq(c.n, 256);
+    cr_expect_eq(c.n_first, 32);
+    cr_expect_eq(c.n_last, 512);
+    cr_expect_eq(c.measured, 5);
+    cr_expect_float_eq(c.ratio_last, 9.0 / 4, 1e-12);
+    cr_expect(c.settled, "won at 256 and 512, by 2.25x at 512");
+    char text[64];
+    cr_expect_str_eq(lt_crossover_describe(&c, text, sizeof text), "256");
+    cr_expect_str_eq(lt_crossover_kind_name(c.kind), "crossover");
+    /* an early win that is lost again does not count */
+    double noisy[] = {1, 3, 1, 3, 5};
+    c = crossover_of(linear, noisy, 2, 1.2);
+    cr_expect_eq(c.n, 512);
+    cr_expect(!c.settled, "one win so far");
+    /* equal is not faster */
+    double tied[] = {1, 2, 3, 5, 4};
+    c = crossover_of(linear, tied, 1, 1.0);
+    cr_expect_eq(c.kind, LT_CROSSOVER_NONE);
+    cr_expect_eq(c.n, 0);
+    cr_expect_str_eq(lt_crossover_describe(&c, text, sizeof text), "none up to 512");
+}
+
+Test(crossover, from_the_smallest_none_and_unmeasured)
+{
+    double linear[] = {1, 1, 1, 1, 1}, softmax[] = {2, 3, 4, 5, 6};
+    lt_crossover c = crossover_of(linear, softmax, 2, 1.2);
+    cr_expect_eq(c.kind, LT_CROSSOVER_FROM_SMALLEST);
+    cr_expect_eq(c.n, 32);
+    char text[64];
+    cr_expect_str_eq(lt_crossover_describe(&c, text, sizeof text),
+                     "<= 32 (from the smallest N)");
+    double slower[] = {0.5, 0.5, 0.5, 0.5, 0.5};
+    c = crossover_of(linear, slower, 2, 1.2);
+    cr_expect_eq(c.kind, LT_CROSSOVER_NONE);
+    cr_expect(!c.settled);
+    cr_expect_float_eq(c.ratio_last, 0.5, 1e-12);
+    double none[] = {NAN, NAN, NAN, NAN, NAN};
+    c = crossover_of(linear, none, 2, 1.2);
+    cr_expect_eq(c.kind, LT_CROSSOVER_UNMEASURED);
+    cr_expect_eq(c.measured, 0);
+    cr_expect_str_eq(lt_crossover_describe(&c, text, sizeof text), "not measured");
+    cr_expect_str_eq(lt_crossover_kind_name(c.kind), "unmeasured");
+}
+
+/* N where either is missing (skipped) do not count, whichever side. */
+Test(crossover, missing_measurements_are_left_out)
+{
+    double linear[] = {4, 4, NAN, 4, 4}, softmax[] = {3, 5, 2, NAN, 6};
+    lt_crossover c = crossover_of(linear, softmax, 2, 1.2);
+    cr_expect_eq(c.kind, LT_CROSSOVER_AT);
+    cr_expect_eq(c.n, 64, "won at 64 and 512, the only N measured after it");
+    cr_expect_eq(c.measured, 3);
+    cr_expect_eq(c.n_last, 512);
+    cr_expect(c.settled);
+}
+
+/* Settled: `confirm` wins in a row, the last by `margin`. */
+Test(crossover, settled_needs_the_wins_and_the_margin)
+{
+    double linear[] = {4, 4, 4, 4, NAN}, softmax[] = {1, 2, 4.4, 4.6, NAN};
+    cr_expect(!crossover_of(linear, softmax, 2, 1.2).settled, "4.6 / 4 < 1.2");
+    cr_expect(crossover_of(linear, softmax, 2, 1.1).settled);
+    cr_expect(!crossover_of(linear, softmax, 3, 1.1).settled, "two wins, three asked");
+    cr_expect(crossover_of(linear, softmax, 1, 1.0).settled);
 }
