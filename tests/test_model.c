@@ -530,6 +530,42 @@ Test(generate, skipped_cache_rows_count)
     lt_model_free(&m);
 }
 
+/* A session's plan is what it allocates, in every mode. */
+Test(generate, session_plan_equals_allocation)
+{
+    const char *variants[] = {"linear", "softmax", "softmax"};
+    lt_gen_mode modes[] = {LT_GEN_RECURRENT, LT_GEN_RECURRENT, LT_GEN_RECOMPUTE};
+    for (int i = 0; i < 3; i++)
+        for (int output = 0; output <= 1; output++) {
+            lt_train_config c = small_config(variants[i], 1, 0.0f);
+            lt_model weights;
+            cr_assert_eq(lt_model_alloc(&weights, &c.model, LT_MODEL_WEIGHTS, 2, 8), LT_OK);
+            lt_gen_session_bytes plan;
+            cr_assert_eq(lt_gen_session_plan(&weights, &c.model, modes[i], 2, 9, output, &plan),
+                         LT_OK, "%s", lt_last_error());
+            cr_expect_eq(plan.total, plan.model + plan.generator + plan.buffers);
+            size_t before = lt_mem_current();
+            lt_gen_session s;
+            cr_assert_eq(lt_gen_session_init(&s, &weights, &c.model, 8, modes[i], 2, 9, 0,
+                                             output),
+                         LT_OK, "%s", lt_last_error());
+            cr_expect_eq(lt_mem_current() - before, plan.total, "%s %s output %d", variants[i],
+                         lt_gen_mode_name(modes[i]), output);
+            size_t generator;
+            cr_assert_eq(lt_generator_plan(&s.model, modes[i], 2, 9, &generator), LT_OK);
+            cr_expect_eq(plan.generator, generator);
+            lt_gen_session_free(&s);
+            lt_model_free(&weights);
+        }
+    lt_train_config c = small_config("linformer", 0, 0.0f);
+    lt_model weights;
+    cr_assert_eq(lt_model_alloc(&weights, &c.model, LT_MODEL_WEIGHTS, 2, 8), LT_OK);
+    lt_gen_session_bytes plan;
+    cr_expect_eq(lt_gen_session_plan(&weights, &c.model, LT_GEN_RECURRENT, 1, 4, 0, &plan),
+                 LT_E_USAGE);
+    lt_model_free(&weights);
+}
+
 Test(generate, refusals_name_the_reason)
 {
     lt_train_config c = small_config("linformer", 0, 0.0f);

@@ -265,6 +265,28 @@ lt_status lt_generate_timed(lt_generator *g, uint8_t *out, uint8_t *first_batch,
     return status;
 }
 
+lt_status lt_gen_session_plan(const lt_model *weights, const lt_model_config *config,
+                              lt_gen_mode mode, int B, int N, int output,
+                              lt_gen_session_bytes *bytes)
+{
+    memset(bytes, 0, sizeof *bytes);
+    lt_model_config mc = *config;
+    mc.max_batch = B;
+    mc.seq_len = N;
+    lt_model_use use = mode == LT_GEN_RECOMPUTE ? LT_MODEL_INFER : LT_MODEL_WEIGHTS;
+    LT_TRY(lt_model_plan(&mc, use, lt_threads_get(), &bytes->model, NULL));
+    /* the session's model as lt_generator_plan sees it: planned for that use */
+    lt_model planned = *weights;
+    planned.config = mc;
+    planned.use = use;
+    LT_TRY(lt_generator_plan(&planned, mode, B, N, &bytes->generator));
+    bytes->buffers = lt_mem_rounded((size_t)B * sizeof(int32_t)) +
+                     lt_mem_rounded((size_t)B * 2 * sizeof(double)) +
+                     (output ? lt_mem_rounded((size_t)B * N) : 0);
+    bytes->total = bytes->model + bytes->generator + bytes->buffers;
+    return LT_OK;
+}
+
 lt_status lt_gen_session_init(lt_gen_session *s, const lt_model *weights,
                               const lt_model_config *config, uint64_t seed, lt_gen_mode mode,
                               int B, int N, uint64_t stream_base, int output)

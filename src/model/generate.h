@@ -132,6 +132,19 @@ typedef struct lt_gen_session {
     lt_sampler sampler;
 } lt_gen_session;
 
+/* What lt_gen_session_init allocates for the same arguments, worked out
+ * without allocating, to hold a generation against a memory budget before
+ * any work: the model (weights; RECOMPUTE: and one inference forward of
+ * B x N positions), the generator (lt_generator_plan) and the session's
+ * buffers. LT_E_USAGE where lt_gen_session_init would refuse the mode. */
+typedef struct lt_gen_session_bytes {
+    size_t model, generator, buffers, total;
+} lt_gen_session_bytes;
+
+lt_status lt_gen_session_plan(const lt_model *weights, const lt_model_config *config,
+                              lt_gen_mode mode, int B, int N, int output,
+                              lt_gen_session_bytes *bytes);
+
 lt_status lt_gen_session_init(lt_gen_session *s, const lt_model *weights,
                               const lt_model_config *config, uint64_t seed, lt_gen_mode mode,
                               int B, int N, uint64_t stream_base, int output);
