@@ -392,6 +392,27 @@ Test(cli, split_list)
     cr_assert_eq(lt_cli_split_list(too_many, items, 2, &count, "--variants"), LT_E_USAGE);
 }
 
+Test(cli, split_increasing)
+{
+    long v[4];
+    int count;
+    cr_assert_eq(lt_cli_split_increasing("16,32,256", v, 4, &count, 1, 4096, "--head-dims"),
+                 LT_OK, "%s", lt_last_error());
+    cr_assert_eq(count, 3);
+    cr_assert_eq(v[2], 256);
+    struct { const char *text, *mention; } bad[] = {
+        {"16,8", "increasing"}, {"16,16", "increasing"}, {"0,16", "'0'"},
+        {"16,5000", "'5000'"}, {"16,x", "'x'"}, {"16,,32", "--head-dims"}, {"1,2,3,4,5", "--head-dims"},
+        {"12abc", "'12abc'"}, {"", "--head-dims"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_expect_eq(lt_cli_split_increasing(bad[i].text, v, 4, &count, 1, 4096, "--head-dims"),
+                     LT_E_USAGE, "%s", bad[i].text);
+        cr_expect_neq(strstr(lt_last_error(), bad[i].mention), NULL, "%s: %s", bad[i].text,
+                      lt_last_error());
+    }
+}
+
 /* ---- progress ---- */
 
 Test(progress, plain_lines_and_quiet)

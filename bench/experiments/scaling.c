@@ -188,19 +188,6 @@ static const lt_field_flag field_flags[] = {
     {"eps", "--eps"}, {"feature_map", "--feature-map"}, {"proj_k", "--proj-k"},
     {"kernel", "--kernel"}, {NULL, NULL}};
 
-/* Splits --out into its folder and file name for the run checks. */
-static void split_path(const char *path, char *dir, size_t dir_size, const char **name)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) {
-        snprintf(dir, dir_size, ".");
-        *name = path;
-    } else {
-        snprintf(dir, dir_size, "%.*s", (int)(slash - path), path);
-        *name = slash + 1;
-    }
-}
-
 static int scaling_flags(scaling_options *opt, lt_flag *f)
 {
     int n = 0;
@@ -469,14 +456,11 @@ int main(int argc, char **argv)
     if (exit_now)
         return code;
     static sweep w;
-    char dir[4096];
-    const char *name;
-    split_path(opt.out, dir, sizeof dir, &name);
     lt_outdir run;
     lt_table_init(&w.table, &bench_scaling);
     lt_status status = check_options(&w, &opt);
     if (status == LT_OK)
-        status = lt_outdir_open(&run, dir, 0, 0, &name, 1, NULL, 0);
+        status = lt_program_open_csvs(&run, &opt.out, 1);
     if (status == LT_OK)
         status = lt_table_journal(&w.table, opt.out);
     if (status == LT_OK)

@@ -261,3 +261,28 @@ lt_status lt_cli_split_unique(char *text, const char **items, int capacity, int 
                 return lt_fail(LT_E_USAGE, "%s: '%s' is listed twice", flag, items[i]);
     return LT_OK;
 }
+
+lt_status lt_cli_split_increasing(const char *text, long *values, int capacity, int *count,
+                                  long min, long max, const char *flag)
+{
+    char copy[1024];
+    if (strlen(text) >= sizeof copy)
+        return lt_fail(LT_E_USAGE, "%s: a list of at most %zu characters, got %zu", flag,
+                       sizeof copy - 1, strlen(text));
+    strcpy(copy, text);
+    const char *items[256];
+    LT_TRY(lt_cli_split_list(copy, items, capacity < 256 ? capacity : 256, count, flag));
+    for (int i = 0; i < *count; i++) {
+        char *end;
+        errno = 0;
+        long v = strtol(items[i], &end, 10);
+        if (errno != 0 || end == items[i] || *end != '\0' || v < min || v > max)
+            return lt_fail(LT_E_USAGE, "%s: expected whole numbers from %ld to %ld, got '%s'",
+                           flag, min, max, items[i]);
+        if (i > 0 && v <= values[i - 1])
+            return lt_fail(LT_E_USAGE, "%s: expected increasing numbers, got %ld after %ld",
+                           flag, v, values[i - 1]);
+        values[i] = v;
+    }
+    return LT_OK;
+}

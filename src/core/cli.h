@@ -94,4 +94,10 @@ lt_status lt_cli_split_list(char *text, const char **items, int capacity, int *c
 lt_status lt_cli_split_unique(char *text, const char **items, int capacity, int *count,
                               const char *flag);
 
+/* A comma-separated list of whole numbers in [min, max], each larger than
+ * the one before ("16,32,64"): values receive them. LT_E_USAGE naming
+ * `flag` and the item for text that is not such a list. */
+lt_status lt_cli_split_increasing(const char *text, long *values, int capacity, int *count,
+                                  long min, long max, const char *flag);
+
 #endif

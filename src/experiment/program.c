@@ -168,6 +168,28 @@ int lt_program_report(const char *program, lt_status status, const lt_field_flag
     return lt_cli_report(program, status);
 }
 
+lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int count)
+{
+    enum { MAX_FILES = 8 };
+    LT_ASSERT(count >= 1 && count <= MAX_FILES);
+    char folder[4096];
+    const char *names[MAX_FILES];
+    for (int i = 0; i < count; i++) {
+        const char *slash = strrchr(paths[i], '/');
+        names[i] = slash != NULL ? slash + 1 : paths[i];
+        char here[4096];
+        if (slash == NULL)
+            snprintf(here, sizeof here, ".");
+        else
+            snprintf(here, sizeof here, "%.*s", (int)(slash - paths[i]), paths[i]);
+        if (i == 0)
+            snprintf(folder, sizeof folder, "%s", here);
+        else
+            LT_ASSERT(strcmp(folder, here) == 0); /* the program derives them from one --out */
+    }
+    return lt_outdir_open(dir, folder, 0, 0, names, count, NULL, 0);
+}
+
 lt_status lt_program_variant(const char *item, const lt_attn_config *base, lt_variant_spec *out,
                              const char *flag)
 {

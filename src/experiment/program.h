@@ -10,6 +10,7 @@
 #include "attn/attn.h"
 #include "core/cli.h"
 #include "core/status.h"
+#include "io/outdir.h"
 
 typedef struct lt_common {
     long threads;      /* 0: one per core */
@@ -76,6 +77,13 @@ typedef struct lt_field_flag {
  * NULL-ended; may be NULL); returns the exit code. Under MPI, rank 0 says
  * it for every rank. */
 int lt_program_report(const char *program, lt_status status, const lt_field_flag *map);
+
+/* ---- outputs ---- */
+
+/* Takes the folder of CSV paths a program writes (--out PATH; all in one
+ * folder) for this run: lt_outdir_open on it (one writer at a time, each
+ * file probed). */
+lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int count);
 
 /* ---- attention variants ---- */
 
