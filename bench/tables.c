@@ -92,6 +92,15 @@ const lt_schema bench_copy_summary = {"copy summary", "copy", copy_summary_colum
 
 /* ---- scaling ---- */
 
+/* How an attention case ran and its times (lt_attn_time_case): scaling's
+ * and crossover's cases. */
+#define ATTN_CASE_TIMINGS                                                                     \
+    SETUP("threads"), NOTE("seed"), NOTE("warmup"), NOTE("repeats"), NOTE("status"),          \
+        {.name = "fwd_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "fwd"},        \
+        NOTE("fwd_min_s"), NOTE("fwd_max_s"),                                                 \
+        {.name = "fwd_bwd_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "fwd_bwd"}, \
+        NOTE("fwd_bwd_min_s"), NOTE("fwd_bwd_max_s")
+
 static const lt_column scaling_columns[] = {
     NOTE("experiment"),
     {.name = "variant", .role = LT_COL_KEY, .label = 1, SHOWN("variant", NULL, 0)},
@@ -104,17 +113,7 @@ static const lt_column scaling_columns[] = {
     KEY("value_dim"),
     KEY("proj_k"),
     KEY("feature_map"),
-    SETUP("threads"),
-    NOTE("seed"),
-    NOTE("warmup"),
-    NOTE("repeats"),
-    NOTE("status"),
-    {.name = "fwd_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "fwd"},
-    NOTE("fwd_min_s"),
-    NOTE("fwd_max_s"),
-    {.name = "fwd_bwd_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "fwd_bwd"},
-    NOTE("fwd_bwd_min_s"),
-    NOTE("fwd_bwd_max_s"),
+    ATTN_CASE_TIMINGS,
     {.name = "fwd_per_sample_s", .role = LT_COL_INFO, SHOWN("fwd ms/sample", "%.3f", 1e3)},
     {.name = "fwd_bwd_per_sample_s", .role = LT_COL_INFO,
      SHOWN("fwd+bwd ms/sample", "%.3f", 1e3)},
@@ -275,8 +274,128 @@ static const lt_column speech_result_columns[] = {
 const lt_schema bench_speech_results = {"speech", "speech", speech_result_columns,
                                         COUNT(speech_result_columns), NULL, 0};
 
+/* ---- beyond the paper: crossover ---- */
+
+/* Every case the crossover sweep measured, as scaling's rows. */
+static const lt_column crossover_case_columns[] = {
+    NOTE("experiment"),
+    {.name = "variant", .role = LT_COL_KEY, .label = 1, SHOWN("variant", NULL, 0)},
+    {.name = "kernel", .role = LT_COL_KEY, .label = 1, SHOWN("kernel", NULL, 0)},
+    {.name = "feature_map", .role = LT_COL_KEY, .label = 1, SHOWN("map", NULL, 0)},
+    {.name = "causal", .role = LT_COL_KEY, .label = 1, SHOWN("causal", NULL, 0)},
+    {.name = "head_dim", .role = LT_COL_KEY, .label = 1, SHOWN("D", NULL, 0)},
+    {.name = "N", .role = LT_COL_KEY, .label = 1, SHOWN("N", NULL, 0)},
+    {.name = "batch", .role = LT_COL_KEY, SHOWN("batch", NULL, 0)},
+    KEY("heads"),
+    KEY("value_dim"),
+    NOTE("tokens"),
+    ATTN_CASE_TIMINGS,
+    {.name = "fwd_per_sample_s", .role = LT_COL_INFO, SHOWN("fwd ms/sample", "%.4f", 1e3)},
+    {.name = "fwd_bwd_per_sample_s", .role = LT_COL_INFO,
+     SHOWN("fwd+bwd ms/sample", "%.4f", 1e3)},
+    EXACT_LOW("peak_bytes", "bytes"),
+    EXACT_LOW("planned_bytes", "bytes"),
+    NOTE("note"),
+};
+
+const lt_schema bench_crossover_cases = {"crossover cases", "crossover", crossover_case_columns,
+                                         COUNT(crossover_case_columns), NULL, 0};
+
+/* One row per head dim x causal mode x pass x linear kernel x softmax
+ * kernel: the N from which the linear kernel is faster per sample. */
+static const lt_column crossover_columns[] = {
+    NOTE("experiment"),
+    {.name = "head_dim", .role = LT_COL_KEY, .label = 1, SHOWN("D", NULL, 0)},
+    {.name = "causal", .role = LT_COL_KEY, .label = 1, SHOWN("causal", NULL, 0)},
+    {.name = "pass", .role = LT_COL_KEY, .label = 1, SHOWN("pass", NULL, 0)},
+    {.name = "linear_kernel", .role = LT_COL_KEY, .label = 1, SHOWN("linear kernel", NULL, 0)},
+    {.name = "feature_map", .role = LT_COL_KEY, .label = 1, SHOWN("map", NULL, 0)},
+    {.name = "softmax_kernel", .role = LT_COL_KEY, .label = 1,
+     SHOWN("softmax kernel", NULL, 0)},
+    KEY("heads"),
+    KEY("value_dim"),
+    NOTE("tokens"),
+    SETUP("threads"),
+    NOTE("seed"),
+    NOTE("confirm"),
+    NOTE("margin"),
+    NOTE("n_min"),
+    NOTE("n_max"),
+    NOTE("status"),
+    NOTE("result"),
+    INFO("crossover_n"),
+    {.name = "crossover", .role = LT_COL_NOTE, SHOWN("crossover N", NULL, 0)},
+    {.name = "n_measured", .role = LT_COL_NOTE, SHOWN("N measured", NULL, 0)},
+    {.name = "n_last", .role = LT_COL_NOTE, SHOWN("largest N", NULL, 0)},
+    {.name = "speedup_last", .role = LT_COL_INFO, SHOWN("linear x there", "%.2f", 0)},
+    NOTE("note"),
+};
+
+static const lt_figure crossover_figures[] = {
+    {"crossover", "Crossover: the sequence length from which linear attention is faster "
+                  "than softmax per sample",
+     LT_FIGURE_LINES, {"linear_kernel", "feature_map", "softmax_kernel", "pass", NULL}, 1, NULL,
+     {{"head_dim", "crossover_n", "head dimension D", "crossover N", 1, 1, 1}, {0}},
+     {"heads", "tokens", "threads", NULL}},
+};
+
+const lt_schema bench_crossover = {"crossover", "crossover", crossover_columns,
+                                   COUNT(crossover_columns), crossover_figures,
+                                   COUNT(crossover_figures)};
+
+/* ---- beyond the paper: decode ---- */
+
+static const lt_column decode_columns[] = {
+    NOTE("experiment"),
+    {.name = "gen_mode", .role = LT_COL_KEY, .label = 1, SHOWN("mode", NULL, 0)},
+    {.name = "variant", .role = LT_COL_KEY, .label = 1, SHOWN("variant", NULL, 0)},
+    {.name = "feature_map", .role = LT_COL_KEY, .label = 1, SHOWN("map", NULL, 0)},
+    KEY("kernel"),
+    {.name = "batch", .role = LT_COL_KEY, .label = 1, SHOWN("batch", NULL, 0)},
+    {.name = "context", .role = LT_COL_KEY, .label = 1, SHOWN("context", NULL, 0)},
+    KEY("layers"),
+    KEY("heads"),
+    KEY("head_dim"),
+    KEY("ffn"),
+    KEY("vocab"),
+    KEY("mixtures"),
+    SETUP("threads"),
+    NOTE("seed"),
+    NOTE("window"),
+    NOTE("reach"),
+    NOTE("status"),
+    {.name = "token_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "token",
+     SHOWN("ms/token", "%.4g", 1e3)},
+    NOTE("token_min_s"),
+    NOTE("token_max_s"),
+    {.name = "tokens_per_s", .role = LT_COL_TIMING, .higher_is_better = 1, .unit = "tokens/s",
+     .spread = "token", .rate = 1, SHOWN("tokens/s", "%.4g", 0)},
+    {.name = "state_bytes", .role = LT_COL_EXACT, .unit = "bytes",
+     SHOWN("state MiB", "%.4g", MIB)},
+    EXACT_LOW("forward_bytes", "bytes"),
+    {.name = "held_bytes", .role = LT_COL_EXACT, .unit = "bytes",
+     SHOWN("held MiB", "%.4g", MIB)},
+    EXACT_LOW("planned_bytes", "bytes"),
+    EXACT_LOW("peak_bytes", "bytes"),
+    NOTE("note"),
+};
+
+static const lt_figure decode_figures[] = {
+    {"decode", "Generation: time per token and memory against the context",
+     LT_FIGURE_LINES, {"gen_mode", "variant", "feature_map", "batch", NULL}, 1, NULL,
+     {{"context", "token_median_s", "context position p", "seconds per token (a step of the "
+                                                          "batch)", 1, 1, 1},
+      {"context", "held_bytes", "context position p", "state, cache or recompute memory (MiB)",
+       1 << 20, 1, 1}},
+     {"layers", "heads", "head_dim", "ffn", "threads", NULL}},
+};
+
+const lt_schema bench_decode = {"decode", "decode", decode_columns, COUNT(decode_columns),
+                                decode_figures, COUNT(decode_figures)};
+
 const lt_schema *const bench_tables[] = {
     &bench_copy_summary,  &bench_copy_curves,   &bench_scaling,       &bench_image_results,
-    &bench_image_curves,  &bench_speech_results, &bench_speech_curves,
+    &bench_image_curves,  &bench_speech_results, &bench_speech_curves, &bench_crossover_cases,
+    &bench_crossover,     &bench_decode,
 };
 const int bench_table_count = COUNT(bench_tables);

@@ -11,6 +11,8 @@ extern const lt_schema bench_copy_curves, bench_copy_summary;
 extern const lt_schema bench_scaling;
 extern const lt_schema bench_image_curves, bench_image_results;
 extern const lt_schema bench_speech_curves, bench_speech_results;
+extern const lt_schema bench_crossover_cases, bench_crossover; /* beyond the paper */
+extern const lt_schema bench_decode;
 
 /* All of them, for the tools. */
 extern const lt_schema *const bench_tables[];

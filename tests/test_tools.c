@@ -488,6 +488,23 @@ static const char speech_csv[] =
     "speech,linear,linear-gemm,1,80,0.58,nan\n"
     "speech,linear,linear-gemm,2,160,0.35,0.36\n";
 
+static const char crossover_csv[] =
+    "experiment,head_dim,causal,pass,linear_kernel,feature_map,softmax_kernel,status,"
+    "crossover_n,heads,tokens,threads\n"
+    "crossover,16,0,fwd,linear-gemm,elu,softmax-gemm,ok,64,2,2048,2\n"
+    "crossover,32,0,fwd,linear-gemm,elu,softmax-gemm,ok,128,2,2048,2\n"
+    "crossover,64,0,fwd,linear-gemm,elu,softmax-gemm,none,nan,2,2048,2\n"
+    "crossover,16,0,fwd+bwd,linear-gemm,elu,softmax-gemm,ok,32,2,2048,2\n"
+    "crossover,32,0,fwd+bwd,linear-gemm,elu,softmax-gemm,ok,64,2,2048,2\n";
+
+static const char decode_csv[] =
+    "experiment,gen_mode,variant,feature_map,batch,context,status,token_median_s,held_bytes\n"
+    "decode,recurrent,linear,elu,1,1,ok,0.0007,1048576\n"
+    "decode,recurrent,linear,elu,1,1024,ok,0.0007,1048576\n"
+    "decode,cached,softmax,elu,1,1,ok,0.0007,65536\n"
+    "decode,cached,softmax,elu,1,1024,ok,0.002,67108864\n"
+    "decode,recompute,softmax,elu,1,1024,skipped-time,nan,nan\n";
+
 static const struct fixture {
     const char *file, *text, *figure, *columns;
 } fixtures[] = {
@@ -496,6 +513,8 @@ static const struct fixture {
     {"curves.csv", curves_csv, "copy-curves", "# columns: step loss elapsed_s"},
     {"image.csv", image_csv, "image", "# columns: group test_bits_per_dim:recompute"},
     {"speech.csv", speech_csv, "speech", "# columns: epoch dev_per elapsed_s"},
+    {"crossover.csv", crossover_csv, "crossover", "# columns: head_dim crossover_n\n"},
+    {"decode.csv", decode_csv, "decode", "# columns: context token_median_s held_bytes"},
 };
 enum { FIXTURES = sizeof fixtures / sizeof fixtures[0] };
 
@@ -565,6 +584,17 @@ Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)
                               "peak memory per sample (MiB)"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
         cr_assert(strstr(script, expected[i]) != NULL, "missing %s in:\n%s", expected[i], script);
+    /* One panel: the crossover N against the head dimension */
+    snprintf(path, sizeof path, "%s/figs/crossover.gp", dir);
+    script = read_text(path);
+    const char *one_panel[] = {"layout 1,1", "title \"linear-gemm fwd+bwd\"",
+                               "linear-gemm fwd: none at head_dim=64"};
+    for (size_t i = 0; i < sizeof one_panel / sizeof one_panel[0]; i++)
+        cr_assert(strstr(script, one_panel[i]) != NULL, "missing %s in:\n%s", one_panel[i],
+                  script);
+    snprintf(path, sizeof path, "%s/figs/decode.gp", dir);
+    script = read_text(path);
+    cr_assert(strstr(script, "not drawn: recompute: skipped-time") != NULL, "%s", script);
     /* Copy's kernel follows from its variant: titles are the variants. */
     snprintf(path, sizeof path, "%s/figs/copy-curves.gp", dir);
     cr_assert(strstr(read_text(path), "title \"softmax\"") != NULL, "%s", read_text(path));

@@ -142,7 +142,7 @@ static lt_status build_plan(plan *p)
         if (!is_ok(p, r))
             continue;
         p->series[s].drawn++;
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < lt_figure_panels(spec); i++) {
             const lt_panel *panel = &spec->panels[i];
             double v;
             if (panel->x)
@@ -202,7 +202,7 @@ static void gp_string(FILE *f, const char *s)
 static int line_columns(const lt_figure *spec, const char **cols)
 {
     int n = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < lt_figure_panels(spec); i++) {
         const char *pair[2] = {spec->panels[i].x, spec->panels[i].y};
         for (int j = 0; j < 2; j++) {
             int k = 0;
@@ -277,7 +277,7 @@ static void write_bar_data(FILE *f, const plan *p)
 {
     int cluster_col = lt_results_column(&p->file, p->spec->cluster);
     fprintf(f, "# columns: group");
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < lt_figure_panels(p->spec); i++)
         for (int c = 0; c < p->nclusters; c++)
             fprintf(f, " %s:%s", p->spec->panels[i].y, p->clusters[c]);
     fputc('\n', f);
@@ -285,7 +285,7 @@ static void write_bar_data(FILE *f, const plan *p)
         if (p->series[s].drawn == 0)
             continue;
         gp_string(f, p->series[s].title);
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < lt_figure_panels(p->spec); i++)
             for (int c = 0; c < p->nclusters; c++) {
                 long long row = -1;
                 for (long long r = 0; r < p->file.table.nrows && row < 0; r++)
@@ -346,7 +346,7 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
     }
     snprintf(title, sizeof title, "%s%s%s%s", spec->title, context[0] ? "\n" : "", context,
              p->not_drawn);
-    fprintf(f, "set multiplot layout 1,2 title ");
+    fprintf(f, "set multiplot layout 1,%d title ", lt_figure_panels(spec));
     gp_string(f, title);
     fputc('\n', f);
     if (spec->style == LT_FIGURE_BARS)
@@ -354,7 +354,7 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
                    "set style fill solid 0.8 border -1\nset xtics nomirror\n");
     const char *cols[4];
     int ncols = spec->style == LT_FIGURE_LINES ? line_columns(spec, cols) : 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < lt_figure_panels(spec); i++) {
         const lt_panel *panel = &spec->panels[i];
         write_panel_axes(f, panel);
         if (spec->style == LT_FIGURE_BARS && !panel->log_y)
@@ -483,7 +483,7 @@ static void figure_columns(const lt_figure *f, const char **cols)
         cols[n++] = f->series[i];
     if (f->cluster)
         cols[n++] = f->cluster;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < lt_figure_panels(f); i++) {
         if (f->panels[i].x)
             cols[n++] = f->panels[i].x;
         cols[n++] = f->panels[i].y;

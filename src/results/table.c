@@ -17,6 +17,8 @@ int lt_schema_column(const lt_schema *s, const char *name)
     return -1;
 }
 
+int lt_figure_panels(const lt_figure *f) { return f->panels[1].y != NULL ? 2 : 1; }
+
 static lt_status need_column(const lt_schema *s, const char *name, const char *what)
 {
     if (name != NULL && lt_schema_column(s, name) < 0)
@@ -49,7 +51,7 @@ lt_status lt_schema_check(const lt_schema *s)
         for (int k = 0; fig->context[k] != NULL; k++)
             LT_TRY(need_column(s, fig->context[k], fig->name));
         LT_TRY(need_column(s, fig->cluster, fig->name));
-        for (int p = 0; p < 2; p++) {
+        for (int p = 0; p < lt_figure_panels(fig); p++) {
             LT_TRY(need_column(s, fig->panels[p].x, fig->name));
             LT_TRY(need_column(s, fig->panels[p].y, fig->name));
         }

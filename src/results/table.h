@@ -73,7 +73,7 @@ typedef struct lt_figure {
     const char *series[LT_FIGURE_SERIES_KEYS + 1];
     int title_keys;
     const char *cluster; /* BARS: the column whose values are a group's bars */
-    lt_panel panels[2];
+    lt_panel panels[2];  /* a second panel with no y: one panel */
     /* Columns whose first-row values say under the title what was run. */
     const char *context[LT_FIGURE_CONTEXT + 1];
 } lt_figure;
@@ -86,6 +86,9 @@ typedef struct lt_schema {
     const lt_figure *figures; /* drawn by ltbench plot; may be NULL */
     int nfigures;
 } lt_schema;
+
+/* Panels a figure draws: 1 or 2. */
+int lt_figure_panels(const lt_figure *figure);
 
 /* Index of a column by name, or -1. */
 int lt_schema_column(const lt_schema *schema, const char *name);
