@@ -19,6 +19,8 @@ static const program_entry programs[] = {
     {"scaling", "attention time and peak memory against sequence length (paper Fig. 1)"},
     {"image", "MNIST / CIFAR-10 autoregressive pixel generation: bits/dim, images/s"},
     {"speech", "WSJ-style CTC speech recognition: phoneme error rate, time per epoch"},
+    {"crossover", "beyond the paper: the N from which linear attention beats softmax, per head dim"},
+    {"decode", "beyond the paper: time per generated token and state bytes against the context"},
     {"attention", "run one attention kernel on .npy inputs (check against your framework)"},
     {"plot", "redraw the paper's figures from result CSVs (gnuplot)"},
     {"compare", "compare two result CSVs: pass/fail for performance-regression tracking"},

@@ -469,18 +469,7 @@ int main(int argc, char **argv)
         printf("\n");
         lt_table_print(&w.table, stdout);
         print_crossover(w.rows, w.row_count);
-        status = lt_table_commit(&w.table, opt.out);
     }
-    if (status != LT_OK) {
-        lt_table_detach(&w.table);
-        return lt_program_report(cli.program, status, field_flags);
-    }
-    printf("\nwrote %s (%d rows, %d threads)\n", opt.out, w.row_count, lt_threads_get());
-    lt_table_free(&w.table);
-    if (lt_interrupted()) {
-        fprintf(stderr, "ltbench scaling: interrupted; the rows measured so far are in %s\n",
-                opt.out);
-        return lt_interrupt_exit_code();
-    }
-    return 0;
+    lt_table *tables[] = {&w.table};
+    return lt_program_end_tables(cli.program, status, tables, &opt.out, 1, field_flags);
 }

@@ -19,6 +19,36 @@
 
 enum { MAX_ARGS = 32, MAX_STEPS = 8 };
 
+/* The programs that write CSVs at --out PATH and take no preset: where
+ * they write, and their arguments for the quick preset (seconds) and the
+ * small one (nothing: their defaults). */
+typedef struct csv_program {
+    const char *name, *out;
+    const char *quick[10], *small[2];
+} csv_program;
+
+static const csv_program csv_programs[] = {
+    {"scaling", "scaling/scaling.csv", {"--min-log2=6", "--max-log2=10", "--repeats=2"},
+     {"--max-log2=14"}},
+    {"crossover", "crossover/crossover.csv",
+     {"--head-dims=16,64", "--min-n=16", "--max-n=256", "--heads=2", "--tokens=512",
+      "--warmup=0", "--repeats=1"},
+     {NULL}},
+    {"decode", "decode/decode.csv",
+     {"--layers=2", "--heads=2", "--head-dim=16", "--ffn=64", "--positions=1,16,256",
+      "--batches=1,4", "--window=2", "--recompute-seconds=5"},
+     {NULL}},
+};
+enum { CSV_PROGRAMS = sizeof csv_programs / sizeof csv_programs[0] };
+
+static const csv_program *csv_program_of(const char *name)
+{
+    for (int i = 0; i < CSV_PROGRAMS; i++)
+        if (strcmp(csv_programs[i].name, name) == 0)
+            return &csv_programs[i];
+    return NULL;
+}
+
 typedef struct suite_options {
     const char *preset, *out, *report, *experiments, *paper;
     int report_only, resume, overwrite;
@@ -29,24 +59,38 @@ static const lt_report_section sections[] = {
     {"copy", NULL, "Copy task (the paper's Figure 2)", "copy/summary.csv", &bench_copy_summary,
      "copy/curves.csv", &bench_copy_curves, NULL,
      "linear attention converges smoothly to the same loss as softmax; Reformer LSH does "
-     "worse; chance accuracy is 0.1."},
+     "worse; chance accuracy is 0.1.", 0},
     {"scaling", NULL, "Scaling (the paper's Figure 1)", "scaling/scaling.csv", &bench_scaling,
      NULL, &bench_scaling, NULL,
      "linear attention is faster and needs less memory for every N; its time and memory grow "
      "linearly with N, softmax's quadratically (softmax ran out of its 11 GB GPU above N = "
-     "4096)."},
+     "4096).", 0},
     {"image", "mnist", "Image generation (the paper's Table 1)", "image/mnist.csv",
      &bench_image_results, NULL, &bench_image_results, "table1-mnist.csv",
      "linear attention's bits/dim is close to softmax's, and it generates hundreds of times "
-     "faster than softmax recomputing the prefix."},
+     "faster than softmax recomputing the prefix.", 0},
     {"image", "cifar10", "Image generation (the paper's Table 2)", "image/cifar10.csv",
      &bench_image_results, NULL, &bench_image_results, "table2-cifar10.csv",
      "linear attention matches softmax's bits/dim and generates thousands of times faster "
-     "than softmax recomputing the prefix."},
+     "than softmax recomputing the prefix.", 0},
     {"speech", NULL, "Speech recognition (the paper's Table 3)", "speech/speech.csv",
      &bench_speech_results, "speech/speech-curves.csv", &bench_speech_curves, "table3-wsj.csv",
      "softmax has the lowest PER, then linear, then the Bi-LSTM; linear attention is about "
-     "3.3x faster per epoch than softmax."},
+     "3.3x faster per epoch than softmax.", 0},
+    {"crossover", NULL, "Crossover: where linear attention overtakes softmax",
+     "crossover/crossover-table.csv", &bench_crossover, NULL, &bench_crossover, NULL,
+     "For each head dimension D, the smallest sequence length N from which each linear "
+     "kernel is faster per sample than each softmax kernel at every larger N measured, "
+     "forward and forward+backward (`ltbench crossover`; every case is in "
+     "`crossover/crossover.csv`).",
+     1},
+    {"decode", NULL, "Decoding: time per token and memory against the context",
+     "decode/decode.csv", &bench_decode, NULL, &bench_decode, NULL,
+     "Per generated token, at each context position: the median time of a window of steps "
+     "and the bytes generation holds there (the recurrent state, the key/value cache, or "
+     "recompute's forward over the prefix), for every generation mode at each batch size "
+     "(`ltbench decode`). Recompute is measured only where its time budget allows.",
+     1},
 };
 enum { SECTIONS = sizeof sections / sizeof sections[0] };
 
@@ -62,7 +106,8 @@ typedef struct suite_step {
 static void add_arg(suite_step *s, const char *fmt, const char *value)
 {
     LT_ASSERT(s->argc < MAX_ARGS);
-    snprintf(s->args[s->argc++], sizeof s->args[0], fmt, value);
+    int n = snprintf(s->args[s->argc++], sizeof s->args[0], fmt, value);
+    LT_ASSERT(n >= 0 && (size_t)n < sizeof s->args[0]); /* --out is checked shorter */
 }
 
 /* The folder of this executable: the programs live beside it. */
@@ -138,12 +183,13 @@ static int wanted(const suite_options *o, const char *name)
 /* Every --experiments item is an experiment the suite knows, named once. */
 static lt_status check_experiments(const char *text)
 {
-    static const char *const known[] = {"copy", "scaling", "image", "speech"};
+    static const char *const known[] = {"copy", "scaling", "image", "speech", "crossover",
+                                        "decode"};
     enum { KNOWN = sizeof known / sizeof known[0] };
     char copy[256];
     if (strlen(text) >= sizeof copy)
         return lt_fail(LT_E_USAGE, "--experiments: too long, expected items from copy, "
-                                   "scaling, image, speech");
+                                   "scaling, image, speech, crossover, decode");
     strcpy(copy, text);
     const char *items[KNOWN];
     int count;
@@ -155,7 +201,7 @@ static lt_status check_experiments(const char *text)
         if (!found)
             return lt_fail(LT_E_USAGE,
                            "--experiments: expected items from copy, scaling, image, speech, "
-                           "got '%s'",
+                           "crossover, decode, got '%s'",
                            items[i]);
     }
     return LT_OK;
@@ -179,17 +225,17 @@ static int plan_steps(const suite_options *o, suite_step *steps)
             add_arg(s, "--dataset=%s", sec->dataset);
         char out[4400];
         snprintf(out, sizeof out, "%s/%s", o->out, sec->results);
-        if (strcmp(sec->experiment, "scaling") == 0) {
-            add_arg(s, "--out=%s", out);
-            if (quick) {
-                add_arg(s, "%s", "--min-log2=6");
-                add_arg(s, "%s", "--max-log2=10");
-                add_arg(s, "%s", "--repeats=2");
-            } else if (!paper) {
-                add_arg(s, "%s", "--max-log2=14");
-            }
+        const csv_program *csv = csv_program_of(sec->experiment);
+        if (csv != NULL) {
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", o->out, csv->out);
+            add_arg(s, "--out=%s", path);
+            const char *const *extra = quick ? csv->quick : paper ? NULL : csv->small;
+            for (int a = 0; extra != NULL && a < 10 && extra[a] != NULL; a++)
+                add_arg(s, "%s", extra[a]);
             if (o->resume && exists(out))
-                snprintf(s->note, sizeof s->note, "kept: the earlier run's scaling.csv");
+                snprintf(s->note, sizeof s->note, "kept: the earlier run's %s",
+                         strrchr(sec->results, '/') + 1);
         } else {
             add_arg(s, "--preset=%s", o->preset);
             *strrchr(out, '/') = '\0';
@@ -210,7 +256,7 @@ static int plan_steps(const suite_options *o, suite_step *steps)
     for (int i = 0; i < n; i++) {
         add_arg(&steps[i], "--threads=%s", threads);
         add_arg(&steps[i], "%s", "--quiet");
-        if (strcmp(steps[i].name, "scaling") != 0 && (o->resume || o->overwrite))
+        if (csv_program_of(steps[i].name) == NULL && (o->resume || o->overwrite))
             add_arg(&steps[i], "%s", o->resume ? "--resume" : "--overwrite");
     }
     return n;
@@ -266,7 +312,8 @@ static int suite_flags(suite_options *o, lt_flag *f)
     f[n++] = (lt_flag){"--report", LT_FLAG_STRING, &o->report, "PATH",
                        "the report (default OUT/REPORT.md)", 0, 0, NULL, 0};
     f[n++] = (lt_flag){"--experiments", LT_FLAG_STRING, &o->experiments, "LIST",
-                       "which to run: copy, scaling, image, speech", 0, 0, NULL, 0};
+                       "which to run: copy, scaling, image, speech, crossover, decode", 0, 0,
+                       NULL, 0};
     f[n++] = (lt_flag){"--paper", LT_FLAG_STRING, &o->paper, "DIR", "the paper's numbers as CSV",
                        0, 0, NULL, 0};
     f[n++] = (lt_flag){"--report-only", LT_FLAG_BOOL, &o->report_only, NULL,
@@ -288,17 +335,19 @@ static int suite_flags(suite_options *o, lt_flag *f)
 
 static const char details[] =
     "Runs copy, scaling, image (MNIST, and CIFAR-10 or the converted cats-and-dogs\n"
-    "subset, when the data are there; otherwise the report says how to fetch them)\n"
-    "and speech into OUT/<experiment>/, then `ltbench plot` into OUT/figures/, then\n"
-    "the Markdown report. An experiment that fails is reported and the others go on;\n"
-    "the exit status is then 1. An OUT that holds an earlier suite's results is\n"
-    "refused unless --resume or --overwrite says what to do with them. `ltbench\n"
-    "suite --preset small --out results/reference --report results/REPORT.md\n"
-    "--overwrite` regenerates the repository's reference report.";
+    "subset, when the data are there; otherwise the report says how to fetch them),\n"
+    "speech, and the sweeps beyond the paper, crossover and decode (quick: small\n"
+    "sizes, seconds; otherwise their defaults), into OUT/<experiment>/, then `ltbench\n"
+    "plot` into OUT/figures/, then the Markdown report. An experiment that fails is\n"
+    "reported and the others go on; the exit status is then 1. An OUT that holds an\n"
+    "earlier suite's results is refused unless --resume or --overwrite says what to do\n"
+    "with them. `ltbench suite --preset small --out results/reference --report\n"
+    "results/REPORT.md --overwrite` regenerates the repository's reference report.";
 
 int main(int argc, char **argv)
 {
-    static suite_options o = {.preset = "quick", .experiments = "copy,scaling,image,speech",
+    static suite_options o = {.preset = "quick",
+                              .experiments = "copy,scaling,image,speech,crossover,decode",
                               .paper = "data/paper"};
     lt_common_defaults(&o.common);
     static lt_flag flags[24];
@@ -319,7 +368,11 @@ int main(int argc, char **argv)
         snprintf(report_path, sizeof report_path, "%s/REPORT.md", o.out);
         o.report = report_path;
     }
-    lt_status status = check_experiments(o.experiments);
+    /* every argument the suite passes names a file under OUT */
+    lt_status status = strlen(o.out) > 400
+                           ? lt_fail(LT_E_USAGE, "--out: at most 400 characters, got %zu",
+                                     strlen(o.out))
+                           : check_experiments(o.experiments);
     if (status == LT_OK)
         status = check_earlier(&o);
     /* one suite at a time in OUT; the report writable before hours of work */

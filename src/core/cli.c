@@ -186,7 +186,7 @@ void lt_cli_help_operands(const lt_cli *cli, const lt_cli_operands *operands, FI
             operands ? operands->usage : "", cli->summary);
     for (int i = 0; i < cli->flag_count; i++) {
         const lt_flag *flag = &cli->flags[i];
-        char left[96], def[64];
+        char left[96], def[256];
         if (flag->type == LT_FLAG_BOOL)
             snprintf(left, sizeof left, "%s", flag->name);
         else if (flag->type == LT_FLAG_CHOICE)

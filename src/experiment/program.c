@@ -10,6 +10,7 @@
 #include "core/mem.h"
 #include "core/provenance.h"
 #include "core/runtime.h"
+#include "core/signals.h"
 #include "core/threads.h"
 
 void lt_common_defaults(lt_common *common)
@@ -188,6 +189,31 @@ lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int cou
             LT_ASSERT(strcmp(folder, here) == 0); /* the program derives them from one --out */
     }
     return lt_outdir_open(dir, folder, 0, 0, names, count, NULL, 0);
+}
+
+int lt_program_end_tables(const char *program, lt_status status, lt_table *const *tables,
+                          const char *const *paths, int count, const lt_field_flag *map)
+{
+    for (int i = 0; i < count && status == LT_OK; i++)
+        status = lt_table_commit(tables[i], paths[i]);
+    if (status != LT_OK) {
+        for (int i = 0; i < count; i++)
+            lt_table_detach(tables[i]);
+        return lt_program_report(program, status, map);
+    }
+    printf("\n");
+    for (int i = 0; i < count; i++) {
+        printf("wrote %s (%ld rows, %d threads)\n", paths[i], tables[i]->rows,
+               lt_threads_get());
+        lt_table_free(tables[i]);
+    }
+    if (!lt_interrupted())
+        return 0;
+    fprintf(stderr, "%s: interrupted; the rows measured so far are in", program);
+    for (int i = 0; i < count; i++)
+        fprintf(stderr, "%s %s", i == 0 ? "" : i + 1 < count ? "," : " and", paths[i]);
+    fprintf(stderr, "\n");
+    return lt_interrupt_exit_code();
 }
 
 lt_status lt_program_variant(const char *item, const lt_attn_config *base, lt_variant_spec *out,

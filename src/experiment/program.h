@@ -11,6 +11,7 @@
 #include "core/cli.h"
 #include "core/status.h"
 #include "io/outdir.h"
+#include "results/table.h"
 
 typedef struct lt_common {
     long threads;      /* 0: one per core */
@@ -84,6 +85,14 @@ int lt_program_report(const char *program, lt_status status, const lt_field_flag
  * folder) for this run: lt_outdir_open on it (one writer at a time, each
  * file probed). */
 lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int count);
+
+/* How a program that fills result tables ends. With `status` LT_OK, each
+ * table is committed to its path and freed and "wrote PATH" said on
+ * stdout; otherwise the journals stay on disk and the failure is reported
+ * (lt_program_report with `map`). Returns the exit status: the failure's,
+ * 130 or 143 after Ctrl-C or SIGTERM (the rows measured are written), or 0. */
+int lt_program_end_tables(const char *program, lt_status status, lt_table *const *tables,
+                          const char *const *paths, int count, const lt_field_flag *map);
 
 /* ---- attention variants ---- */
 

@@ -109,6 +109,12 @@ static void figure_link(FILE *f, const lt_report *o, const lt_report_section *s,
 static void write_section(FILE *f, const lt_report *o, const lt_report_section *s,
                           const lt_csv_table *t, int repeat)
 {
+    if (s->beyond) {
+        fprintf(f, "\n### %s\n\n%s\n\n", s->title, s->says);
+        lt_table_markdown(s->schema, t, f);
+        figure_link(f, o, s, repeat);
+        return;
+    }
     fprintf(f, "\n## %s", s->title);
     if (s->dataset != NULL)
         fprintf(f, ": %s", cell(t, 0, "data"));
@@ -152,7 +158,7 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
     for (int i = 0; i < o->count; i++)
         if (o->notes[i][0])
             fprintf(f, "- %s: %s\n", o->names[i], o->notes[i]);
-    int described = 0, repeat = 0;
+    int described = 0, repeat = 0, beyond = 0;
     for (int i = 0; i < count; i++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
@@ -162,6 +168,9 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
         if (!described)
             machine_section(f, &t);
         described = 1;
+        if (sections[i].beyond && !beyond++)
+            fprintf(f, "\n## Beyond the paper\n\nSweeps the paper does not run, over the "
+                       "same attention core and generator.\n");
         /* plot names a figure drawn again in the same run NAME-2, NAME-3 */
         repeat = i > 0 && sections[i].drawn == sections[i - 1].drawn ? repeat + 1 : 1;
         write_section(f, o, &sections[i], &t, repeat);

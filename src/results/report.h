@@ -1,7 +1,8 @@
 /* The Markdown report of `ltbench suite`: the commands run, the machine,
  * and per experiment its result table (the columns its schema shows) beside
  * the paper's table (a CSV of data/paper) and the paper's claim in words,
- * with the figure drawn from it. */
+ * with the figure drawn from it; then, under "Beyond the paper", the sweeps
+ * the paper does not run, each with what it measures. */
 #ifndef LT_RESULTS_REPORT_H
 #define LT_RESULTS_REPORT_H
 
@@ -17,7 +18,8 @@ typedef struct lt_report_section {
     const char *curves;     /* the CSV its figure is drawn from, when not the results */
     const lt_schema *drawn; /* the table of that figure (NULL: none) */
     const char *paper;      /* the paper's CSV in the paper folder, or NULL */
-    const char *says;       /* the paper's claim, in words */
+    const char *says;       /* the paper's claim, in words; beyond: what the sweep shows */
+    int beyond;             /* a sweep the paper does not run: under "Beyond the paper" */
 } lt_report_section;
 
 typedef struct lt_report {

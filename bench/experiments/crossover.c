@@ -1,0 +1,561 @@
+/* ltbench crossover: beyond the paper. For each head dimension, the
+ * smallest sequence length N from which each linear attention kernel is
+ * faster per sample than each softmax kernel, forward and
+ * forward+backward, causal and not. Every case is timed as scaling times
+ * it (lt_attn_time_case); the rule is lt_crossover_find's (src/results). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attn/attn.h"
+#include "attn/measure.h"
+#include "core/mem.h"
+#include "core/progress.h"
+#include "core/signals.h"
+#include "core/threads.h"
+#include "core/timer.h"
+#include "experiment/program.h"
+#include "results/crossover.h"
+#include "results/table.h"
+#include "tables.h"
+
+enum { MAX_HEAD_DIMS = 16, MAX_LENGTHS = 24, MAX_KERNELS = 8, MAX_MAPS = 4,
+       MAX_ENTRIES = MAX_KERNELS * MAX_MAPS, MAX_REPEATS = 100 };
+
+/* The variants whose kernels the sweep compares: softmax's are the
+ * incumbents, the others' the challengers. */
+static const char *const variants[] = {"softmax", "linear", "decay"};
+enum { VARIANTS = sizeof variants / sizeof variants[0] };
+
+typedef struct options {
+    const char *head_dims, *causal_mode, *kernels, *feature_maps, *out;
+    long min_n, max_n, heads, value_dim, tokens, batch, warmup, repeats, confirm;
+    double margin, max_case_seconds, eps;
+    lt_common common;
+} options;
+
+/* A kernel (with a feature map, for a challenger) in one group of head
+ * dimension and causal mode: its time per sample at each N. */
+typedef struct entry {
+    lt_attn_config config;
+    const char *map; /* feature map's name, "none" for softmax */
+    int challenger;
+    int stopped;     /* skipped for memory or time, or refused: no larger N */
+    char why[300];   /* why it stopped */
+    double fwd[MAX_LENGTHS], fwd_bwd[MAX_LENGTHS]; /* s per sample; NAN: not measured */
+    double last_seconds, last_flops; /* the last case's wall time and FLOPs */
+} entry;
+
+typedef struct sweep {
+    options *opt;
+    char table_path[4200];
+    long head_dims[MAX_HEAD_DIMS];
+    int head_dim_count;
+    int lengths[MAX_LENGTHS], length_count;
+    const char *kernels[MAX_KERNELS], *kernel_variant[MAX_KERNELS];
+    int kernel_count;
+    lt_feature_map maps[MAX_MAPS];
+    int map_count;
+    int modes[2], mode_count;
+    lt_table cases, table;
+    entry entries[MAX_ENTRIES];
+    int entry_count, measured; /* measured: the lengths the group reached */
+    double samples[MAX_REPEATS];
+    lt_progress progress;
+    long done;
+} sweep;
+
+/* ---- options ---- */
+
+static int crossover_flags(options *o, lt_flag *f)
+{
+    int n = 0;
+    f[n++] = (lt_flag){"--head-dims", LT_FLAG_STRING, &o->head_dims, "LIST",
+                       "head dimensions D (query/key dimension per head), increasing", 0, 0, NULL,
+                       0};
+    f[n++] = (lt_flag){"--min-n", LT_FLAG_INT, &o->min_n, "N",
+                       "smallest sequence length; N doubles from there", 1, 1 << 24, NULL, 0};
+    f[n++] = (lt_flag){"--max-n", LT_FLAG_INT, &o->max_n, "N",
+                       "largest sequence length measured (N_max)", 1, 1 << 24, NULL, 0};
+    f[n++] = (lt_flag){"--causal", LT_FLAG_CHOICE, &o->causal_mode, NULL,
+                       "which masking to measure", 0, 0, "both|causal|noncausal", 0};
+    f[n++] = (lt_flag){"--kernels", LT_FLAG_STRING, &o->kernels, "LIST",
+                       "kernels compared: softmax's against linear's (and decay's, e.g. "
+                       "decay-causal-chunked,decay-causal-prefix); each runs in the masking "
+                       "modes it serves",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--feature-maps", LT_FLAG_STRING, &o->feature_maps, "LIST",
+                       "feature maps of the linear and decay kernels, each a kernel of its own "
+                       "(elu, relu, favor, taylor; taylor only where D <= 64)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--heads", LT_FLAG_INT, &o->heads, "H", "attention heads", 1, 1024, NULL,
+                       0};
+    f[n++] = (lt_flag){"--value-dim", LT_FLAG_INT, &o->value_dim, "M",
+                       "value dimension per head; 0 = the head dimension", 0, 4096, NULL, 0};
+    f[n++] = (lt_flag){"--tokens", LT_FLAG_INT, &o->tokens, "T",
+                       "batch policy: batch = max(1, T / N), so every case holds about T tokens",
+                       1, 1 << 30, NULL, 0};
+    f[n++] = (lt_flag){"--batch", LT_FLAG_INT, &o->batch, "B",
+                       "fixed batch for every N; 0 = use --tokens", 0, 1 << 20, NULL, 0};
+    f[n++] = (lt_flag){"--warmup", LT_FLAG_INT, &o->warmup, "W", "untimed runs before timing", 0,
+                       100, NULL, 0};
+    f[n++] = (lt_flag){"--repeats", LT_FLAG_INT, &o->repeats, "R",
+                       "timed runs (median, min, max reported; medians compared)", 1,
+                       MAX_REPEATS, NULL, 0};
+    f[n++] = (lt_flag){"--confirm", LT_FLAG_INT, &o->confirm, "K",
+                       "a pair is settled (no larger N measured) once the linear kernel has won "
+                       "at K measured N in a row",
+                       1, MAX_LENGTHS, NULL, 0};
+    f[n++] = (lt_flag){"--margin", LT_FLAG_DOUBLE, &o->margin, "X",
+                       "... and at the last of them by at least X (softmax time over linear)", 1,
+                       1000, NULL, 0};
+    f[n++] = (lt_flag){"--max-case-seconds", LT_FLAG_DOUBLE, &o->max_case_seconds, "S",
+                       "skip a kernel from the N whose case (all its runs), extrapolated from "
+                       "the previous N by the FLOP model, would take more than S seconds",
+                       0.001, 1e7, NULL, 0};
+    f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &o->eps, "EPS",
+                       "linear attention normaliser epsilon", 0, 1, NULL, 0};
+    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "PATH",
+                       "CSV of every case; the crossover table goes beside it as NAME-table.csv "
+                       "(PATH.partial holds the rows while running)",
+                       0, 0, NULL, 0};
+    lt_common_flags(&f[n], &o->common);
+    return n + LT_COMMON_FLAGS;
+}
+
+static const char details[] =
+    "For each head dimension D and masking mode, every kernel runs forward and\n"
+    "forward+backward on random inputs of shape (batch, heads, N, D) for N = --min-n,\n"
+    "2 --min-n, ... up to --max-n, timed as ltbench scaling times a case (--warmup untimed\n"
+    "runs, then --repeats timed; the median per sample is compared). The crossover of a\n"
+    "linear kernel over a softmax kernel, for one pass, is the smallest N from which the\n"
+    "linear kernel is faster per sample at that N and at every larger N measured; N at\n"
+    "which either was not measured do not count. 'none up to N' when it is not faster at\n"
+    "the largest N both were measured at; '<= N (from the smallest N)' when it is faster\n"
+    "at every N. A pair is settled once the linear kernel has won at --confirm measured N\n"
+    "in a row, the last by --margin, in both passes (softmax's cost grows quadratically,\n"
+    "linear's linearly: beyond, softmax only falls further behind); a kernel stops being\n"
+    "measured when every pair it is in is settled, and a group when all are. A kernel\n"
+    "whose planned bytes exceed --mem-budget is recorded as skipped-budget, one whose case\n"
+    "would take longer than --max-case-seconds as skipped-time, and neither runs at larger\n"
+    "N. Non-causal: linear-gemm against softmax-gemm and softmax-tiled; causal:\n"
+    "linear-causal-chunked and linear-causal-prefix against both. Writes PATH (every case,\n"
+    "as scaling's rows) and PATH's NAME-table.csv (a row per head dimension x masking x\n"
+    "pass x linear kernel x softmax kernel); ltbench plot draws the crossover against D.\n"
+    "Ctrl-C stops after the current case and writes what was measured (exit status 130).";
+
+/* The variant a kernel belongs to and which masking modes it serves. */
+static const char *kernel_variant(const char *kernel, int serves[2])
+{
+    const char *found = NULL;
+    serves[0] = serves[1] = 0;
+    for (int v = 0; v < VARIANTS; v++)
+        for (int causal = 0; causal <= 1; causal++) {
+            const char *name;
+            for (int i = 0; (name = lt_attn_kernel_at(variants[v], causal, i)) != NULL; i++)
+                if (strcmp(name, kernel) == 0) {
+                    found = variants[v];
+                    serves[causal] = 1;
+                }
+        }
+    return found;
+}
+
+static lt_status parse_kernels(sweep *w)
+{
+    static char text[512];
+    snprintf(text, sizeof text, "%s", w->opt->kernels);
+    LT_TRY(lt_cli_split_unique(text, w->kernels, MAX_KERNELS, &w->kernel_count, "--kernels"));
+    int incumbents[2] = {0, 0}, challengers[2] = {0, 0};
+    for (int k = 0; k < w->kernel_count; k++) {
+        int serves[2];
+        w->kernel_variant[k] = kernel_variant(w->kernels[k], serves);
+        if (w->kernel_variant[k] == NULL)
+            return lt_fail(LT_E_USAGE, "--kernels: '%s' is not a kernel of softmax, linear or "
+                                       "decay attention (softmax: %s; linear: %s; decay: %s)",
+                           w->kernels[k], lt_attn_kernel_names("softmax"),
+                           lt_attn_kernel_names("linear"), lt_attn_kernel_names("decay"));
+        int used = 0;
+        for (int m = 0; m < w->mode_count; m++) {
+            int causal = w->modes[m];
+            used |= serves[causal];
+            if (serves[causal] && strcmp(w->kernel_variant[k], "softmax") == 0)
+                incumbents[causal]++;
+            else if (serves[causal])
+                challengers[causal]++;
+        }
+        if (!used)
+            return lt_fail(LT_E_USAGE, "--kernels: '%s' serves none of the masking modes "
+                                       "measured (--causal %s)",
+                           w->kernels[k], w->opt->causal_mode);
+    }
+    for (int m = 0; m < w->mode_count; m++) {
+        int causal = w->modes[m];
+        if (!incumbents[causal] || !challengers[causal])
+            return lt_fail(LT_E_USAGE, "--kernels: %s attention needs a softmax kernel and a "
+                                       "linear or decay kernel that serve it (--causal %s)",
+                           causal ? "causal" : "non-causal", w->opt->causal_mode);
+    }
+    return LT_OK;
+}
+
+static lt_status parse_maps(sweep *w)
+{
+    static char text[256];
+    const char *items[MAX_MAPS];
+    snprintf(text, sizeof text, "%s", w->opt->feature_maps);
+    LT_TRY(lt_cli_split_unique(text, items, MAX_MAPS, &w->map_count, "--feature-maps"));
+    for (int i = 0; i < w->map_count; i++) {
+        LT_TRY(lt_attn_parse_feature_map(&w->maps[i], items[i], "--feature-maps"));
+        if (w->maps[i] == LT_FEATURE_IDENTITY)
+            return lt_fail(LT_E_USAGE, "--feature-maps: identity is for tests only; expected "
+                                       "elu, relu, favor or taylor");
+    }
+    return LT_OK;
+}
+
+static lt_status check_options(sweep *w, options *o)
+{
+    w->opt = o;
+    LT_TRY(lt_cli_split_increasing(o->head_dims, w->head_dims, MAX_HEAD_DIMS, &w->head_dim_count,
+                                   1, 4096, "--head-dims"));
+    if (o->min_n > o->max_n)
+        return lt_fail(LT_E_USAGE, "--min-n (%ld) must not exceed --max-n (%ld)", o->min_n,
+                       o->max_n);
+    for (long n = o->min_n; n <= o->max_n; n *= 2) {
+        if (w->length_count == MAX_LENGTHS)
+            return lt_fail(LT_E_USAGE, "--max-n: at most %d doublings from --min-n",
+                           MAX_LENGTHS - 1);
+        w->lengths[w->length_count++] = (int)n;
+    }
+    if (strcmp(o->causal_mode, "causal") != 0)
+        w->modes[w->mode_count++] = 0;
+    if (strcmp(o->causal_mode, "noncausal") != 0)
+        w->modes[w->mode_count++] = 1;
+    LT_TRY(parse_kernels(w));
+    LT_TRY(parse_maps(w));
+    size_t len = strlen(o->out);
+    if (len < 5 || strcmp(o->out + len - 4, ".csv") != 0)
+        return lt_fail(LT_E_USAGE, "--out: expected a path ending in .csv, got '%s'", o->out);
+    snprintf(w->table_path, sizeof w->table_path, "%.*s-table.csv", (int)(len - 4), o->out);
+    return LT_OK;
+}
+
+static const lt_field_flag field_flags[] = {{"eps", "--eps"}, {NULL, NULL}};
+
+/* ---- one group: a head dimension and a masking mode ---- */
+
+static void add_entry(sweep *w, const char *variant, const char *kernel, int causal,
+                      lt_feature_map map, int challenger)
+{
+    entry *e = &w->entries[w->entry_count++];
+    memset(e, 0, sizeof *e);
+    e->config = lt_attn_default_config(variant);
+    e->config.causal = causal;
+    e->config.kernel = kernel;
+    e->config.feature_map = map;
+    e->config.eps = (float)w->opt->eps;
+    e->challenger = challenger;
+    e->map = challenger ? lt_attn_feature_map_name(map) : "none";
+    for (int i = 0; i < MAX_LENGTHS; i++)
+        e->fwd[i] = e->fwd_bwd[i] = NAN;
+    e->last_seconds = e->last_flops = NAN;
+}
+
+static void build_group(sweep *w, int causal)
+{
+    w->entry_count = 0;
+    w->measured = 0;
+    for (int k = 0; k < w->kernel_count; k++) {
+        int serves[2];
+        kernel_variant(w->kernels[k], serves);
+        if (!serves[causal])
+            continue;
+        if (strcmp(w->kernel_variant[k], "softmax") == 0)
+            add_entry(w, "softmax", w->kernels[k], causal, LT_FEATURE_ELU, 0);
+        else
+            for (int m = 0; m < w->map_count; m++)
+                add_entry(w, w->kernel_variant[k], w->kernels[k], causal, w->maps[m], 1);
+    }
+}
+
+static lt_crossover pair_result(const sweep *w, const entry *ch, const entry *inc, int pass)
+{
+    return lt_crossover_find(w->lengths, pass ? ch->fwd_bwd : ch->fwd,
+                             pass ? inc->fwd_bwd : inc->fwd, w->measured,
+                             (int)w->opt->confirm, w->opt->margin);
+}
+
+/* A pair goes on while both can run and either pass is unsettled. */
+static int pair_open(const sweep *w, const entry *a, const entry *b)
+{
+    const entry *ch = a->challenger ? a : b, *inc = a->challenger ? b : a;
+    return !ch->stopped && !inc->stopped &&
+           !(pair_result(w, ch, inc, 0).settled && pair_result(w, ch, inc, 1).settled);
+}
+
+static int entry_needed(const sweep *w, const entry *e)
+{
+    for (int i = 0; i < w->entry_count; i++)
+        if (w->entries[i].challenger != e->challenger && pair_open(w, e, &w->entries[i]))
+            return 1;
+    return 0;
+}
+
+static lt_status add_case_row(sweep *w, const entry *e, lt_attn_shape s, const char *status,
+                              const lt_attn_timing *t, size_t planned, const char *note)
+{
+    lt_table *c = &w->cases;
+    lt_row_begin(c);
+    lt_set_str(c, "experiment", "crossover");
+    lt_set_str(c, "variant", e->config.variant);
+    lt_set_str(c, "kernel", e->config.kernel);
+    lt_set_str(c, "feature_map", e->map);
+    lt_set_int(c, "causal", e->config.causal);
+    lt_set_int(c, "head_dim", s.D);
+    lt_set_int(c, "N", s.N);
+    lt_set_int(c, "batch", s.B);
+    lt_set_int(c, "heads", s.H);
+    lt_set_int(c, "value_dim", s.M);
+    lt_set_int(c, "tokens", w->opt->batch ? 0 : w->opt->tokens);
+    lt_set_int(c, "threads", lt_threads_get());
+    lt_set_int(c, "seed", w->opt->common.seed);
+    lt_set_int(c, "warmup", w->opt->warmup);
+    lt_set_int(c, "repeats", w->opt->repeats);
+    lt_set_str(c, "status", status);
+    lt_set_num(c, "fwd_median_s", t->fwd.median);
+    lt_set_num(c, "fwd_min_s", t->fwd.min);
+    lt_set_num(c, "fwd_max_s", t->fwd.max);
+    lt_set_num(c, "fwd_bwd_median_s", t->fwd_bwd.median);
+    lt_set_num(c, "fwd_bwd_min_s", t->fwd_bwd.min);
+    lt_set_num(c, "fwd_bwd_max_s", t->fwd_bwd.max);
+    lt_set_num(c, "fwd_per_sample_s", t->fwd.median / s.B);
+    lt_set_num(c, "fwd_bwd_per_sample_s", t->fwd_bwd.median / s.B);
+    lt_set_int(c, "peak_bytes", (long long)t->peak_bytes);
+    lt_set_int(c, "planned_bytes", (long long)planned);
+    lt_set_str(c, "note", note);
+    return lt_row_end(c);
+}
+
+/* Measures one kernel at length index li, or records why it cannot run
+ * there (it then stops). */
+static lt_status measure(sweep *w, entry *e, int D, int li)
+{
+    const options *o = w->opt;
+    int N = w->lengths[li];
+    lt_attn_shape shape = {.B = (int)(o->batch ? o->batch : (o->tokens / N > 1 ? o->tokens / N : 1)),
+                           .H = (int)o->heads, .N = N, .D = D,
+                           .M = (int)(o->value_dim ? o->value_dim : D),
+                           .seed = (uint64_t)o->common.seed};
+    lt_attn_timing timing = {.fwd = {NAN, NAN, NAN, 0}, .fwd_bwd = {NAN, NAN, NAN, 0}};
+    lt_attn attn;
+    const char *status = "ok";
+    size_t planned = 0;
+    char need[32], have[32];
+    LT_TRY(lt_attn_init(&attn, &e->config)); /* checked before the sweep */
+    if (lt_attn_check_shape(&attn, shape) != LT_OK) {
+        status = "refused";
+        snprintf(e->why, sizeof e->why, "%s", lt_last_error());
+    } else {
+        planned = lt_attn_case_bytes(&attn, shape, lt_threads_get());
+        double flops = lt_attn_flops(&attn, shape, 0) + lt_attn_flops(&attn, shape, 1);
+        double estimate = e->last_seconds * flops / e->last_flops;
+        if (lt_mem_plan(planned, "this case") != LT_OK) {
+            status = "skipped-budget";
+            snprintf(e->why, sizeof e->why, "needs %s, budget %s",
+                     lt_mem_format(need, sizeof need, planned),
+                     lt_mem_format(have, sizeof have, lt_mem_budget()));
+        } else if (estimate > o->max_case_seconds) {
+            status = "skipped-time";
+            snprintf(e->why, sizeof e->why, "estimated %.0f s > --max-case-seconds %g",
+                     estimate, o->max_case_seconds);
+        } else {
+            double start = lt_time_now();
+            LT_TRY(lt_attn_time_case(&attn, shape, (uint64_t)o->common.seed,
+                                     (uint64_t)(D * 64 + li), (int)o->warmup, (int)o->repeats,
+                                     w->samples, &timing));
+            e->last_seconds = lt_time_now() - start;
+            e->last_flops = flops;
+            e->fwd[li] = timing.fwd.median / shape.B;
+            e->fwd_bwd[li] = timing.fwd_bwd.median / shape.B;
+        }
+    }
+    e->stopped = strcmp(status, "ok") != 0;
+    char note[128];
+    snprintf(note, sizeof note, "D=%d %s %s %s N=%d: %s", D,
+             e->config.causal ? "causal" : "non-causal", e->config.kernel, e->map, N, status);
+    lt_progress_update(&w->progress, ++w->done, note);
+    return add_case_row(w, e, shape, status, &timing, planned, e->stopped ? e->why : "");
+}
+
+static const char *pass_name(int pass) { return pass ? "fwd+bwd" : "fwd"; }
+
+/* Why a pair's sweep ended, for the table's note. */
+static void pair_note(const sweep *w, const entry *ch, const entry *inc, const lt_crossover *c,
+                      int settled, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (c->kind == LT_CROSSOVER_NONE)
+        snprintf(buf, size, "not faster at N=%d, the largest N both ran", c->n_last);
+    const entry *sides[] = {ch, inc};
+    for (int i = 0; i < 2; i++)
+        if (sides[i]->stopped)
+            snprintf(buf + strlen(buf), size - strlen(buf), "%s%s stopped: %s",
+                     buf[0] ? "; " : "", sides[i]->config.kernel, sides[i]->why);
+    if (lt_interrupted() && !settled)
+        snprintf(buf + strlen(buf), size - strlen(buf), "%sinterrupted", buf[0] ? "; " : "");
+    else if (settled && c->n_last < w->lengths[w->length_count - 1])
+        snprintf(buf + strlen(buf), size - strlen(buf), "%ssettled at N=%d", buf[0] ? "; " : "",
+                 c->n_last);
+}
+
+static lt_status table_rows(sweep *w, int D, int causal)
+{
+    const options *o = w->opt;
+    lt_table *t = &w->table;
+    for (int a = 0; a < w->entry_count; a++)
+        for (int b = 0; b < w->entry_count; b++) {
+            const entry *ch = &w->entries[a], *inc = &w->entries[b];
+            if (!ch->challenger || inc->challenger)
+                continue;
+            int settled = pair_result(w, ch, inc, 0).settled &&
+                          pair_result(w, ch, inc, 1).settled;
+            for (int pass = 0; pass <= 1; pass++) {
+                lt_crossover c = pair_result(w, ch, inc, pass);
+                char text[64], note[700];
+                pair_note(w, ch, inc, &c, settled, note, sizeof note);
+                int found = c.kind == LT_CROSSOVER_AT || c.kind == LT_CROSSOVER_FROM_SMALLEST;
+                lt_row_begin(t);
+                lt_set_str(t, "experiment", "crossover");
+                lt_set_int(t, "head_dim", D);
+                lt_set_int(t, "causal", causal);
+                lt_set_str(t, "pass", pass_name(pass));
+                lt_set_str(t, "linear_kernel", ch->config.kernel);
+                lt_set_str(t, "feature_map", ch->map);
+                lt_set_str(t, "softmax_kernel", inc->config.kernel);
+                lt_set_int(t, "heads", o->heads);
+                lt_set_int(t, "value_dim", o->value_dim ? o->value_dim : D);
+                lt_set_int(t, "tokens", o->batch ? 0 : o->tokens);
+                lt_set_int(t, "threads", lt_threads_get());
+                lt_set_int(t, "seed", o->common.seed);
+                lt_set_int(t, "confirm", o->confirm);
+                lt_set_num(t, "margin", o->margin);
+                lt_set_int(t, "n_min", w->lengths[0]);
+                lt_set_int(t, "n_max", w->lengths[w->length_count - 1]);
+                lt_set_str(t, "status", found                            ? "ok"
+                                        : c.kind == LT_CROSSOVER_NONE ? "no-crossover"
+                                                                      : "unmeasured");
+                lt_set_str(t, "result", lt_crossover_kind_name(c.kind));
+                lt_set_num(t, "crossover_n", found ? c.n : NAN);
+                lt_set_str(t, "crossover", lt_crossover_describe(&c, text, sizeof text));
+                lt_set_int(t, "n_measured", c.measured);
+                lt_set_int(t, "n_last", c.n_last);
+                lt_set_num(t, "speedup_last", c.ratio_last);
+                lt_set_str(t, "note", note);
+                LT_TRY(lt_row_end(t));
+            }
+        }
+    return LT_OK;
+}
+
+static lt_status run_group(sweep *w, int D, int causal)
+{
+    build_group(w, causal);
+    for (int li = 0; li < w->length_count && !lt_interrupted(); li++) {
+        int any = 0;
+        for (int i = 0; i < w->entry_count && !lt_interrupted(); i++) {
+            entry *e = &w->entries[i];
+            if (e->stopped || (li > 0 && !entry_needed(w, e)))
+                continue;
+            any = 1;
+            LT_TRY(measure(w, e, D, li));
+        }
+        if (!any)
+            break;
+        w->measured = li + 1;
+    }
+    return table_rows(w, D, causal);
+}
+
+static lt_status sweep_all(sweep *w)
+{
+    long total = 0;
+    for (int m = 0; m < w->mode_count; m++) {
+        build_group(w, w->modes[m]);
+        total += (long)w->entry_count * w->length_count * w->head_dim_count;
+    }
+    printf("ltbench crossover: D = %s, N = %d .. %d, %ld heads, batch %s, %d threads, seed "
+           "%ld\n(the progress counts every case; a settled pair stops early)\n",
+           w->opt->head_dims, w->lengths[0], w->lengths[w->length_count - 1], w->opt->heads,
+           w->opt->batch ? "fixed" : "max(1, tokens / N)", lt_threads_get(),
+           w->opt->common.seed);
+    fflush(stdout);
+    lt_progress_start(&w->progress, stderr, "crossover", total, "cases", w->opt->common.quiet);
+    lt_signals_install();
+    lt_status status = LT_OK;
+    for (int d = 0; d < w->head_dim_count && status == LT_OK && !lt_interrupted(); d++)
+        for (int m = 0; m < w->mode_count && status == LT_OK && !lt_interrupted(); m++)
+            status = run_group(w, (int)w->head_dims[d], w->modes[m]);
+    lt_progress_finish(&w->progress, lt_interrupted() ? "interrupted" : NULL);
+    return status;
+}
+
+/* Every linear and decay configuration and every feature map the sweep
+ * will run, validated before the first case. */
+static lt_status check_configs(sweep *w)
+{
+    for (int m = 0; m < w->mode_count; m++) {
+        build_group(w, w->modes[m]);
+        for (int i = 0; i < w->entry_count; i++) {
+            lt_attn attn;
+            LT_TRY(lt_attn_init(&attn, &w->entries[i].config));
+        }
+    }
+    return LT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    static options o = {
+        .head_dims = "16,32,64,128,256", .causal_mode = "both",
+        .kernels = "linear-gemm,linear-causal-chunked,linear-causal-prefix,softmax-gemm,"
+                   "softmax-tiled",
+        .feature_maps = "elu", .min_n = 32, .max_n = 4096, .heads = 4, .tokens = 2048,
+        .warmup = 1, .repeats = 3, .confirm = 2, .margin = 1.2, .max_case_seconds = 20,
+        .eps = 1e-6, .out = "results/crossover/crossover.csv"};
+    lt_common_defaults(&o.common);
+    static lt_flag flags[32];
+    lt_cli cli = {"ltbench crossover",
+                  "Beyond the paper: the sequence length from which linear attention is faster "
+                  "than softmax, per head dimension.",
+                  details, flags, crossover_flags(&o, flags)};
+    int exit_now;
+    int code = lt_program_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
+    if (exit_now)
+        return code;
+    static sweep w;
+    lt_table_init(&w.cases, &bench_crossover_cases);
+    lt_table_init(&w.table, &bench_crossover);
+    lt_outdir dir;
+    lt_status status = check_options(&w, &o);
+    if (status == LT_OK)
+        status = check_configs(&w);
+    const char *paths[] = {o.out, w.table_path};
+    if (status == LT_OK)
+        status = lt_program_open_csvs(&dir, paths, 2);
+    if (status == LT_OK)
+        status = lt_table_journal(&w.cases, o.out);
+    if (status == LT_OK)
+        status = lt_table_journal(&w.table, w.table_path);
+    if (status == LT_OK)
+        status = sweep_all(&w);
+    if (status == LT_OK) {
+        printf("\n");
+        lt_table_print(&w.table, stdout);
+        printf("(crossover N: the smallest N from which the linear kernel is faster per sample "
+               "at every larger N measured;\n linear x there: softmax's time over linear's at "
+               "the largest N both ran)\n");
+    }
+    lt_table *tables[] = {&w.cases, &w.table};
+    return lt_program_end_tables(cli.program, status, tables, paths, 2, field_flags);
+}

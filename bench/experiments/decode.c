@@ -1,0 +1,563 @@
+/* ltbench decode: beyond the paper. Time per generated token and the
+ * memory generation holds, against the context position, for each way a
+ * causal transformer can generate: stepping linear attention's constant
+ * state (each feature map, and the decayed variant), stepping softmax's
+ * key/value cache, and softmax re-running the whole prefix for every token
+ * (the paper's baseline). The model is the paper's MNIST shape by default,
+ * with untrained weights: speed does not depend on them. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn/attn.h"
+#include "core/mem.h"
+#include "core/progress.h"
+#include "core/signals.h"
+#include "core/threads.h"
+#include "core/timer.h"
+#include "datasets/source.h"
+#include "experiment/program.h"
+#include "model/generate.h"
+#include "model/loss.h"
+#include "results/table.h"
+#include "tables.h"
+
+enum { MAX_MODES = 12, MAX_POSITIONS = 24, MAX_BATCHES = 8, MAX_WINDOW = 1000,
+       VOCAB = LT_IMAGE_START_TOKEN + 1 };
+
+/* How a mode generates. */
+typedef enum gen_kind { GEN_RECURRENT, GEN_CACHED, GEN_RECOMPUTE } gen_kind;
+static const char *const kind_names[] = {"recurrent", "cached", "recompute"};
+
+typedef struct decode_options {
+    const char *modes, *positions, *batches, *reach, *out;
+    long layers, heads, head_dim, ffn, pos_dim, mixtures, random_features;
+    long window, recompute_window;
+    double recompute_seconds, eps;
+    lt_common common;
+} decode_options;
+
+/* One --modes item. */
+typedef struct gen_spec {
+    const char *item;
+    gen_kind kind;
+    lt_attn_config attn;
+} gen_spec;
+
+typedef struct decode_run {
+    decode_options *opt;
+    gen_spec specs[MAX_MODES];
+    int spec_count;
+    long positions[MAX_POSITIONS], batches[MAX_BATCHES];
+    int position_count, batch_count;
+    int reach_by_stepping;
+    lt_table table;
+    double samples[MAX_WINDOW];
+    lt_progress progress;
+    long done;
+} decode_run;
+
+/* ---- options ---- */
+
+static int decode_flags(decode_options *o, lt_flag *f)
+{
+    int n = 0;
+    f[n++] = (lt_flag){"--modes", LT_FLAG_STRING, &o->modes, "LIST",
+                       "generation modes: linear-MAP (linear attention's recurrent state with "
+                       "feature map elu, relu, favor or taylor), decay or decay-MAP (decayed "
+                       "linear attention), cached (softmax's key/value cache), recompute "
+                       "(softmax re-running the prefix)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--positions", LT_FLAG_STRING, &o->positions, "LIST",
+                       "context positions p at which a token's time is measured, increasing", 0,
+                       0, NULL, 0};
+    f[n++] = (lt_flag){"--batches", LT_FLAG_STRING, &o->batches, "LIST",
+                       "batch sizes (sequences generated side by side)", 0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--window", LT_FLAG_INT, &o->window, "W",
+                       "timed steps per position: the tokens at p .. p+W-1 (median, min, max "
+                       "reported), after one untimed step at p-1",
+                       1, MAX_WINDOW, NULL, 0};
+    f[n++] = (lt_flag){"--recompute-window", LT_FLAG_INT, &o->recompute_window, "W",
+                       "timed steps per position for recompute", 1, MAX_WINDOW, NULL, 0};
+    f[n++] = (lt_flag){"--recompute-seconds", LT_FLAG_DOUBLE, &o->recompute_seconds, "S",
+                       "time budget of recompute per batch size: a position whose steps are "
+                       "estimated (from the previous position, growing as p^k, k in [1, 2] as "
+                       "last seen) to overrun what is left is skipped, with every larger one",
+                       0, 1e7, NULL, 0};
+    f[n++] = (lt_flag){"--reach", LT_FLAG_CHOICE, &o->reach, NULL,
+                       "how a stepped mode gets to p: skip (the positions before p counted "
+                       "without computing them: lt_generator_skip) or step (every position "
+                       "generated: O(p^2) for the cache)",
+                       0, 0, "skip|step", 0};
+    f[n++] = (lt_flag){"--layers", LT_FLAG_INT, &o->layers, "L", "transformer layers", 1, 1024,
+                       NULL, 0};
+    f[n++] = (lt_flag){"--heads", LT_FLAG_INT, &o->heads, "H", "attention heads", 1, 1024, NULL,
+                       0};
+    f[n++] = (lt_flag){"--head-dim", LT_FLAG_INT, &o->head_dim, "D", "dimension per head", 1,
+                       4096, NULL, 0};
+    f[n++] = (lt_flag){"--ffn", LT_FLAG_INT, &o->ffn, "F", "feed-forward hidden width", 1,
+                       1 << 20, NULL, 0};
+    f[n++] = (lt_flag){"--pos-dim", LT_FLAG_INT, &o->pos_dim, "P",
+                       "columns of the concatenated position encoding; 0 = a quarter of the "
+                       "width",
+                       0, 4096, NULL, 0};
+    f[n++] = (lt_flag){"--mixtures", LT_FLAG_INT, &o->mixtures, "K",
+                       "logistic mixture components of the output head", 1, 256, NULL, 0};
+    f[n++] = (lt_flag){"--random-features", LT_FLAG_INT, &o->random_features, "M",
+                       "features of the favor map", 1, 65536, NULL, 0};
+    f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &o->eps, "EPS",
+                       "linear attention normaliser epsilon", 0, 1, NULL, 0};
+    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "PATH",
+                       "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL,
+                       0};
+    lt_common_flags(&f[n], &o->common);
+    return n + LT_COMMON_FLAGS;
+}
+
+static const char details[] =
+    "The model reads bytes behind a start token (a 257-token vocabulary, a concatenated\n"
+    "position encoding) and predicts each with a discretized mixture of logistics: the\n"
+    "image experiment's model, the paper's MNIST shape by default, untrained (speed does\n"
+    "not depend on the weights). Each generated token is one step of the generator\n"
+    "(lt_generator_step) and the sampling of the next byte from its logits.\n"
+    "Per-token time at context p: one untimed step at position p-1, then the steps of\n"
+    "positions p .. p+W-1 each timed (the first attends to p earlier positions); the\n"
+    "median, min and max of those W steps. tokens/s = batch / median.\n"
+    "Reaching p: recompute re-runs the whole prefix at every step, so its prefix is\n"
+    "filled with a byte and the steps do the real work; the stepped modes (recurrent,\n"
+    "cached) skip to p by default (lt_generator_skip: the cache counts the skipped\n"
+    "positions as zero rows, a constant state is left as it is), since no step's cost\n"
+    "depends on the values in its state, while stepping a cache to p costs O(p^2);\n"
+    "--reach step generates every position instead.\n"
+    "Bytes at context p: state_bytes is the generator's planned state for p positions\n"
+    "(lt_generator_plan: the (S, z) state, the key/value cache, or recompute's prefix);\n"
+    "forward_bytes is recompute's inference forward over p positions (0 otherwise);\n"
+    "held_bytes, drawn against p, is their sum. planned_bytes is all a timed run\n"
+    "allocates (weights included), checked against --mem-budget first (skipped-budget\n"
+    "otherwise); peak_bytes is the tracked peak.\n"
+    "Recompute costs O(p) per token (O(p^2) attention): it is measured at a position\n"
+    "only while its estimated time fits in what is left of --recompute-seconds for that\n"
+    "batch size; the others are recorded as skipped-time. taylor needs D <= 64.\n"
+    "Ctrl-C stops after the current position and writes the rows so far (exit 130).";
+
+static lt_status parse_mode(gen_spec *g, const char *item, const decode_options *o)
+{
+    const char *variant = NULL, *map = "elu";
+    g->item = item;
+    if (strcmp(item, "cached") == 0 || strcmp(item, "recompute") == 0) {
+        variant = "softmax";
+        g->kind = item[0] == 'c' ? GEN_CACHED : GEN_RECOMPUTE;
+    } else if (strncmp(item, "linear-", 7) == 0) {
+        variant = "linear";
+        map = item + 7;
+    } else if (strcmp(item, "decay") == 0 || strncmp(item, "decay-", 6) == 0) {
+        variant = "decay";
+        map = item[5] == '-' ? item + 6 : "elu";
+    }
+    lt_feature_map fm;
+    if (variant == NULL || lt_attn_parse_feature_map(&fm, map, "--modes") != LT_OK ||
+        fm == LT_FEATURE_IDENTITY)
+        return lt_fail(LT_E_USAGE, "--modes: expected linear-MAP, decay, decay-MAP, cached or "
+                                   "recompute (MAP: elu, relu, favor, taylor), got '%s'",
+                       item);
+    if (strcmp(variant, "softmax") != 0)
+        g->kind = GEN_RECURRENT;
+    g->attn = lt_attn_default_config(variant);
+    g->attn.causal = 1;
+    g->attn.feature_map = fm;
+    g->attn.eps = (float)o->eps;
+    g->attn.random_features = (int)o->random_features;
+    return LT_OK;
+}
+
+static lt_status check_options(decode_run *d, decode_options *o)
+{
+    d->opt = o;
+    static char text[512];
+    const char *items[MAX_MODES];
+    snprintf(text, sizeof text, "%s", o->modes);
+    LT_TRY(lt_cli_split_unique(text, items, MAX_MODES, &d->spec_count, "--modes"));
+    for (int i = 0; i < d->spec_count; i++)
+        LT_TRY(parse_mode(&d->specs[i], items[i], o));
+    LT_TRY(lt_cli_split_increasing(o->positions, d->positions, MAX_POSITIONS, &d->position_count,
+                                   1, 1 << 24, "--positions"));
+    LT_TRY(lt_cli_split_increasing(o->batches, d->batches, MAX_BATCHES, &d->batch_count, 1, 4096,
+                                   "--batches"));
+    d->reach_by_stepping = strcmp(o->reach, "step") == 0;
+    return LT_OK;
+}
+
+static const lt_field_flag field_flags[] = {
+    {"layers", "--layers"}, {"heads", "--heads"}, {"head_dim", "--head-dim"},
+    {"ffn", "--ffn"}, {"pos_dim", "--pos-dim"}, {"eps", "--eps"},
+    {"random_features", "--random-features"}, {NULL, NULL}};
+
+static lt_model_config model_config(const decode_run *d, const gen_spec *g)
+{
+    const decode_options *o = d->opt;
+    lt_model_config mc = lt_model_default_config(g->attn.variant);
+    mc.attn = g->attn;
+    mc.vocab = VOCAB;
+    mc.pos = LT_POS_CONCAT;
+    mc.layers = (int)o->layers;
+    mc.heads = (int)o->heads;
+    mc.head_dim = (int)o->head_dim;
+    mc.ffn = (int)o->ffn;
+    int width = mc.heads * mc.head_dim;
+    mc.pos_dim = (int)(o->pos_dim > 0 ? o->pos_dim : width / 4);
+    lt_loss loss = {.kind = LT_LOSS_MOL, .mixtures = (int)o->mixtures};
+    mc.classes = lt_loss_outputs(&loss);
+    mc.max_batch = 1;
+    mc.seq_len = 1;
+    return mc;
+}
+
+/* ---- rows ---- */
+
+/* What a row says beyond its keys. */
+typedef struct measured {
+    const char *status;
+    lt_summary token;
+    lt_gen_session_bytes at_p; /* the plan for p positions */
+    size_t weights, planned, peak;
+    char note[300];
+} measured;
+
+static lt_status add_row(decode_run *d, const gen_spec *g, const lt_model_config *mc, int B,
+                         long p, const measured *m)
+{
+    const decode_options *o = d->opt;
+    lt_table *t = &d->table;
+    lt_attn attn;
+    LT_TRY(lt_attn_init(&attn, &mc->attn));
+    char kernel[64];
+    if (g->kind == GEN_RECOMPUTE)
+        snprintf(kernel, sizeof kernel, "%s", attn.config.kernel);
+    else
+        snprintf(kernel, sizeof kernel, "%s-step", g->attn.variant);
+    size_t forward = g->kind == GEN_RECOMPUTE && m->at_p.model > 0 ? m->at_p.model - m->weights
+                                                                   : 0;
+    int planned_at_p = m->at_p.total > 0;
+    lt_row_begin(t);
+    lt_set_str(t, "experiment", "decode");
+    lt_set_str(t, "gen_mode", kind_names[g->kind]);
+    lt_set_str(t, "variant", g->attn.variant);
+    lt_set_str(t, "feature_map", g->kind == GEN_RECURRENT
+                                     ? lt_attn_feature_map_name(g->attn.feature_map)
+                                     : "none");
+    lt_set_str(t, "kernel", kernel);
+    lt_set_int(t, "batch", B);
+    lt_set_int(t, "context", p);
+    lt_set_int(t, "layers", o->layers);
+    lt_set_int(t, "heads", o->heads);
+    lt_set_int(t, "head_dim", o->head_dim);
+    lt_set_int(t, "ffn", o->ffn);
+    lt_set_int(t, "vocab", VOCAB);
+    lt_set_int(t, "mixtures", o->mixtures);
+    lt_set_int(t, "threads", lt_threads_get());
+    lt_set_int(t, "seed", o->common.seed);
+    lt_set_int(t, "window", g->kind == GEN_RECOMPUTE ? o->recompute_window : o->window);
+    lt_set_str(t, "reach", g->kind == GEN_RECOMPUTE ? "prefix" : o->reach);
+    lt_set_str(t, "status", m->status);
+    lt_set_num(t, "token_median_s", m->token.median);
+    lt_set_num(t, "token_min_s", m->token.min);
+    lt_set_num(t, "token_max_s", m->token.max);
+    lt_set_num(t, "tokens_per_s", B / m->token.median);
+    lt_set_num(t, "state_bytes", planned_at_p ? (double)m->at_p.generator : NAN);
+    lt_set_num(t, "forward_bytes", planned_at_p ? (double)forward : NAN);
+    lt_set_num(t, "held_bytes", planned_at_p ? (double)(m->at_p.generator + forward) : NAN);
+    lt_set_int(t, "planned_bytes", (long long)m->planned);
+    lt_set_int(t, "peak_bytes", (long long)m->peak);
+    lt_set_str(t, "note", m->note);
+    LT_TRY(lt_row_end(t));
+    char line[160];
+    snprintf(line, sizeof line, "%s batch %d context %ld: %s", g->item, B, p, m->status);
+    lt_progress_update(&d->progress, ++d->done, line);
+    return LT_OK;
+}
+
+/* ---- measuring ---- */
+
+/* One step: the generator, then the next tokens sampled from its logits. */
+static lt_status step(lt_gen_session *s)
+{
+    const float *logits;
+    int position = s->g.steps;
+    LT_TRY(lt_generator_step(&s->g, s->column, &logits));
+    s->sampler.sample(s->sampler.ctx, s->column, logits, s->g.batch, 0, position);
+    return LT_OK;
+}
+
+/* Moves the session to position `to` (skipping, or stepping where asked),
+ * steps once untimed, then times `window` steps. */
+static lt_status time_window(decode_run *d, lt_gen_session *s, const gen_spec *g, long p,
+                             int window, lt_summary *out)
+{
+    long to = p - 1;
+    if (d->reach_by_stepping && g->kind != GEN_RECOMPUTE)
+        while (s->g.steps < to && !lt_interrupted())
+            LT_TRY(step(s));
+    if (s->g.steps < to)
+        LT_TRY(lt_generator_skip(&s->g, (int)(to - s->g.steps), 0));
+    LT_TRY(step(s));
+    for (int i = 0; i < window; i++) {
+        double start = lt_time_now();
+        LT_TRY(step(s));
+        d->samples[i] = lt_time_now() - start;
+    }
+    *out = lt_summarize(d->samples, window);
+    return LT_OK;
+}
+
+/* The session for the run, and its start token. */
+static lt_status open_session(lt_gen_session *s, const lt_model *weights,
+                              const lt_model_config *mc, const decode_run *d, gen_kind kind,
+                              int B, int steps)
+{
+    LT_TRY(lt_gen_session_init(s, weights, mc, (uint64_t)d->opt->common.seed,
+                               kind == GEN_RECOMPUTE ? LT_GEN_RECOMPUTE : LT_GEN_RECURRENT, B,
+                               steps, 0, 0));
+    for (int b = 0; b < B; b++)
+        s->column[b] = LT_IMAGE_START_TOKEN;
+    return LT_OK;
+}
+
+static lt_gen_mode gen_mode_of(gen_kind kind)
+{
+    return kind == GEN_RECOMPUTE ? LT_GEN_RECOMPUTE : LT_GEN_RECURRENT;
+}
+
+/* Plan for p positions; status "refused" with the reason when the mode
+ * cannot generate with this model. */
+static int plan_at(const lt_model *weights, const lt_model_config *mc, gen_kind kind, int B,
+                   long steps, lt_gen_session_bytes *bytes, measured *m)
+{
+    if (lt_gen_session_plan(weights, mc, gen_mode_of(kind), B, (int)steps, 0, bytes) == LT_OK)
+        return 1;
+    m->status = "refused";
+    snprintf(m->note, sizeof m->note, "%s", lt_last_error());
+    return 0;
+}
+
+static void skipped_budget(measured *m, size_t planned)
+{
+    char need[32], have[32];
+    m->status = "skipped-budget";
+    m->planned = planned;
+    snprintf(m->note, sizeof m->note, "needs %s beyond what is held, budget %s",
+             lt_mem_format(need, sizeof need, planned),
+             lt_mem_format(have, sizeof have, lt_mem_budget()));
+}
+
+/* A row for a position not measured: its bytes, and why. */
+static lt_status not_measured(decode_run *d, const gen_spec *g, const lt_model *weights,
+                              const lt_model_config *mc, int B, long p, int window,
+                              const char *status, const char *note, size_t weights_bytes)
+{
+    measured m = {.status = status, .token = {NAN, NAN, NAN, 0}, .weights = weights_bytes};
+    lt_gen_session_bytes run;
+    if (plan_at(weights, mc, g->kind, B, p + window, &run, &m))
+        m.planned = run.total;
+    plan_at(weights, mc, g->kind, B, p, &m.at_p, &m);
+    if (strcmp(status, "skipped-budget") == 0)
+        skipped_budget(&m, m.planned);
+    else
+        snprintf(m.note, sizeof m.note, "%s", note);
+    return add_row(d, g, mc, B, p, &m);
+}
+
+/* Times positions first .. last - 1 in one session planned for the last of
+ * them (plus the window); the stepped modes run every position in one. */
+static lt_status run_session(decode_run *d, const gen_spec *g, const lt_model *weights,
+                             const lt_model_config *mc, int B, int first, int last, int window,
+                             size_t weights_bytes, double *seconds, double *median)
+{
+    measured m = {.status = "ok", .weights = weights_bytes};
+    lt_gen_session_bytes run;
+    LT_TRY(lt_gen_session_plan(weights, mc, gen_mode_of(g->kind), B,
+                               (int)(d->positions[last - 1] + window), 0, &run));
+    m.planned = run.total;
+    lt_mem_reset_peak();
+    size_t base = lt_mem_current();
+    double start = lt_time_now();
+    lt_gen_session s;
+    lt_status status = open_session(&s, weights, mc, d, g->kind, B,
+                                    (int)(d->positions[last - 1] + window));
+    for (int i = first; i < last && status == LT_OK && !lt_interrupted(); i++) {
+        long p = d->positions[i];
+        status = time_window(d, &s, g, p, window, &m.token);
+        m.peak = lt_mem_peak() - base;
+        if (status == LT_OK)
+            status = lt_gen_session_plan(weights, mc, gen_mode_of(g->kind), B, (int)p, 0,
+                                         &m.at_p);
+        if (status == LT_OK && !lt_interrupted())
+            status = add_row(d, g, mc, B, p, &m);
+        *median = m.token.median;
+    }
+    lt_gen_session_free(&s);
+    *seconds = lt_time_now() - start;
+    return status;
+}
+
+/* A stepped mode (recurrent, cached) at batch B: one session for every
+ * position whose run fits the budget. */
+static lt_status run_stepped(decode_run *d, const gen_spec *g, const lt_model *weights,
+                             const lt_model_config *mc, int B, size_t weights_bytes)
+{
+    const int window = (int)d->opt->window;
+    measured m = {.status = "ok"};
+    lt_gen_session_bytes run;
+    int fit = 0;
+    while (fit < d->position_count &&
+           plan_at(weights, mc, g->kind, B, d->positions[fit] + window, &run, &m) &&
+           lt_mem_plan(run.total, "generation") == LT_OK)
+        fit++;
+    if (strcmp(m.status, "refused") == 0) /* the mode cannot run this model */
+        return not_measured(d, g, weights, mc, B, d->positions[0], window, m.status, m.note,
+                            weights_bytes);
+    double seconds, median;
+    lt_status status = fit > 0 ? run_session(d, g, weights, mc, B, 0, fit, window,
+                                             weights_bytes, &seconds, &median)
+                               : LT_OK;
+    for (int i = fit; i < d->position_count && status == LT_OK && !lt_interrupted(); i++)
+        status = not_measured(d, g, weights, mc, B, d->positions[i], window, "skipped-budget",
+                              NULL, weights_bytes);
+    return status;
+}
+
+/* Recompute at batch B: a session per position (its forward is planned for
+ * that length), within the time budget. */
+static lt_status run_recompute(decode_run *d, const gen_spec *g, const lt_model *weights,
+                               const lt_model_config *mc, int B, size_t weights_bytes)
+{
+    const decode_options *o = d->opt;
+    const int window = (int)o->recompute_window;
+    double spent = 0, last_step = NAN, exponent = 2; /* no growth seen yet: quadratic */
+    long last_p = 0;
+    const char *stop = NULL; /* why the positions from here on are not measured */
+    char why[200];
+    lt_status status = LT_OK;
+    for (int i = 0; i < d->position_count && status == LT_OK && !lt_interrupted(); i++) {
+        long p = d->positions[i];
+        measured m = {.status = "ok"};
+        lt_gen_session_bytes run;
+        if (!plan_at(weights, mc, g->kind, B, p + window, &run, &m))
+            return not_measured(d, g, weights, mc, B, p, window, m.status, m.note,
+                                weights_bytes);
+        /* A step's time grows as (p + window)^k, k between 1 (the layers around the
+         * attention) and 2 (the attention): k as seen between the last two positions. */
+        double grow = (double)(p + window) / (double)(last_p + window);
+        double estimate = last_step * pow(grow, exponent) * (window + 1);
+        if (stop == NULL && lt_mem_plan(run.total, "generation") != LT_OK)
+            stop = "skipped-budget";
+        if (stop == NULL && estimate > o->recompute_seconds - spent) {
+            stop = "skipped-time";
+            snprintf(why, sizeof why, "estimated %.3g s for its %d steps, %.3g s left of "
+                                      "--recompute-seconds %g",
+                     estimate, window + 1, o->recompute_seconds - spent, o->recompute_seconds);
+        } else if (stop != NULL) {
+            snprintf(why, sizeof why, "as the positions before it");
+        }
+        if (stop != NULL) {
+            status = not_measured(d, g, weights, mc, B, p, window, stop, why, weights_bytes);
+            continue;
+        }
+        double seconds, median = NAN;
+        status = run_session(d, g, weights, mc, B, i, i + 1, window, weights_bytes, &seconds,
+                             &median);
+        if (last_p > 0) {
+            double seen = log(median / last_step) / log(grow);
+            exponent = seen < 1 ? 1 : seen > 2 ? 2 : seen;
+        }
+        spent += seconds;
+        last_p = p;
+        last_step = median;
+    }
+    return status;
+}
+
+static lt_status run_mode(decode_run *d, const gen_spec *g)
+{
+    lt_model_config mc = model_config(d, g);
+    LT_TRY(lt_model_check_config(&mc));
+    size_t weights_bytes;
+    LT_TRY(lt_model_plan(&mc, LT_MODEL_WEIGHTS, lt_threads_get(), &weights_bytes, NULL));
+    lt_model weights;
+    LT_TRY(lt_model_alloc(&weights, &mc, LT_MODEL_WEIGHTS, lt_threads_get(),
+                          (uint64_t)d->opt->common.seed));
+    lt_status status = LT_OK;
+    for (int b = 0; b < d->batch_count && status == LT_OK && !lt_interrupted(); b++) {
+        int B = (int)d->batches[b];
+        status = g->kind == GEN_RECOMPUTE
+                     ? run_recompute(d, g, &weights, &mc, B, weights_bytes)
+                     : run_stepped(d, g, &weights, &mc, B, weights_bytes);
+    }
+    lt_model_free(&weights);
+    return status;
+}
+
+static lt_status decode_all(decode_run *d)
+{
+    const decode_options *o = d->opt;
+    printf("ltbench decode: %ld layers, %ld heads x %ld, FFN %ld, %ld mixtures, vocabulary %d; "
+           "untrained weights; batches %s; positions %s; %d threads, seed %ld\n",
+           o->layers, o->heads, o->head_dim, o->ffn, o->mixtures, VOCAB, o->batches,
+           o->positions, lt_threads_get(), o->common.seed);
+    fflush(stdout);
+    lt_progress_start(&d->progress, stderr, "decode",
+                      (long)d->spec_count * d->batch_count * d->position_count, "positions",
+                      o->common.quiet);
+    lt_signals_install();
+    lt_status status = LT_OK;
+    for (int i = 0; i < d->spec_count && status == LT_OK && !lt_interrupted(); i++)
+        status = run_mode(d, &d->specs[i]);
+    lt_progress_finish(&d->progress, lt_interrupted() ? "interrupted" : NULL);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static decode_options o = {
+        .modes = "linear-elu,linear-relu,linear-favor,linear-taylor,decay,cached,recompute",
+        .positions = "1,16,256,1024,4096,16384", .batches = "1,16", .reach = "skip",
+        .layers = 8, .heads = 8, .head_dim = 32, .ffn = 1024, .mixtures = 10,
+        .random_features = 64, .window = 8, .recompute_window = 2, .recompute_seconds = 60,
+        .eps = 1e-6, .out = "results/decode/decode.csv"};
+    lt_common_defaults(&o.common);
+    static lt_flag flags[32];
+    lt_cli cli = {"ltbench decode",
+                  "Beyond the paper: time per generated token and the memory generation holds, "
+                  "against the context, per generation mode.",
+                  details, flags, decode_flags(&o, flags)};
+    int exit_now;
+    int code = lt_program_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
+    if (exit_now)
+        return code;
+    static decode_run d;
+    lt_table_init(&d.table, &bench_decode);
+    lt_outdir dir;
+    lt_status status = check_options(&d, &o);
+    for (int i = 0; i < d.spec_count && status == LT_OK; i++) {
+        lt_model_config mc = model_config(&d, &d.specs[i]);
+        status = lt_model_check_config(&mc);
+        lt_attn attn;
+        if (status == LT_OK)
+            status = lt_attn_init(&attn, &mc.attn);
+    }
+    if (status == LT_OK)
+        status = lt_program_open_csvs(&dir, &o.out, 1);
+    if (status == LT_OK)
+        status = lt_table_journal(&d.table, o.out);
+    if (status == LT_OK)
+        status = decode_all(&d);
+    if (status == LT_OK) {
+        printf("\n");
+        lt_table_print(&d.table, stdout);
+        printf("(ms/token: median over the window of steps from the context position, one step "
+               "of the whole batch;\n held MiB: state, cache or recompute's forward at that "
+               "context)\n");
+    }
+    lt_table *tables[] = {&d.table};
+    return lt_program_end_tables(cli.program, status, tables, &o.out, 1, field_flags);
+}
