@@ -18,6 +18,7 @@
 #include "io/md5.h"
 #include "io/npy.h"
 #include "io/png.h"
+#include "results/crossover.h"
 #include "core/mem.h"
 #include "program.h"
 
@@ -639,6 +640,334 @@ Test(scaling, budget_skips_instead_of_running)
     ASSERT_MENTIONS("bogus");
 }
 
+/* ---- beyond the paper: crossover and decode ---- */
+
+#define TINY_CROSSOVER                                                                       \
+    "crossover --min-n 16 --max-n 64 --heads 2 --tokens 128 --warmup 0 --repeats 1 --quiet "
+
+/* Per-sample medians of one kernel's cases, at N = 16, 32, 64 (NAN where
+ * not measured). */
+static void case_times(const lt_csv_table *t, const char *kernel, const char *map, int causal,
+                       int D, const char *column, double *out)
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = NAN;
+    for (long long r = 0; r < t->nrows; r++)
+        if (strcmp(cell_str(t, r, "kernel"), kernel) == 0 &&
+            strcmp(cell_str(t, r, "feature_map"), map) == 0 &&
+            (int)cell_num(t, r, "causal") == causal && (int)cell_num(t, r, "head_dim") == D &&
+            strcmp(cell_str(t, r, "status"), "ok") == 0) {
+            int n = (int)cell_num(t, r, "N");
+            out[n == 16 ? 0 : n == 32 ? 1 : 2] = cell_num(t, r, column);
+        }
+}
+
+/* Every case is a row; every pair of kernels a row per pass, whose
+ * crossover is what the rule gives on the cases' own times. */
+Test(sweeps, crossover_writes_every_case_and_the_crossover_table, .timeout = 120)
+{
+    char dir[64], args[512], path[160], table_path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/c.csv", dir);
+    snprintf(table_path, sizeof table_path, "%s/c-table.csv", dir);
+    /* --confirm 4: no pair settles within three lengths, so every case runs */
+    snprintf(args, sizeof args, TINY_CROSSOVER "--head-dims 8,16 --confirm 4 --out %s", path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("crossover N");
+    lt_csv_table cases, table;
+    cr_assert_eq(lt_csv_read(&cases, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(cases.nrows, 2 * (3 + 4) * 3, "D x kernels of both maskings x N");
+    for (long long r = 0; r < cases.nrows; r++) {
+        cr_assert_str_eq(cell_str(&cases, r, "status"), "ok");
+        cr_assert_gt(cell_num(&cases, r, "fwd_bwd_median_s"), 0);
+        cr_assert_eq(cell_num(&cases, r, "batch"), 128 / cell_num(&cases, r, "N"));
+        cr_assert_gt(cell_num(&cases, r, "peak_bytes"), 0);
+    }
+    cr_assert_eq(lt_csv_read(&table, table_path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(table.nrows, 2 * (1 * 2 + 2 * 2) * 2, "D x kernel pairs x passes");
+    const int n[] = {16, 32, 64};
+    for (long long r = 0; r < table.nrows; r++) {
+        int D = (int)cell_num(&table, r, "head_dim"), causal = (int)cell_num(&table, r, "causal");
+        int fb = strcmp(cell_str(&table, r, "pass"), "fwd+bwd") == 0;
+        const char *column = fb ? "fwd_bwd_per_sample_s" : "fwd_per_sample_s";
+        double lin[3], soft[3];
+        case_times(&cases, cell_str(&table, r, "linear_kernel"), "elu", causal, D, column, lin);
+        case_times(&cases, cell_str(&table, r, "softmax_kernel"), "none", causal, D, column,
+                   soft);
+        lt_crossover c = lt_crossover_find(n, lin, soft, 3, 4, 1.2);
+        cr_expect_eq(c.measured, 3);
+        cr_expect_str_eq(cell_str(&table, r, "result"), lt_crossover_kind_name(c.kind));
+        char text[64];
+        cr_expect_str_eq(cell_str(&table, r, "crossover"),
+                         lt_crossover_describe(&c, text, sizeof text));
+        if (c.kind == LT_CROSSOVER_AT || c.kind == LT_CROSSOVER_FROM_SMALLEST)
+            cr_expect_eq(cell_num(&table, r, "crossover_n"), c.n);
+        cr_expect_str_eq(cell_str(&table, r, "status"),
+                         c.kind == LT_CROSSOVER_NONE ? "no-crossover" : "ok");
+    }
+    lt_csv_table_free(&cases);
+    lt_csv_table_free(&table);
+}
+
+/* A feature map that cannot serve the head dimension, and a kernel over the
+ * budget, stop with a row that says why; their pairs say so. */
+Test(sweeps, crossover_refusals_and_budget, .timeout = 120)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/c.csv", dir);
+    snprintf(args, sizeof args,
+             TINY_CROSSOVER "--head-dims 128 --causal noncausal --feature-maps taylor --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 3, "taylor refused at the first N; softmax needed no further");
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "refused");
+    cr_assert(strstr(cell_str(&t, 0, "note"), "64") != NULL, "%s", cell_str(&t, 0, "note"));
+    lt_csv_table_free(&t);
+    snprintf(path, sizeof path, "%s/c-table.csv", dir);
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 4);
+    for (long long r = 0; r < t.nrows; r++) {
+        cr_expect_str_eq(cell_str(&t, r, "status"), "unmeasured");
+        cr_expect(strstr(cell_str(&t, r, "note"), "linear-gemm stopped") != NULL, "%s",
+                  cell_str(&t, r, "note"));
+    }
+    lt_csv_table_free(&t);
+    /* softmax-gemm's scores: 4 x 2 x 256^2 floats fit 8M, 512^2 do not */
+    snprintf(path, sizeof path, "%s/b.csv", dir);
+    snprintf(args, sizeof args,
+             "crossover --head-dims 8 --min-n 256 --max-n 1024 --heads 2 --batch 4 --warmup 0 "
+             "--repeats 1 --causal noncausal --kernels linear-gemm,softmax-gemm --confirm 9 "
+             "--mem-budget 8M --quiet --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    int skipped = 0, after = 0;
+    for (long long r = 0; r < t.nrows; r++)
+        if (strcmp(cell_str(&t, r, "kernel"), "softmax-gemm") == 0) {
+            after += skipped;
+            skipped += strcmp(cell_str(&t, r, "status"), "skipped-budget") == 0;
+            if (skipped)
+                cr_expect(strstr(cell_str(&t, r, "note"), "budget") != NULL);
+        }
+    cr_expect_eq(skipped, 1, "skipped once, at 512");
+    cr_expect_eq(after, 0, "not tried at larger N");
+    lt_csv_table_free(&t);
+}
+
+Test(sweeps, crossover_bad_flags_exit_2_naming_the_flag)
+{
+    cr_assert_eq(ltbench("crossover --help"), 0);
+    const char *flags[] = {"--head-dims", "--min-n", "--max-n", "--causal", "--kernels",
+                           "--feature-maps", "--heads", "--tokens", "--batch", "--warmup",
+                           "--repeats", "--confirm", "--margin", "--max-case-seconds", "--out",
+                           "--threads", "--seed", "--quiet", "--mem-budget",
+                           "default: 16,32,64,128,256"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        ASSERT_MENTIONS(flags[i]);
+    char dir[64];
+    make_temp_dir(dir);
+    struct { const char *args, *mention; } bad[] = {
+        {"--head-dims 32,16", "--head-dims"},
+        {"--head-dims 16,abc", "--head-dims"},
+        {"--min-n 64 --max-n 32", "--min-n"},
+        {"--kernels linear-gemm,bogus", "'bogus'"},
+        {"--kernels lsh-chunked,softmax-gemm", "--kernels"},
+        {"--kernels softmax-gemm,softmax-tiled", "--kernels"},
+        {"--causal causal --kernels linear-gemm,softmax-gemm,linear-causal-chunked",
+         "'linear-gemm'"},
+        {"--feature-maps elu,cosine", "--feature-maps"},
+        {"--feature-maps elu,elu", "--feature-maps"},
+        {"--margin 0.5", "--margin"},
+        {"--confirm 0", "--confirm"},
+        {"--out x.txt", "--out"},
+        {"--feature-maps relu --eps 0", "--eps"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "crossover %s --out %s/c.csv", bad[i].args, dir);
+        if (strstr(bad[i].args, "--out") != NULL)
+            snprintf(args, sizeof args, "crossover %s", bad[i].args);
+        cr_assert_eq(ltbench(args), 2, "%s:\n%s", bad[i].args, output);
+        ASSERT_MENTIONS(bad[i].mention);
+    }
+    cr_assert_eq(check_count_entries(dir), 0, "nothing written");
+}
+
+/* Ctrl-C stops after the current case; both CSVs hold what was measured. */
+Test(sweeps, crossover_interrupted_writes_what_was_measured, .timeout = 300)
+{
+    char dir[64], args[512], path[160], journal[200];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/c.csv", dir);
+    snprintf(args, sizeof args,
+             "crossover --head-dims 8,16,32,64 --min-n 16 --max-n 65536 --heads 2 --tokens 16384 "
+             "--confirm 20 --out %s",
+             path);
+    pid_t pid = start_ltbench(args);
+    snprintf(journal, sizeof journal, "%s.partial", path);
+    cr_assert(wait_for_rows(pid, journal, 3));
+    kill(pid, SIGINT);
+    cr_assert_eq(wait_exit(pid), 130);
+    long long cases = csv_rows(path);
+    cr_assert_geq(cases, 3, "the cases measured");
+    cr_assert_lt(cases, 4 * 15 * 4, "stopped early");
+    snprintf(path, sizeof path, "%s/c-table.csv", dir);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t.nrows, 4, "the pairs of the group under way, both passes");
+    cr_assert(strstr(cell_str(&t, 0, "note"), "interrupted") != NULL, "%s",
+              cell_str(&t, 0, "note"));
+    lt_csv_table_free(&t);
+}
+
+#define TINY_DECODE                                                                           \
+    "decode --layers 1 --heads 2 --head-dim 8 --ffn 16 --positions 1,8,32 --batches 1,2 "     \
+    "--window 2 --quiet "
+
+static long long row_of(const lt_csv_table *t, const char *mode, const char *map, int batch,
+                        int context)
+{
+    for (long long r = 0; r < t->nrows; r++)
+        if (strcmp(cell_str(t, r, "gen_mode"), mode) == 0 &&
+            strcmp(cell_str(t, r, "feature_map"), map) == 0 &&
+            (int)cell_num(t, r, "batch") == batch && (int)cell_num(t, r, "context") == context)
+            return r;
+    cr_assert_fail("no %s %s batch %d context %d row", mode, map, batch, context);
+    return -1;
+}
+
+/* Every mode, batch and position is a row; a constant state keeps its
+ * bytes, a cache grows by one row per position, recompute holds its
+ * forward, and a timed run's tracked peak is its plan. */
+Test(sweeps, decode_writes_every_mode_batch_and_position, .timeout = 120)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/d.csv", dir);
+    snprintf(args, sizeof args, TINY_DECODE "--recompute-seconds 30 --out %s", path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("ms/token");
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t.nrows, 7 * 2 * 3, "modes x batches x positions");
+    for (long long r = 0; r < t.nrows; r++) {
+        cr_assert_str_eq(cell_str(&t, r, "status"), "ok", "row %lld: %s", r,
+                         cell_str(&t, r, "note"));
+        cr_assert_gt(cell_num(&t, r, "token_median_s"), 0);
+        cr_assert_leq(cell_num(&t, r, "token_min_s"), cell_num(&t, r, "token_median_s"));
+        cr_assert_eq(cell_num(&t, r, "peak_bytes"), cell_num(&t, r, "planned_bytes"),
+                     "row %lld: the plan is what the run holds", r);
+    }
+    const char *maps[] = {"elu", "relu", "favor", "taylor"};
+    for (int m = 0; m < 4; m++) {
+        double one = cell_num(&t, row_of(&t, "recurrent", maps[m], 2, 1), "state_bytes");
+        cr_expect_eq(cell_num(&t, row_of(&t, "recurrent", maps[m], 2, 32), "state_bytes"), one,
+                     "%s: a constant state", maps[m]);
+    }
+    /* the cache: at least 8 value floats a position, batch 2 x 2 heads x 1 layer */
+    double c8 = cell_num(&t, row_of(&t, "cached", "none", 2, 8), "state_bytes");
+    double c32 = cell_num(&t, row_of(&t, "cached", "none", 2, 32), "state_bytes");
+    cr_expect_geq(c32 - c8, 2.0 * 2 * 1 * 24 * 8 * 4, "at least the value rows added");
+    long long r32 = row_of(&t, "recompute", "none", 1, 32);
+    cr_expect_gt(cell_num(&t, r32, "forward_bytes"),
+                 cell_num(&t, row_of(&t, "recompute", "none", 1, 8), "forward_bytes"));
+    cr_expect_eq(cell_num(&t, r32, "held_bytes"),
+                 cell_num(&t, r32, "forward_bytes") + cell_num(&t, r32, "state_bytes"));
+    cr_expect_str_eq(cell_str(&t, r32, "kernel"), "softmax-gemm");
+    lt_csv_table_free(&t);
+}
+
+/* Recompute within its time budget (none: the first position only, as
+ * nothing is known before it), a state over the budget, taylor beyond its
+ * D, and every position stepped. */
+Test(sweeps, decode_budgets_refusals_and_stepping, .timeout = 120)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/r.csv", dir);
+    snprintf(args, sizeof args, TINY_DECODE "--modes recompute --recompute-seconds 0 --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 6);
+    for (long long r = 0; r < t.nrows; r++)
+        cr_expect_str_eq(cell_str(&t, r, "status"),
+                         cell_num(&t, r, "context") == 1 ? "ok" : "skipped-time");
+    cr_expect(strstr(cell_str(&t, 1, "note"), "--recompute-seconds") != NULL);
+    cr_expect_gt(cell_num(&t, 2, "held_bytes"), 0, "the bytes are known without running");
+    lt_csv_table_free(&t);
+    /* a cache of 100000 positions of 128 keys and values is 100 MB */
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(args, sizeof args,
+             "decode --layers 1 --heads 1 --head-dim 128 --ffn 16 --modes cached,linear-taylor "
+             "--positions 1,20,100000 --batches 1 --window 2 --reach step --mem-budget 50M "
+             "--quiet --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 4, "cached at every position, taylor refused once");
+    cr_expect_str_eq(cell_str(&t, 1, "status"), "ok", "stepped to 20");
+    cr_expect_str_eq(cell_str(&t, 1, "reach"), "step");
+    cr_expect_str_eq(cell_str(&t, 2, "status"), "skipped-budget");
+    cr_expect(strstr(cell_str(&t, 2, "note"), "budget") != NULL);
+    cr_expect_gt(cell_num(&t, 2, "planned_bytes"), 100e6);
+    cr_expect_str_eq(cell_str(&t, 3, "status"), "refused");
+    cr_expect(strstr(cell_str(&t, 3, "note"), "64") != NULL, "%s", cell_str(&t, 3, "note"));
+    lt_csv_table_free(&t);
+}
+
+Test(sweeps, decode_bad_flags_exit_2_naming_the_flag)
+{
+    cr_assert_eq(ltbench("decode --help"), 0);
+    const char *flags[] = {"--modes", "--positions", "--batches", "--window",
+                           "--recompute-window", "--recompute-seconds", "--reach", "--layers",
+                           "--heads", "--head-dim", "--ffn", "--mixtures", "--out", "--threads",
+                           "--seed", "--quiet", "--mem-budget", "default: 1,16,256,1024,4096,16384"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        ASSERT_MENTIONS(flags[i]);
+    char dir[64];
+    make_temp_dir(dir);
+    struct { const char *args, *mention; } bad[] = {
+        {"--modes linear-cosine", "'linear-cosine'"}, {"--modes bogus", "--modes"},
+        {"--modes cached,cached", "--modes"},         {"--positions 16,1", "--positions"},
+        {"--positions 0", "--positions"},             {"--batches 0", "--batches"},
+        {"--window 0", "--window"},                   {"--reach jump", "--reach"},
+        {"--pos-dim 300", "--pos-dim"},               {"--modes linear-relu --eps 0", "--eps"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "decode %s --out %s/d.csv", bad[i].args, dir);
+        cr_assert_eq(ltbench(args), 2, "%s:\n%s", bad[i].args, output);
+        ASSERT_MENTIONS(bad[i].mention);
+    }
+    cr_assert_eq(check_count_entries(dir), 0, "nothing written");
+}
+
+Test(sweeps, decode_interrupted_writes_what_was_measured, .timeout = 300)
+{
+    char dir[64], args[512], path[160], journal[200];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/d.csv", dir);
+    snprintf(args, sizeof args,
+             "decode --layers 4 --heads 4 --head-dim 32 --ffn 256 --modes linear-elu "
+             "--batches 1,2,4,8 --positions 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20 "
+             "--window 1000 --out %s",
+             path);
+    pid_t pid = start_ltbench(args);
+    snprintf(journal, sizeof journal, "%s.partial", path);
+    cr_assert(wait_for_rows(pid, journal, 1));
+    kill(pid, SIGINT);
+    int code = wait_exit(pid);
+    cr_assert_eq(code, 130, "exit status %d", code);
+    long long rows = csv_rows(path);
+    cr_assert_geq(rows, 1);
+    cr_assert_lt(rows, 4 * 20, "stopped early");
+}
+
 /* ---- ltbench attention against a double-precision reference ---- */
 
 enum { B = 2, H = 3, N = 7, D = 5, M = 4, K = 3 };
@@ -1247,6 +1576,43 @@ Test(suite, runs_experiments_and_writes_the_report, .timeout = 300)
     snprintf(args, sizeof args, "suite --preset quick --experiments copy --resume --out %s", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     ASSERT_MENTIONS("already trained");
+}
+
+/* The sweeps beyond the paper at the quick sizes: their tables and figures
+ * under a section of their own. */
+Test(suite, sweeps_beyond_the_paper_in_the_report, .timeout = 300)
+{
+    char dir[64], args[512], path[200];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, "suite --preset quick --experiments crossover,decode --out %s",
+             dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/REPORT.md", dir);
+    size_t size;
+    unsigned char *text = check_read_file(path, &size);
+    cr_assert_not_null(text);
+    text[size] = '\0';
+    const char *expected[] = {"## Beyond the paper", "### Crossover", "### Decoding",
+                              "ltbench crossover --out=", "--head-dims=16,64",
+                              "ltbench decode --out=", "linear-causal-prefix", "recompute",
+                              "crossover N", "ms/token"};
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        cr_expect(strstr((char *)text, expected[i]) != NULL, "missing %s in:\n%s", expected[i],
+                  text);
+    cr_expect(strstr((char *)text, "The paper: For each") == NULL, "not the paper's claim");
+    free(text);
+    const char *files[] = {"crossover/crossover.csv", "crossover/crossover-table.csv",
+                           "decode/decode.csv", "figures/crossover.gp", "figures/decode.gp"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        cr_expect_eq(access(path, F_OK), 0, "%s", path);
+    }
+    /* --resume keeps what they wrote */
+    snprintf(args, sizeof args,
+             "suite --preset quick --experiments crossover,decode --resume --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("kept: the earlier run's crossover-table.csv");
+    ASSERT_MENTIONS("kept: the earlier run's decode.csv");
 }
 
 /* An unknown or repeated experiment is refused before anything runs or is

@@ -60,6 +60,7 @@ typedef struct sweep {
     lt_table cases, table;
     entry entries[MAX_ENTRIES];
     int entry_count, measured; /* measured: the lengths the group reached */
+    int kernels_given;         /* --kernels on the command line */
     double samples[MAX_REPEATS];
     lt_progress progress;
     long done;
@@ -184,7 +185,7 @@ static lt_status parse_kernels(sweep *w)
             else if (serves[causal])
                 challengers[causal]++;
         }
-        if (!used)
+        if (!used && w->kernels_given)
             return lt_fail(LT_E_USAGE, "--kernels: '%s' serves none of the masking modes "
                                        "measured (--causal %s)",
                            w->kernels[k], w->opt->causal_mode);
@@ -334,7 +335,8 @@ static lt_status add_case_row(sweep *w, const entry *e, lt_attn_shape s, const c
     lt_set_int(c, "peak_bytes", (long long)t->peak_bytes);
     lt_set_int(c, "planned_bytes", (long long)planned);
     lt_set_str(c, "note", note);
-    return lt_row_end(c);
+    LT_TRY(lt_row_end(c));
+    return lt_table_sync(c); /* on disk as measured */
 }
 
 /* Measures one kernel at length index li, or records why it cannot run
@@ -455,7 +457,7 @@ static lt_status table_rows(sweep *w, int D, int causal)
                 LT_TRY(lt_row_end(t));
             }
         }
-    return LT_OK;
+    return lt_table_sync(t);
 }
 
 static lt_status run_group(sweep *w, int D, int causal)
@@ -534,6 +536,7 @@ int main(int argc, char **argv)
     if (exit_now)
         return code;
     static sweep w;
+    w.kernels_given = lt_cli_flag(&cli, "--kernels")->seen;
     lt_table_init(&w.cases, &bench_crossover_cases);
     lt_table_init(&w.table, &bench_crossover);
     lt_outdir dir;

@@ -43,6 +43,7 @@ typedef struct gen_spec {
     const char *item;
     gen_kind kind;
     lt_attn_config attn;
+    char refused[400]; /* why this model cannot generate this way ("": it can) */
 } gen_spec;
 
 typedef struct decode_run {
@@ -123,7 +124,9 @@ static const char details[] =
     "(lt_generator_step) and the sampling of the next byte from its logits.\n"
     "Per-token time at context p: one untimed step at position p-1, then the steps of\n"
     "positions p .. p+W-1 each timed (the first attends to p earlier positions); the\n"
-    "median, min and max of those W steps. tokens/s = batch / median.\n"
+    "median, min and max of those W steps. tokens/s = batch / median. A stepped mode\n"
+    "runs one session per batch size for every position (W untimed steps first, then a\n"
+    "reset); recompute a session per position.\n"
     "Reaching p: recompute re-runs the whole prefix at every step, so its prefix is\n"
     "filled with a byte and the steps do the real work; the stepped modes (recurrent,\n"
     "cached) skip to p by default (lt_generator_skip: the cache counts the skipped\n"
@@ -271,6 +274,7 @@ static lt_status add_row(decode_run *d, const gen_spec *g, const lt_model_config
     lt_set_int(t, "peak_bytes", (long long)m->peak);
     lt_set_str(t, "note", m->note);
     LT_TRY(lt_row_end(t));
+    LT_TRY(lt_table_sync(t)); /* on disk as measured */
     char line[160];
     snprintf(line, sizeof line, "%s batch %d context %ld: %s", g->item, B, p, m->status);
     lt_progress_update(&d->progress, ++d->done, line);
@@ -289,15 +293,19 @@ static lt_status step(lt_gen_session *s)
     return LT_OK;
 }
 
-/* Moves the session to position `to` (skipping, or stepping where asked),
- * steps once untimed, then times `window` steps. */
+/* Moves the session to position p - 1 (skipping, or stepping where asked),
+ * steps once untimed, then times `window` steps (out->count = 0 when Ctrl-C
+ * came on the way). */
 static lt_status time_window(decode_run *d, lt_gen_session *s, const gen_spec *g, long p,
                              int window, lt_summary *out)
 {
     long to = p - 1;
+    *out = lt_summarize(d->samples, 0); /* not timed: interrupted on the way */
     if (d->reach_by_stepping && g->kind != GEN_RECOMPUTE)
         while (s->g.steps < to && !lt_interrupted())
             LT_TRY(step(s));
+    if (lt_interrupted())
+        return LT_OK;
     if (s->g.steps < to)
         LT_TRY(lt_generator_skip(&s->g, (int)(to - s->g.steps), 0));
     LT_TRY(step(s));
@@ -310,17 +318,14 @@ static lt_status time_window(decode_run *d, lt_gen_session *s, const gen_spec *g
     return LT_OK;
 }
 
-/* The session for the run, and its start token. */
+/* The session of a timed run. */
 static lt_status open_session(lt_gen_session *s, const lt_model *weights,
                               const lt_model_config *mc, const decode_run *d, gen_kind kind,
                               int B, int steps)
 {
-    LT_TRY(lt_gen_session_init(s, weights, mc, (uint64_t)d->opt->common.seed,
+    return lt_gen_session_init(s, weights, mc, (uint64_t)d->opt->common.seed,
                                kind == GEN_RECOMPUTE ? LT_GEN_RECOMPUTE : LT_GEN_RECURRENT, B,
-                               steps, 0, 0));
-    for (int b = 0; b < B; b++)
-        s->column[b] = LT_IMAGE_START_TOKEN;
-    return LT_OK;
+                               steps, 0, 0);
 }
 
 static lt_gen_mode gen_mode_of(gen_kind kind)
@@ -374,9 +379,13 @@ static lt_status run_session(decode_run *d, const gen_spec *g, const lt_model *w
                              size_t weights_bytes, double *seconds, double *median)
 {
     measured m = {.status = "ok", .weights = weights_bytes};
-    lt_gen_session_bytes run;
+    lt_gen_session_bytes run, at_p[MAX_POSITIONS];
     LT_TRY(lt_gen_session_plan(weights, mc, gen_mode_of(g->kind), B,
                                (int)(d->positions[last - 1] + window), 0, &run));
+    /* before the measured region: planning takes a little memory of its own */
+    for (int i = first; i < last; i++)
+        LT_TRY(lt_gen_session_plan(weights, mc, gen_mode_of(g->kind), B, (int)d->positions[i],
+                                   0, &at_p[i]));
     m.planned = run.total;
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
@@ -384,14 +393,21 @@ static lt_status run_session(decode_run *d, const gen_spec *g, const lt_model *w
     lt_gen_session s;
     lt_status status = open_session(&s, weights, mc, d, g->kind, B,
                                     (int)(d->positions[last - 1] + window));
+    /* a stepped session warms up over a window of steps, then starts afresh */
+    for (int round = g->kind == GEN_RECOMPUTE; round < 2 && status == LT_OK; round++) {
+        for (int b = 0; b < B; b++)
+            s.column[b] = LT_IMAGE_START_TOKEN;
+        for (int k = 0; k < window && status == LT_OK && round == 0; k++)
+            status = step(&s);
+        if (status == LT_OK && round == 0)
+            status = lt_generator_reset(&s.g);
+    }
     for (int i = first; i < last && status == LT_OK && !lt_interrupted(); i++) {
         long p = d->positions[i];
         status = time_window(d, &s, g, p, window, &m.token);
         m.peak = lt_mem_peak() - base;
-        if (status == LT_OK)
-            status = lt_gen_session_plan(weights, mc, gen_mode_of(g->kind), B, (int)p, 0,
-                                         &m.at_p);
-        if (status == LT_OK && !lt_interrupted())
+        m.at_p = at_p[i];
+        if (status == LT_OK && m.token.count > 0) /* a whole window: a row, Ctrl-C or not */
             status = add_row(d, g, mc, B, p, &m);
         *median = m.token.median;
     }
@@ -480,7 +496,14 @@ static lt_status run_recompute(decode_run *d, const gen_spec *g, const lt_model 
 static lt_status run_mode(decode_run *d, const gen_spec *g)
 {
     lt_model_config mc = model_config(d, g);
-    LT_TRY(lt_model_check_config(&mc));
+    if (g->refused[0]) {
+        for (int b = 0; b < d->batch_count; b++) {
+            measured m = {.status = "refused", .token = {NAN, NAN, NAN, 0}};
+            snprintf(m.note, sizeof m.note, "%s", g->refused);
+            LT_TRY(add_row(d, g, &mc, (int)d->batches[b], d->positions[0], &m));
+        }
+        return LT_OK;
+    }
     size_t weights_bytes;
     LT_TRY(lt_model_plan(&mc, LT_MODEL_WEIGHTS, lt_threads_get(), &weights_bytes, NULL));
     lt_model weights;
@@ -495,6 +518,27 @@ static lt_status run_mode(decode_run *d, const gen_spec *g)
     }
     lt_model_free(&weights);
     return status;
+}
+
+/* Every mode's model checked before any work: a flag no mode can take
+ * fails the run; a mode this model shape does not allow (taylor beyond its
+ * D) gets rows that say so. */
+static lt_status check_models(decode_run *d)
+{
+    gen_spec plain = {.item = "cached", .kind = GEN_CACHED};
+    plain.attn = lt_attn_default_config("softmax");
+    plain.attn.causal = 1;
+    lt_model_config mc = model_config(d, &plain);
+    LT_TRY(lt_model_check_config(&mc));
+    for (int i = 0; i < d->spec_count; i++) {
+        gen_spec *g = &d->specs[i];
+        lt_attn attn;
+        LT_TRY(lt_attn_init(&attn, &g->attn));
+        mc = model_config(d, g);
+        if (lt_model_check_config(&mc) != LT_OK)
+            snprintf(g->refused, sizeof g->refused, "%s", lt_last_error());
+    }
+    return LT_OK;
 }
 
 static lt_status decode_all(decode_run *d)
@@ -538,13 +582,8 @@ int main(int argc, char **argv)
     lt_table_init(&d.table, &bench_decode);
     lt_outdir dir;
     lt_status status = check_options(&d, &o);
-    for (int i = 0; i < d.spec_count && status == LT_OK; i++) {
-        lt_model_config mc = model_config(&d, &d.specs[i]);
-        status = lt_model_check_config(&mc);
-        lt_attn attn;
-        if (status == LT_OK)
-            status = lt_attn_init(&attn, &mc.attn);
-    }
+    if (status == LT_OK)
+        status = check_models(&d);
     if (status == LT_OK)
         status = lt_program_open_csvs(&dir, &o.out, 1);
     if (status == LT_OK)
