@@ -796,24 +796,36 @@ Test(sweeps, crossover_bad_flags_exit_2_naming_the_flag)
     cr_assert_eq(check_count_entries(dir), 0, "nothing written");
 }
 
+/* Starts `ltbench PROGRAM ARGS --out DIR/NAME`, sends Ctrl-C once `rows`
+ * rows are on disk, expects exit 130 and returns the rows NAME then holds
+ * (at least `rows`: what was measured is written). */
+static long long interrupt_after_rows(const char *program, const char *args, const char *path,
+                                      long long rows)
+{
+    char line[1024], journal[200];
+    snprintf(line, sizeof line, "%s %s --out %s", program, args, path);
+    pid_t pid = start_ltbench(line);
+    snprintf(journal, sizeof journal, "%s.partial", path);
+    cr_assert(wait_for_rows(pid, journal, rows), "%s", line);
+    kill(pid, SIGINT);
+    int code = wait_exit(pid);
+    cr_assert_eq(code, 130, "%s: exit status %d", program, code);
+    long long written = csv_rows(path);
+    cr_assert_geq(written, rows, "the rows measured");
+    return written;
+}
+
 /* Ctrl-C stops after the current case; both CSVs hold what was measured. */
 Test(sweeps, crossover_interrupted_writes_what_was_measured, .timeout = 300)
 {
-    char dir[64], args[512], path[160], journal[200];
+    char dir[64], path[160];
     make_temp_dir(dir);
     snprintf(path, sizeof path, "%s/c.csv", dir);
-    snprintf(args, sizeof args,
-             "crossover --head-dims 8,16,32,64 --min-n 16 --max-n 65536 --heads 2 --tokens 16384 "
-             "--confirm 20 --out %s",
-             path);
-    pid_t pid = start_ltbench(args);
-    snprintf(journal, sizeof journal, "%s.partial", path);
-    cr_assert(wait_for_rows(pid, journal, 3));
-    kill(pid, SIGINT);
-    cr_assert_eq(wait_exit(pid), 130);
-    long long cases = csv_rows(path);
-    cr_assert_geq(cases, 3, "the cases measured");
-    cr_assert_lt(cases, 4 * 15 * 4, "stopped early");
+    long long cases = interrupt_after_rows(
+        "crossover",
+        "--head-dims 8,16,32,64 --min-n 16 --max-n 65536 --heads 2 --tokens 16384 --confirm 20",
+        path, 3);
+    cr_assert_lt(cases, 4 * 2 * 13 * 5, "stopped early");
     snprintf(path, sizeof path, "%s/c-table.csv", dir);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
@@ -949,22 +961,14 @@ Test(sweeps, decode_bad_flags_exit_2_naming_the_flag)
 
 Test(sweeps, decode_interrupted_writes_what_was_measured, .timeout = 300)
 {
-    char dir[64], args[512], path[160], journal[200];
+    char dir[64], path[160];
     make_temp_dir(dir);
     snprintf(path, sizeof path, "%s/d.csv", dir);
-    snprintf(args, sizeof args,
-             "decode --layers 4 --heads 4 --head-dim 32 --ffn 256 --modes linear-elu "
-             "--batches 1,2,4,8 --positions 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20 "
-             "--window 1000 --out %s",
-             path);
-    pid_t pid = start_ltbench(args);
-    snprintf(journal, sizeof journal, "%s.partial", path);
-    cr_assert(wait_for_rows(pid, journal, 1));
-    kill(pid, SIGINT);
-    int code = wait_exit(pid);
-    cr_assert_eq(code, 130, "exit status %d", code);
-    long long rows = csv_rows(path);
-    cr_assert_geq(rows, 1);
+    long long rows = interrupt_after_rows(
+        "decode",
+        "--layers 4 --heads 4 --head-dim 32 --ffn 256 --modes linear-elu --batches 1,2,4,8 "
+        "--positions 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20 --window 1000",
+        path, 1);
     cr_assert_lt(rows, 4 * 20, "stopped early");
 }
 
