@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <espeak-ng/speak_lib.h>
+#include <zlib.h>
 
 #include "check.h"
 #include "core/mem.h"
@@ -113,6 +114,82 @@ static void assert_same_corpus(const lt_speech_corpus *a, const lt_speech_corpus
         cr_assert(memcmp(ua[i]->phones, ub[i]->phones, sizeof(int32_t) * (size_t)ua[i]->n_phones) ==
                   0);
     }
+}
+
+/* crc32 of everything a corpus holds, in split order: sizes, speakers,
+ * text, phones and the feature bytes. */
+static uint32_t corpus_crc(const lt_speech_corpus *c)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+    const lt_speech_split *splits[3] = {&c->train, &c->dev, &c->test};
+    for (int s = 0; s < 3; s++) {
+        crc = crc32(crc, (const Bytef *)&splits[s]->count, sizeof(int));
+        for (int u = 0; u < splits[s]->count; u++) {
+            const lt_utterance *ut = &splits[s]->utts[u];
+            const int32_t sizes[4] = {ut->frames, ut->n_phones, ut->speaker, (int32_t)ut->samples};
+            crc = crc32(crc, (const Bytef *)sizes, sizeof sizes);
+            crc = crc32(crc, (const Bytef *)ut->text, (uInt)strlen(ut->text) + 1);
+            crc = crc32(crc, (const Bytef *)ut->phones, (uInt)(sizeof(int32_t) * ut->n_phones));
+            crc = crc32(crc, (const Bytef *)ut->features,
+                        (uInt)(sizeof(float) * ut->frames * LT_SPEECH_MELS));
+        }
+    }
+    for (int i = 0; i < c->n_speakers; i++) {
+        const lt_speech_speaker *sp = &c->speakers[i];
+        crc = crc32(crc, (const Bytef *)sp->voice, (uInt)strlen(sp->voice) + 1);
+        crc = crc32(crc, (const Bytef *)sp->variant, (uInt)strlen(sp->variant) + 1);
+        const int32_t rp[2] = {sp->rate, sp->pitch};
+        crc = crc32(crc, (const Bytef *)rp, sizeof rp);
+    }
+    return (uint32_t)crc;
+}
+
+/* The default corpus (one sentence per utterance) of two seeds, as built
+ * before joined utterances existed (commit 1e3748c, espeak-ng 1.51, FFTW
+ * 3.3.10 on x86-64): any change to these bytes changes every published
+ * `small` result. */
+Test(speech, default_corpus_is_unchanged)
+{
+    const uint64_t seeds[] = {7, 1};
+    const uint32_t want[] = {0x6b0471cfu, 0x25ba8651u};
+    cr_assert_str_eq(lt_speech_espeak_version(), "1.51",
+                     "the checksums were recorded with espeak-ng 1.51");
+    for (int i = 0; i < 2; i++) {
+        lt_speech_config cfg = {.hours = TINY_HOURS, .seed = seeds[i]};
+        lt_speech_corpus c;
+        load_expecting(&c, &cfg, LT_SPEECH_SYNTHESISED);
+        cr_assert_eq(corpus_crc(&c), want[i], "seed %llu: crc 0x%08x, recorded 0x%08x",
+                     (unsigned long long)seeds[i], corpus_crc(&c), want[i]);
+        lt_speech_free(&c);
+    }
+}
+
+/* A cache written before joined utterances existed (the fuzz corpus's
+ * seed, hours LT_SPEECH_MIN_HOURS, seed 3) is read as it is, and a rebuild
+ * writes the same bytes. */
+Test(speech, old_cache_is_read_and_rebuilt_byte_for_byte)
+{
+    const char *source = getenv("LTBENCH_SOURCE");
+    cr_assert_not_null(source, "LTBENCH_SOURCE must name the source folder");
+    char old[4096];
+    snprintf(old, sizeof old, "%s/tests/fuzz/corpus/speech_cache/seed_ok_tiny.ltspeech", source);
+    size_t size;
+    unsigned char *bytes = read_file(old, &size);
+    notices n = {0};
+    lt_speech_config cfg = {.hours = LT_SPEECH_MIN_HOURS, .seed = 3, .cache_dir = tmpdir,
+                            .notice = collect_notice, .notice_ctx = &n};
+    const char *path = cache_file(&cfg);
+    write_file(path, bytes, size);
+    lt_speech_corpus from_cache, built;
+    load_expecting(&from_cache, &cfg, LT_SPEECH_FROM_CACHE);
+    cr_assert_eq(unlink(path), 0);
+    load_expecting(&built, &cfg, LT_SPEECH_SYNTHESISED);
+    assert_same_file(path, bytes, size);
+    assert_same_corpus(&from_cache, &built);
+    cr_assert_eq(n.count, 0, "%s", n.last);
+    lt_speech_free(&from_cache);
+    lt_speech_free(&built);
+    free(bytes);
 }
 
 /* ---- settings ---- */
