@@ -91,6 +91,15 @@ lt_status lt_speech_synth_say(lt_speech_synth *s, lt_speech_audio *audio,
                               const lt_speech_speaker *speaker, unsigned rand_seed,
                               const char *text);
 
+/* lt_speech_synth_say in two halves, so several helpers can work at once:
+ * requests sent to one helper are answered in order, each by one receive
+ * (given the same speaker and text, which name it in failure messages). On
+ * a failure the helper is stopped. */
+lt_status lt_speech_synth_send(lt_speech_synth *s, const lt_speech_speaker *speaker,
+                               unsigned rand_seed, const char *text);
+lt_status lt_speech_synth_receive(lt_speech_synth *s, lt_speech_audio *audio,
+                                  const lt_speech_speaker *speaker, const char *text);
+
 /* Ends the helper and frees its buffer; `kill_now` for an error path.
  * Safe to call again. */
 void lt_speech_synth_stop(lt_speech_synth *s, int kill_now);
