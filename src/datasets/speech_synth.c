@@ -39,7 +39,7 @@
 
 #define VOICE_PACKAGE "espeak-ng-data"
 #define REQUEST_MAGIC 0x4c545351u /* "LTSQ" */
-#define MAX_TEXT 4096
+#define MAX_TEXT LT_SPEECH_MAX_SENTENCE_BYTES
 #define MAX_NAME 64
 /* A reply that stalls this long means espeak-ng hangs. */
 #define REPLY_TIMEOUT_MS 60000
