@@ -446,7 +446,7 @@ static lt_status take_sentence(builder *b, const job *j, int pieces)
                           "utterance sentences"));
     int32_t *r = st->piece_recs + (size_t)b->total_pieces * PIECE_FIELDS;
     if (pieces > 0)
-        r[LT_SPEECH_PIECE_PAUSE - PIECE_FIELDS] = j->pause; /* after the previous one */
+        (r - PIECE_FIELDS)[LT_SPEECH_PIECE_PAUSE] = j->pause; /* after the previous one */
     r[LT_SPEECH_PIECE_SAMPLES] = (int32_t)a->n_samples;
     r[LT_SPEECH_PIECE_PAUSE] = 0;
     r[LT_SPEECH_PIECE_PHONES] = a->n_phones;
@@ -505,6 +505,12 @@ static lt_status build_split(builder *b, int *count, const split_plan *p, double
         LT_TRY(pool_fetch(&b->workers, p, &s, &j, &b->audio));
         const int pieces = s.pieces, speaker = s.speaker;
         const action a = decide(p, &s, &j, b->audio.n_samples);
+        if (!s.done) {
+            /* The helper just heard from starts on what follows before the
+             * features are computed. */
+            const job next = next_job(p, &s);
+            LT_TRY(pool_read_ahead(&b->workers, p, &s, &next));
+        }
         if (a.take)
             LT_TRY(take_sentence(b, &j, pieces));
         if (s.passed_over > p->n_sentences)
