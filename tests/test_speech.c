@@ -160,12 +160,13 @@ Test(speech, default_corpus_is_unchanged)
 {
     const uint64_t seeds[] = {7, 1};
     const uint32_t want[] = {0x6b0471cfu, 0x25ba8651u};
-    /* 0: one helper per thread in force (two in the suite) */
+    /* 0: one helper per thread in force (two in the suite); the first seed
+     * with one and three too */
     const int workers[] = {0, 1, 3};
     cr_assert_str_eq(lt_speech_espeak_version(), "1.51",
                      "the checksums were recorded with espeak-ng 1.51");
     for (int i = 0; i < 2; i++)
-        for (int w = 0; w < 3; w++) {
+        for (int w = 0; w < (i == 0 ? 3 : 1); w++) {
             lt_speech_config cfg = {.hours = TINY_HOURS, .seed = seeds[i], .workers = workers[w]};
             lt_speech_corpus c;
             load_expecting(&c, &cfg, LT_SPEECH_SYNTHESISED);

@@ -31,8 +31,6 @@ enum { SPLIT_TEST = LT_SPEECH_SPLIT_TEST };
 /* A cache claiming more utterances than this is damaged: even
  * LT_SPEECH_MAX_HOURS of a few seconds each stay far below it. */
 #define MAX_CACHE_UTTS 1000000
-/* Nor more sentences: LT_SPEECH_MAX_HOURS of one-second sentences. */
-#define MAX_CACHE_PIECES ((long)LT_SPEECH_MAX_HOURS * 3600)
 
 const char *const lt_speech_split_names[LT_SPEECH_N_SPLITS] = {"train", "dev", "test"};
 
@@ -53,11 +51,12 @@ lt_status lt_speech_check_config(const lt_speech_config *cfg)
          cfg->utterance_frames > LT_SPEECH_MAX_UTTERANCE_FRAMES))
         return lt_fail(LT_E_USAGE,
                        "utterance_frames: %d is neither 0 (one sentence per utterance) nor a "
-                       "mean length in [%d, %d] frames: below, an utterance would hold one "
-                       "sentence of about 210 frames anyway; above, the longest (%d times the "
-                       "mean) would outgrow what attention over them can hold",
+                       "mean length in [%d, %d] frames (WSJ: about 800): below, most "
+                       "utterances would be one sentence of about 210 frames anyway; above, "
+                       "the longest (%d times the mean) would pass %d frames",
                        cfg->utterance_frames, LT_SPEECH_MIN_UTTERANCE_FRAMES,
-                       LT_SPEECH_MAX_UTTERANCE_FRAMES, LT_SPEECH_JOIN_MAX_RATIO);
+                       LT_SPEECH_MAX_UTTERANCE_FRAMES, LT_SPEECH_JOIN_MAX_RATIO,
+                       LT_SPEECH_JOIN_MAX_RATIO * LT_SPEECH_MAX_UTTERANCE_FRAMES);
     if (cfg->workers < 0 || cfg->workers > LT_SPEECH_MAX_WORKERS)
         return lt_fail(LT_E_USAGE,
                        "workers: %d is outside [0, %d] (0: one per thread in force)",
@@ -589,9 +588,9 @@ static lt_status read_cache(lt_speech_corpus *c, lt_speech_cache_info *info, lt_
     const int joined = lt_ckpt_has(ck, "speech.join");
     if (joined) {
         LT_TRY(section(ck, "speech.join", sizeof(int32_t) * 2, (const void **)&join));
-        if (join[1] < 1 || join[1] > MAX_CACHE_PIECES)
-            return lt_fail(LT_E_INPUT, "%s: %d sentences, expected 1..%ld", path, join[1],
-                           MAX_CACHE_PIECES);
+        /* The section sizes bound the count from above. */
+        if (join[1] < 1)
+            return lt_fail(LT_E_INPUT, "%s: %d sentences, expected at least 1", path, join[1]);
         LT_TRY(section(ck, "speech.piece_counts", sizeof(int32_t) * (uint64_t)n,
                        (const void **)&piece_counts));
         LT_TRY(section(ck, "speech.pieces", sizeof(int32_t) * (uint64_t)join[1] * PIECE_FIELDS,

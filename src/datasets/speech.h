@@ -81,9 +81,9 @@
 /* Joined utterances (utterance_frames): the allowed means, the longest
  * utterance as a multiple of the mean (WSJ: about 2400 / 800), the shape of
  * the length distribution (a spread of about 38% of the mean), the look-ahead
- * of the stopping rule and the pause between sentences. The smallest mean
- * leaves room for a few sentences of about 2 s; the largest keeps the longest
- * utterances (90 s) within what attention over them can hold. */
+ * of the stopping rule and the pause between sentences. Below the smallest
+ * mean most utterances would be one sentence of about 2 s anyway; the
+ * largest allows utterances of 90 s (9000 frames), beyond any experiment. */
 #define LT_SPEECH_MIN_UTTERANCE_FRAMES 300
 #define LT_SPEECH_MAX_UTTERANCE_FRAMES 3000
 #define LT_SPEECH_JOIN_MAX_RATIO 3
