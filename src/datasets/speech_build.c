@@ -258,7 +258,6 @@ typedef struct worker_pool {
     const lt_speech_speaker *speakers;
     lt_speech_audio scratch;     /* replies nobody uses */
     double guess_num, guess_den; /* samples x rate, text bytes: the read-ahead's estimate */
-    long read, unused;           /* sentences synthesised, and of them thrown away */
 } worker_pool;
 
 static lt_status pool_start(worker_pool *w, int n, const lt_speech_speaker *speakers)
@@ -309,7 +308,6 @@ static lt_status pool_send(worker_pool *w, const job *j)
     w->flight_helper[slot] = h;
     w->idle[h] = 0;
     w->count++;
-    w->read++;
     return LT_OK;
 }
 
@@ -337,7 +335,6 @@ static lt_status pool_discard(worker_pool *w)
 {
     const int h = w->flight_helper[w->head];
     job j;
-    w->unused++;
     if (pool_receive(w, &w->scratch, &j) == LT_OK)
         return LT_OK;
     lt_speech_synth_stop(&w->helpers[h], 1);
