@@ -218,7 +218,7 @@ const lt_schema bench_image_results = {"image", "image", image_result_columns,
 #define SPEECH_KEYS                                                                           \
     FROM_EXPERIMENT, FROM_LABEL("model", "$model", "model"),                                  \
         FROM_LABEL("kernel", "$kernel", "kernel"), FROM_KEY("preset", "--preset"),            \
-        FROM_KEY("hours", "--hours"),                                                         \
+        FROM_KEY("hours", "--hours"), FROM_KEY("utterance_frames", "--utterance-frames"),     \
         {.name = "corpus_seed", .role = LT_COL_NOTE, .from = "--seed"},                       \
         FROM_KEY("stack", "--stack"), FROM_KEY("batch", "--batch"), FROM_THREADS,             \
         {.name = "seed", .role = LT_COL_NOTE, .from = "--seed"}
@@ -258,6 +258,9 @@ static const lt_column speech_result_columns[] = {
     NOTE("dev_utterances"),
     NOTE("test_utterances"),
     NOTE("train_hours"),
+    /* what reaches attention: positions of the training utterances */
+    INFO("mean_positions"),
+    INFO("max_positions"),
     {.name = "epochs", .role = LT_COL_INFO, SHOWN("epochs", NULL, 0)},
     NOTE("best_epoch"),
     {.name = "dev_per", .role = LT_COL_EXACT, .unit = "PER", SHOWN("dev PER%", "%.2f", 100)},

@@ -206,7 +206,7 @@ static pid_t start_ltbench(const char *args)
  * written); 0 if the process ended first. */
 static int wait_for_rows(pid_t pid, const char *path, long long rows)
 {
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < 150000; i++) { /* 5 minutes: the machine may be busy */
         if (csv_rows(path) >= rows)
             return 1;
         if (waitpid(pid, NULL, WNOHANG) == pid)
@@ -423,7 +423,8 @@ Test(resume, image_interrupted_in_its_second_variant, .timeout = 600)
     write_tiny_cifar(data, 12, 4);
     snprintf(args, sizeof args,
              "image --dataset cifar10 --data %s --preset quick --variants softmax,linear "
-             "--steps 200 --gen-modes fast --gen-images 2 --completions 0 --quiet --threads 2",
+             "--steps 200 --gen-modes fast --gen-batches 1 --gen-images 1 --completions 0 --quiet "
+             "--threads 2",
              data);
     check_resume_in_second_model(args, "cifar10-curves.csv", "cifar10.csv", 200 + 30);
 }
