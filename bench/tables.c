@@ -197,6 +197,15 @@ static const lt_column image_result_columns[] = {
     EXACT_LOW("peak_gen_bytes", "bytes"),
     {.name = "peak_gen_bytes_per_image", .role = LT_COL_NOTE,
      SHOWN("gen MiB/img", "%.2f", MIB)},
+    /* the roofline: what the machine allows at its measured bandwidth and
+     * SGEMM rate (lt_generator_bound), and the fraction of it reached */
+    NOTE("bandwidth_gb_per_s"),
+    NOTE("sgemm_gflop_per_s"),
+    NOTE("bytes_per_image"),
+    NOTE("flops_per_image"),
+    INFO("bound_images_per_s"),
+    NOTE("memory_bound_share"),
+    {.name = "fraction_of_bound", .role = LT_COL_INFO, SHOWN("roof %", "%.0f", 100)},
     EXACT_LOW("params", "parameters"),
     NOTE("note"),
 };

@@ -69,6 +69,7 @@ typedef struct image_run {
     char data_name[64], data_note[256];
     lt_batch_source source;
     double *eval_scratch;
+    double bandwidth_gbs, sgemm_gflops; /* the roofline, measured before the first generation */
 } image_run;
 
 static int image_flags(void *self, lt_flag *f)
@@ -286,6 +287,7 @@ typedef struct gen_result {
     long images;
     double seconds;
     size_t peak_bytes;
+    lt_gen_bound bound; /* at this run's measured bandwidth and SGEMM rate */
 } gen_result;
 
 static void add_row(image_run *c, lt_exp_run *run, const lt_exp_model *m, const char *mode,
@@ -312,6 +314,15 @@ static void add_row(image_run *c, lt_exp_run *run, const lt_exp_model *m, const 
     lt_set_num(t, "seconds_per_image", g && g->images > 0 ? g->seconds / (double)g->images : NAN);
     lt_set_num(t, "linear_speedup", NAN); /* set once every variant has run */
     lt_set_int(t, "peak_gen_bytes", g ? (long long)g->peak_bytes : 0);
+    lt_set_num(t, "bandwidth_gb_per_s", g ? c->bandwidth_gbs : NAN);
+    lt_set_num(t, "sgemm_gflop_per_s", g ? c->sgemm_gflops : NAN);
+    lt_set_num(t, "bytes_per_image", g ? g->bound.bytes : NAN);
+    lt_set_num(t, "flops_per_image", g ? g->bound.flops : NAN);
+    lt_set_num(t, "bound_images_per_s", g ? 1.0 / g->bound.seconds : NAN);
+    lt_set_num(t, "memory_bound_share", g ? g->bound.memory_share : NAN);
+    lt_set_num(t, "fraction_of_bound", g && g->images > 0
+                                           ? g->bound.seconds / (g->seconds / (double)g->images)
+                                           : NAN);
     lt_set_num(t, "peak_gen_bytes_per_image", g && batch > 0 ? (double)g->peak_bytes / batch
                                                              : NAN);
     lt_set_int(t, "params", (long long)tr->params);
@@ -347,8 +358,21 @@ static lt_status measure(const image_run *c, const lt_model *weights, const lt_t
                                    &out->images, &out->seconds);
     lt_progress_finish(&progress, NULL);
     out->peak_bytes = lt_mem_peak() - base;
+    if (status == LT_OK)
+        status = lt_generator_bound(&s.g, c->bandwidth_gbs, c->sgemm_gflops, &out->bound);
     lt_gen_session_free(&s);
     return status;
+}
+
+/* The machine's roofline for generation, measured once per run before the
+ * first generation: memory bandwidth (triad over 64 MiB arrays) and SGEMM
+ * rate (1024^3), on the run's threads. */
+static void measure_roof(image_run *c)
+{
+    if (c->bandwidth_gbs > 0)
+        return;
+    c->bandwidth_gbs = lt_attn_bandwidth_gbs((size_t)64 << 20, lt_threads_get());
+    c->sgemm_gflops = lt_attn_sgemm_gflops(1024, lt_threads_get());
 }
 
 /* The completion grid: test images whose lower half is generated from the
@@ -418,6 +442,7 @@ static lt_status generate_all(image_run *c, lt_exp_run *run, const lt_exp_model 
 {
     gen_kind kinds[3];
     int kind_count = modes_for(c, m, kinds);
+    measure_roof(c);
     long max_batch = c->recompute_batch;
     for (int i = 0; i < c->gen_batch_count; i++)
         max_batch = c->gen_batches[i] > max_batch ? c->gen_batches[i] : max_batch;

@@ -529,6 +529,23 @@ lt_status lt_attn_state_bytes(const lt_attn *attn, int B, int H, int D, int M, i
     return LT_OK;
 }
 
+lt_status lt_attn_step_cost(const lt_attn *attn, int H, int D, int M, int position,
+                            double *bytes, double *flops)
+{
+    size_t one, two;
+    LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 1, &one));
+    LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 2, &two));
+    if (one == two) { /* constant: every float read and written, one FMA each way */
+        double payload = (double)(one - STATE_HEADER_BYTES);
+        *bytes = 2.0 * payload;
+        *flops = 4.0 * payload / sizeof(float);
+    } else { /* a cache that grows by (two - one) bytes a step: one FMA a float read */
+        *bytes = (double)(two - one) * (position + 1);
+        *flops = 2.0 * *bytes / sizeof(float);
+    }
+    return LT_OK;
+}
+
 lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int D, int M,
                              int max_steps, uint64_t seed, int layer)
 {
