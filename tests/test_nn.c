@@ -10,6 +10,7 @@
 #include "pool.h"
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/threads.h"
 #include "nn/dropout.h"
 #include "nn/elementwise.h"
 #include "nn/embedding.h"
@@ -655,4 +656,35 @@ Test(nn, parameter_gradients_same_for_any_thread_count)
     cr_expect(memcmp(grads[0][0], grads[1][0], sizeof(float) * R * C) == 0, "d_in differs");
     cr_expect(memcmp(grads[0][1], grads[1][1], sizeof(float) * C) == 0, "d_gamma differs");
     cr_expect(memcmp(grads[0][2], grads[1][2], sizeof(float) * C) == 0, "d_beta differs");
+}
+
+/* The few-rows kernel of generation: lt_linear_forward's values, and the
+ * same bits for any thread count. */
+Test(nn, linear_for_a_few_rows)
+{
+    const int shapes[][2] = {{256, 768}, {37, 45}, {16, 3}, {1, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int R = 1; R <= LT_LINEAR_FEW_ROWS; R++) {
+            int C_in = shapes[s][0], C_out = shapes[s][1];
+            float *W = take_f((size_t)C_in * C_out), *x = take_f((size_t)R * C_in);
+            float *b = take_f((size_t)C_out), *want = take_f((size_t)R * C_out);
+            float *got[3];
+            lt_rng rng;
+            lt_rng_seed(&rng, 5, (uint64_t)(s * 10 + R));
+            lt_rng_fill_normal(&rng, W, (long)C_in * C_out, 1.0f);
+            lt_rng_fill_normal(&rng, x, (long)R * C_in, 1.0f);
+            lt_rng_fill_normal(&rng, b, C_out, 1.0f);
+            lt_linear_forward(want, x, W, b, R, C_in, C_out);
+            for (int threads = 1; threads <= 3; threads++) {
+                cr_assert_eq(lt_threads_set(threads), LT_OK);
+                got[threads - 1] = take_f((size_t)R * C_out);
+                lt_linear_rows_forward(got[threads - 1], x, W, b, R, C_in, C_out);
+            }
+            cr_assert_eq(lt_threads_set(2), LT_OK);
+            double err = check_rel_error_ff(got[0], want, (size_t)R * C_out, 1.0);
+            cr_assert_lt(err, 1e-5, "%d x %d, %d rows: %g", C_in, C_out, R, err);
+            for (int t = 1; t < 3; t++)
+                cr_assert_arr_eq(got[t], got[0], (size_t)R * C_out * sizeof(float),
+                                 "%d threads differ", t + 1);
+        }
 }

@@ -142,8 +142,12 @@ static lt_status recurrent_step(lt_generator *g, const int32_t *tokens)
     LT_TRY(input_row(g, tokens));
     const float *out;
     LT_TRY(m->body->step(m, g->body_state, g->x, &out));
-    lt_linear_forward(g->logits, out, m->params + m->w_out, m->params + m->b_out, g->batch,
-                      m->body_width, m->config.classes);
+    if (g->batch <= LT_LINEAR_FEW_ROWS)
+        lt_linear_rows_forward(g->logits, out, m->params + m->w_out, m->params + m->b_out,
+                               g->batch, m->body_width, m->config.classes);
+    else
+        lt_linear_forward(g->logits, out, m->params + m->w_out, m->params + m->b_out, g->batch,
+                          m->body_width, m->config.classes);
     return LT_OK;
 }
 
