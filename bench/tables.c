@@ -188,6 +188,10 @@ static const lt_column image_result_columns[] = {
     EXACT_LOW("peak_train_bytes", "bytes"),
     {.name = "test_bits_per_dim", .role = LT_COL_EXACT, .unit = "bits/dim",
      SHOWN("bits/dim", "%.4f", 0)},
+    /* a per-channel histogram of the training pixels: what a model that
+     * learned nothing beyond pixel statistics scores */
+    {.name = "histogram_bits_per_dim", .role = LT_COL_EXACT, .unit = "bits/dim",
+     SHOWN("histogram", "%.4f", 0)},
     {.name = "images_generated", .role = LT_COL_INFO, SHOWN("images", NULL, 0)},
     NOTE("gen_s"),
     {.name = "images_per_s", .role = LT_COL_TIMING, .higher_is_better = 1, .unit = "images/s",

@@ -1000,6 +1000,10 @@ Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
         cr_assert_str_eq(cell_str(&t, r, "dataset"), "cifar10-tiny", "named as it is");
         double bits = cell_num(&t, r, "test_bits_per_dim");
         cr_assert(bits > 0 && bits < 16, "bits/dim %g", bits);
+        /* the context-free baseline of the same pixels, the same on every row */
+        double histogram = cell_num(&t, r, "histogram_bits_per_dim");
+        cr_assert(histogram > 0 && histogram <= 8.0, "histogram %g", histogram);
+        cr_assert_eq(histogram, cell_num(&t, 0, "histogram_bits_per_dim"));
         if (strcmp(cell_str(&t, r, "variant"), "lsh-1") == 0) {
             /* no stepped form, and recompute left out by --gen-modes fast */
             cr_assert_str_eq(cell_str(&t, r, "gen_mode"), "none");
