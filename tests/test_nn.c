@@ -686,5 +686,6 @@ Test(nn, linear_for_a_few_rows)
             for (int t = 1; t < 3; t++)
                 cr_assert_arr_eq(got[t], got[0], (size_t)R * C_out * sizeof(float),
                                  "%d threads differ", t + 1);
+            release_pool();
         }
 }
