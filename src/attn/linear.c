@@ -26,10 +26,10 @@
 #include <math.h>
 #include <string.h>
 
-#include <cblas.h>
 #include <omp.h>
 
 #include "attn/attn_internal.h"
+#include "core/gemm.h"
 
 static const char KERNEL_GEMM[] = "linear-gemm";
 static const char KERNEL_CHUNKED[] = "linear-causal-chunked";
@@ -269,8 +269,7 @@ static void chunk_own_state(float *record, const chunk_plan *p, const float *pk,
                             int rows)
 {
     const int D = p->D, M = p->M;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, M, rows, 1.0f, pk, D, v, M, 0.0f,
-                record, M);
+    lt_sgemm_serial(LT_T, LT_N, D, M, rows, 1.0f, pk, D, v, M, 0.0f, record, M);
     memset(record + record_S(p), 0, (size_t)D * sizeof(float));
     add_column_sums(record + record_S(p), NULL, pk, rows, D);
 }
@@ -352,8 +351,7 @@ static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner
             int c0 = c * C, rows = chunk_rows(&p, c);
             float *out = h.out + (size_t)c0 * M, *den = s.den != NULL ? s.den + c0 : t.vec;
             phi_apply(map, t.phi, h.q + (size_t)c0 * D, (size_t)rows * D);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, D, 1.0f, t.phi, D, S,
-                        M, 0.0f, out, M);
+            lt_sgemm_serial(LT_N, LT_N, rows, M, D, 1.0f, t.phi, D, S, M, 0.0f, out, M);
             for (int r = 0; r < rows; r++) {
                 den[r] = eps + dot(t.phi + (size_t)r * D, z, D);
                 for (int m = 0; m < M; m++)
@@ -387,8 +385,7 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
             float *record = records + (size_t)c * p.stride;
             phi_apply(map, t.phi, h.q + (size_t)c0 * D, (size_t)rows * D);
             /* t_i = S g_i, so g_i . num_i = phi(Q_i) . t_i without rebuilding out */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, D, M, 1.0f, g, M, s.S, M,
-                        0.0f, t.t, D);
+            lt_sgemm_serial(LT_N, LT_T, rows, D, M, 1.0f, g, M, s.S, M, 0.0f, t.t, D);
             for (int r = 0; r < rows; r++) {
                 float *tr = t.t + (size_t)r * D, inv = 1.0f / den[r];
                 t.vec[r] = -dot(t.phi + (size_t)r * D, tr, D) * inv * inv;
@@ -399,8 +396,7 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
             }
             phi_backprop(map, h.dq + (size_t)c0 * D, t.t, h.q + (size_t)c0 * D, t.phi,
                          (size_t)rows * D);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, M, rows, 1.0f, t.phi, D,
-                        t.dnum, M, 0.0f, record, M);
+            lt_sgemm_serial(LT_T, LT_N, D, M, rows, 1.0f, t.phi, D, t.dnum, M, 0.0f, record, M);
             memset(record + record_S(&p), 0, (size_t)D * sizeof(float));
             add_column_sums(record + record_S(&p), t.vec, t.phi, rows, D);
         }
@@ -409,11 +405,11 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
         for (int c = 0; c < p.chunks; c++) {
             int c0 = c * C, rows = chunk_rows(&p, c);
             phi_apply(map, t.phi, h.k + (size_t)c0 * D, (size_t)rows * D);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, D, 1.0f, t.phi, D, dS,
-                        M, 1.0f, h.dv + (size_t)c0 * M, M);
+            lt_sgemm_serial(LT_N, LT_N, rows, M, D, 1.0f, t.phi, D, dS, M, 1.0f,
+                            h.dv + (size_t)c0 * M, M);
             /* d phi(K_j) = dS V_j + dz */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, D, M, 1.0f,
-                        h.v + (size_t)c0 * M, M, dS, M, 0.0f, t.t, D);
+            lt_sgemm_serial(LT_N, LT_T, rows, D, M, 1.0f, h.v + (size_t)c0 * M, M, dS, M, 0.0f, t.t,
+                            D);
             for (int r = 0; r < rows; r++)
                 for (int d = 0; d < D; d++)
                     t.t[(size_t)r * D + d] += dz[d];
@@ -663,8 +659,7 @@ static void chunk_features(const chunk_space *s, const chunk_plan *p, const attn
  * keys (j > i) zeroed: the causal quadratic form inside one chunk. */
 static void chunk_scores(float *A, const float *pq, const float *pk, int rows, int D, int C)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, rows, D, 1.0f, pq, D, pk, D, 0.0f,
-                A, C);
+    lt_sgemm_serial(LT_N, LT_T, rows, rows, D, 1.0f, pq, D, pk, D, 0.0f, A, C);
     for (int r = 0; r < rows; r++)
         for (int j = r + 1; j < rows; j++)
             A[(size_t)r * C + j] = 0.0f;
@@ -680,10 +675,9 @@ static void chunk_forward(const chunk_plan *p, const chunk_space *s, const chunk
     float *out = h->out + (size_t)c0 * M;
     float *den = den_saved != NULL ? den_saved + c0 : t->vec;
     chunk_scores(t->A, pq, pk, rows, D, C);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, D, 1.0f, pq, D, record, M,
-                0.0f, out, M);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, rows, 1.0f, t->A, C,
-                h->v + (size_t)c0 * M, M, 1.0f, out, M);
+    lt_sgemm_serial(LT_N, LT_N, rows, M, D, 1.0f, pq, D, record, M, 0.0f, out, M);
+    lt_sgemm_serial(LT_N, LT_N, rows, M, rows, 1.0f, t->A, C, h->v + (size_t)c0 * M, M, 1.0f, out,
+                    M);
     for (int r = 0; r < rows; r++) {
         const float *a = t->A + (size_t)r * C;
         float within = 0.0f;
@@ -719,9 +713,8 @@ static void chunk_backward(const chunk_plan *p, const chunk_space *s, const chun
 
     chunk_scores(A, pq, pk, rows, D, C);
     /* W = dO_c V_c^T, T = dO_c S_c^T (row i: S_c g_i) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, rows, M, 1.0f, g, M, v, M, 0.0f, W,
-                C);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, D, M, 1.0f, g, M, S, M, 0.0f, T, D);
+    lt_sgemm_serial(LT_N, LT_T, rows, rows, M, 1.0f, g, M, v, M, 0.0f, W, C);
+    lt_sgemm_serial(LT_N, LT_T, rows, D, M, 1.0f, g, M, S, M, 0.0f, T, D);
     for (int r = 0; r < rows; r++) {
         /* g_i . num_i = phi(Q_i) . S_c g_i + sum_j A_ij (g_i . V_j) */
         float *w = W + (size_t)r * C, *tr = T + (size_t)r * D;
@@ -736,23 +729,18 @@ static void chunk_backward(const chunk_plan *p, const chunk_space *s, const chun
         for (int d = 0; d < D; d++) /* d phi(Q_i) = S_c dnum_i + dden_i z_c + (dA phi(K_c))_i */
             tr[d] = tr[d] * inv + dden[r] * z[d];
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, rows, 1.0f, W, C, pk, D, 1.0f,
-                T, D);
+    lt_sgemm_serial(LT_N, LT_N, rows, D, rows, 1.0f, W, C, pk, D, 1.0f, T, D);
     phi_backprop(map, h->dq + (size_t)c0 * D, T, h->q + (size_t)c0 * D, pq, (size_t)rows * D);
     /* d phi(K_c) = V_c U_c^T + dA^T phi(Q_c) (+ u_c later) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, D, M, 1.0f, v, M, U, M, 0.0f,
-                t->dphi, D);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, D, rows, 1.0f, W, C, pq, D, 1.0f,
-                t->dphi, D);
+    lt_sgemm_serial(LT_N, LT_T, rows, D, M, 1.0f, v, M, U, M, 0.0f, t->dphi, D);
+    lt_sgemm_serial(LT_T, LT_N, rows, D, rows, 1.0f, W, C, pq, D, 1.0f, t->dphi, D);
     phi_backprop(map, h->dk + (size_t)c0 * D, t->dphi, h->k + (size_t)c0 * D, pk,
                  (size_t)rows * D);
     /* dV_c += phi(K_c) U_c + A^T dnum */
     chunk_dnum(t->dnum, g, den, rows, M);
     float *dv = h->dv + (size_t)c0 * M;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, D, 1.0f, pk, D, U, M, 1.0f, dv,
-                M);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, M, rows, 1.0f, A, C, t->dnum, M,
-                1.0f, dv, M);
+    lt_sgemm_serial(LT_N, LT_N, rows, M, D, 1.0f, pk, D, U, M, 1.0f, dv, M);
+    lt_sgemm_serial(LT_T, LT_N, rows, M, rows, 1.0f, A, C, t->dnum, M, 1.0f, dv, M);
     memset(u, 0, (size_t)D * sizeof(float));
     add_column_sums(u, dden, pq, rows, D);
 }
@@ -801,8 +789,8 @@ static void chunked_head_backward(const attn_call *call, int bh, char *ws, int i
             chunk_own_state(s.S + (size_t)c * p.stride, &p, s.pk + (size_t)c0 * D,
                             h.v + (size_t)c0 * M, rows);
             chunk_dnum(t.dnum, h.d_out + (size_t)c0 * M, den + c0, rows, M);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, D, M, rows, 1.0f,
-                        s.pq + (size_t)c0 * D, D, t.dnum, M, 0.0f, s.U + (size_t)c * p.stride, M);
+            lt_sgemm_serial(LT_T, LT_N, D, M, rows, 1.0f, s.pq + (size_t)c0 * D, D, t.dnum, M, 0.0f,
+                            s.U + (size_t)c * p.stride, M);
         }
         chunk_scan(s.S, &p, 0, record_Sz(&p), 0);
         chunk_scan(s.U, &p, 0, record_S(&p), 1);
