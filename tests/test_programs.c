@@ -19,6 +19,7 @@
 #include "io/npy.h"
 #include "io/png.h"
 #include "core/mem.h"
+#include "kernel_sets.h"
 #include "program.h"
 
 Test(dispatcher, lists_versions_and_refuses_unknown)
@@ -111,6 +112,57 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
     cr_assert_eq(t.nrows, 2 * 1000, "one row per update and variant");
     lt_csv_table_free(&t);
+}
+
+/* Cells of `columns` in every row of DIR_A/name and DIR_B/name, compared
+ * as written (full precision, so equal text is equal bits). */
+static void expect_same_cells(const char *dir_a, const char *dir_b, const char *name,
+                              const char *const *columns, size_t count, const char *what)
+{
+    char path[2][256];
+    lt_csv_table t[2];
+    snprintf(path[0], sizeof path[0], "%s/%s", dir_a, name);
+    snprintf(path[1], sizeof path[1], "%s/%s", dir_b, name);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(lt_csv_read(&t[i], path[i]), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t[0].nrows, t[1].nrows, "%s: %s rows", what, name);
+    cr_assert_gt(t[0].nrows, 0);
+    for (long long r = 0; r < t[0].nrows; r++)
+        for (size_t c = 0; c < count; c++)
+            cr_expect_str_eq(cell_str(&t[0], r, columns[c]), cell_str(&t[1], r, columns[c]),
+                             "%s: %s row %lld, %s differs between 1 and 2 threads", what, name,
+                             r, columns[c]);
+    for (int i = 0; i < 2; i++)
+        lt_csv_table_free(&t[i]);
+}
+
+/* The exact columns (losses, accuracies: what compare holds bit for bit)
+ * of copy on 1 and 2 threads, under the kernels OpenBLAS picks for this
+ * CPU and under each kernel set it can run. */
+Test(copy, same_exact_results_for_one_and_two_threads, .timeout = 300)
+{
+    static const char *const curves[] = {"loss", "copy_accuracy", "grad_norm", "lr"};
+    static const char *const summary[] = {"status",    "loss_start", "loss_end",
+                                          "copy_accuracy_end", "eval_loss",
+                                          "eval_copy_accuracy", "params"};
+    static const char *const sets[] = {NULL, "Haswell", "Zen", "SkylakeX", "Cooperlake"};
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        if (sets[s] != NULL && !kernel_set_runs_here(sets[s]))
+            continue;
+        char dirs[2][64], env[64], args[256], what[64];
+        snprintf(env, sizeof env, sets[s] ? "OPENBLAS_CORETYPE=%s" : "", sets[s]);
+        snprintf(what, sizeof what, "kernels %s", sets[s] ? sets[s] : "as picked");
+        for (int t = 0; t < 2; t++) {
+            make_temp_dir(dirs[t]);
+            snprintf(args, sizeof args, "copy --preset quick --steps 40 --quiet --threads %d "
+                     "--out %s", t + 1, dirs[t]);
+            cr_assert_eq(ltbench_env(env, args), 0, "%s: %s", what, output);
+        }
+        expect_same_cells(dirs[0], dirs[1], "curves.csv", curves, 4, what);
+        expect_same_cells(dirs[0], dirs[1], "summary.csv", summary, 7, what);
+        for (int t = 0; t < 2; t++)
+            check_remove_tree(dirs[t]);
+    }
 }
 
 /* ---- runs that never lose results (each finding of the robustness audit) ---- */
