@@ -2,6 +2,7 @@
  * timer, cli parsing, progress, threads, matrix products, atomic files. */
 #include <criterion/criterion.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,7 +38,20 @@ Test(status, message_and_exit_codes)
     cr_assert_eq(lt_exit_code(LT_E_BUDGET), 2);
     cr_assert_eq(lt_exit_code(LT_E_NUMERIC), 1);
     cr_assert_eq(lt_exit_code(LT_E_NOMEM), 1);
+    cr_assert_eq(lt_exit_code(LT_E_SYSTEM), 1);
     cr_assert_str_eq(lt_status_name(LT_E_USAGE), "usage");
+    cr_assert_str_eq(lt_status_name(LT_E_SYSTEM), "system");
+}
+
+/* The machine's failures (exit 1) apart from paths the user can fix (2). */
+Test(status, errno_classes)
+{
+    const int machine[] = {ENOSPC, EDQUOT, EIO, EFBIG, ENOMEM, EMFILE, ENFILE, ENOBUFS};
+    const int path[] = {ENOENT, EACCES, EPERM, ENOTDIR, EISDIR, EROFS, ENAMETOOLONG, EEXIST};
+    for (size_t i = 0; i < sizeof machine / sizeof machine[0]; i++)
+        cr_expect_eq(lt_errno_status(machine[i]), LT_E_SYSTEM, "%s", strerror(machine[i]));
+    for (size_t i = 0; i < sizeof path / sizeof path[0]; i++)
+        cr_expect_eq(lt_errno_status(path[i]), LT_E_IO, "%s", strerror(path[i]));
 }
 
 static lt_status fails_then_not_reached(int *reached)
@@ -620,7 +634,9 @@ Test(atomic, unwritable_paths_fail_cleanly)
     cr_assert_eq(lt_atomic_open(&af, path), LT_E_IO);
     cr_assert(strstr(lt_last_error(), "plain") != NULL, "%s", lt_last_error());
     cr_assert_eq(lt_atomic_open(&af, dir), LT_E_IO, "a folder is not a file");
-    cr_assert_eq(lt_atomic_open(&af, "/proc/no/such/out.csv"), LT_E_IO);
+    cr_assert_eq(lt_atomic_open(&af, "/proc/no/such/out.csv"), LT_E_IO, "a bad --out: exit 2");
+    cr_assert(strstr(lt_last_error(), "cannot create folder /proc/no") != NULL, "%s",
+              lt_last_error());
     cr_assert_eq(lt_atomic_open(&af, ""), LT_E_IO);
     cr_assert_eq(check_count_entries(dir), 1);
 }

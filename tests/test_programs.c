@@ -364,6 +364,27 @@ Test(robust, sigterm_writes_rows_and_a_checkpoint, .timeout = 300)
 }
 
 /* Finding 12: a diverging run stops as diverged, exit 1. */
+/* A disk that fills up is the machine's failure, not the user's: the
+ * message names the file and the reason, and the exit status is 1 (2 would
+ * blame the flags). The run writes into a 64 KiB tmpfs of its own mount
+ * namespace (unshare -m, so nothing stays mounted), which needs root; the
+ * test is skipped where that is refused. */
+Test(robust, full_disk_is_a_failed_run, .timeout = 120)
+{
+    if (system("unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /mnt' >/dev/null 2>&1") != 0)
+        cr_skip_test("cannot mount a private tmpfs here (unshare -m and mount need root)");
+    char dir[64], env[256], args[256];
+    make_temp_dir(dir);
+    snprintf(env, sizeof env,
+             "unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs %s && exec \"$0\" \"$@\"'",
+             dir);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 20 --out %s/run", dir);
+    cr_assert_eq(ltbench_env(env, args), 1, "%s", output);
+    ASSERT_MENTIONS("No space left on device");
+    ASSERT_MENTIONS("cannot write");
+    check_remove_tree(dir);
+}
+
 Test(robust, divergence_is_a_failed_run, .timeout = 300)
 {
     char dir[64], args[512], path[160];
