@@ -665,6 +665,66 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
     }
 }
 
+/* An output that names an input's file, or another output's, however it
+ * is spelt (another relative form, a symbolic or hard link, folders still
+ * to be made), is refused before anything is read or written. */
+Test(attention_tool, outputs_never_overwrite_inputs_or_each_other)
+{
+    char dir[64];
+    make_temp_dir(dir);
+    static double q[B * H * N * D], v[B * H * N * M];
+    const long long qk_shape[4] = {B, H, N, D}, v_shape[4] = {B, H, N, M};
+    char pq[128], pv[128], pd[128], plink[128], phard[128];
+    snprintf(pq, sizeof pq, "%s/q.npy", dir);
+    snprintf(pv, sizeof pv, "%s/v.npy", dir);
+    snprintf(pd, sizeof pd, "%s/dout.npy", dir);
+    snprintf(plink, sizeof plink, "%s/link.npy", dir);
+    snprintf(phard, sizeof phard, "%s/hard.npy", dir);
+    write_random(pq, q, 4, qk_shape, 1);
+    write_random(pv, v, 4, v_shape, 2);
+    write_random(pd, v, 4, v_shape, 3);
+    cr_assert_eq(symlink(pq, plink), 0);
+    cr_assert_eq(link(pv, phard), 0);
+    size_t q_bytes = 0;
+    unsigned char *q_before = check_read_file(pq, &q_bytes);
+    int files = check_count_entries(dir);
+
+    struct { const char *fmt, *mention; } bad[] = {
+        {"--out @D/o.npy --dout @D/dout.npy --dq @D/o.npy", "--dq @D/o.npy: the same file as --out"},
+        {"--out @D/o.npy --dout @D/dout.npy --dq @D/q.npy", "the same file as the input --q"},
+        {"--out @D/o.npy --dout @D/dout.npy --dk @D/./sub/../q.npy", "input --q"},
+        {"--out @D/link.npy", "--out @D/link.npy: the same file as the input --q"},
+        {"--out @D/hard.npy", "the same file as the input --v"},
+        {"--out @D/o.npy --dout @D/dout.npy --dv @D/dout.npy", "input --dout"},
+        {"--out @D/new/o.npy --dout @D/dout.npy --dq @D/new/../new/./o.npy",
+         "the same file as --out"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *names[] = {"@D"};
+        const char *paths[] = {dir};
+        char tail[1024], mention[512], cmd[2048];
+        expand(tail, sizeof tail, bad[i].fmt, names, paths, 1);
+        expand(mention, sizeof mention, bad[i].mention, names, paths, 1);
+        snprintf(cmd, sizeof cmd, "attention --variant softmax --q %s --k %s --v %s %s", pq, pq,
+                 pv, tail);
+        cr_assert_eq(ltbench(cmd), 2, "%s:\n%s", cmd, output);
+        ASSERT_MENTIONS(mention);
+        cr_assert_eq(check_count_entries(dir), files, "nothing written by: %s", cmd);
+        size_t bytes = 0;
+        unsigned char *q_now = check_read_file(pq, &bytes);
+        cr_assert(bytes == q_bytes && memcmp(q_now, q_before, bytes) == 0, "q.npy changed: %s",
+                  cmd);
+        free(q_now);
+    }
+    free(q_before);
+    /* distinct outputs beside the inputs are fine */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "attention --variant softmax --q %s --k %s --v %s --out %s/o.npy "
+             "--dout %s --dq %s/dq.npy --dk %s/dk.npy", pq, pq, pv, dir, pd, dir, dir);
+    cr_assert_eq(ltbench(cmd), 0, "%s:\n%s", cmd, output);
+    check_remove_tree(dir);
+}
+
 /* Finding 2: a normaliser that can be 0 is refused. Finding 7: a run that
  * fails writes none of its outputs over earlier ones. */
 Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
