@@ -1,8 +1,9 @@
 /* Thread-count tests under every OpenBLAS kernel set this CPU can run.
  *
  * "Same bits for any thread count" must hold whichever kernels OpenBLAS
- * picks: an AMD CPU gets its Haswell or Zen kernels, an Intel one with
- * AVX-512 its SkylakeX or Cooperlake ones, and they split work differently.
+ * picks for the CPU (Haswell or Zen on AVX2 machines, SkylakeX or
+ * Cooperlake on AVX-512 ones), and they round differently where a
+ * thread's share of a product begins.
  * OpenBLAS reads OPENBLAS_CORETYPE once, when it loads, so a test runs
  * itself again in a child process per kernel set: a test calls
  * check_every_kernel_set() first, then checks under the kernels its own

@@ -1,10 +1,11 @@
 /* Matrix products whose bits do not depend on the thread count.
  *
- * OpenBLAS splits a product's output between its threads, and with some
- * kernel sets (its Haswell and Zen kernels, which AMD CPUs and older Intel
- * ones get) an element's value depends on where the tile boundaries fall:
- * the same cblas_sgemm gives other bits on 1 and on 2 threads. (Its SkylakeX
- * and Cooperlake kernels happen not to.) These wrappers never let BLAS pick
+ * OpenBLAS splits a product's output between its threads. With its Haswell
+ * and Zen kernels an element's value depends on where the tile boundaries
+ * fall, so the same cblas_sgemm gives other bits on 1 and on 2 threads; its
+ * SkylakeX and Cooperlake kernels do too when the reduction is cut into
+ * other pieces on several threads (a length between one and two of their
+ * K blocks). These wrappers never let BLAS pick
  * the split: the output is cut into blocks that depend only on the product's
  * sizes, each block is one single-threaded BLAS call over the whole
  * reduction, and threads only decide who computes which block. So a product
