@@ -500,7 +500,7 @@ static float *gemm_run(const gemm_case *g, int serial)
 Test(gemm, equals_double_reference)
 {
     /* one block, row blocks, column blocks (the last one short), K = 0 */
-    const int shapes[][3] = {{5, 7, 3}, {300, 70, 50}, {20, 700, 40}, {9, 4, 0}};
+    const int shapes[][3] = {{5, 7, 3}, {300, 70, 50}, {20, 700, 100}, {9, 4, 0}};
     for (int s = 0; s < 4; s++)
         for (int t = 0; t < 4; t++)
             for (int serial = 0; serial <= 1; serial++) {
@@ -536,12 +536,14 @@ Test(gemm, blocks_depend_on_the_shape_only)
 {
     cr_expect_eq(lt_sgemm_blocks(0, 5, 5), 0);
     cr_expect_eq(lt_sgemm_blocks(10, 10, 10), 1);
-    cr_expect_eq(lt_sgemm_blocks(48, 48, 100000), 1, "48 rows or columns are not cut");
-    cr_expect_eq(lt_sgemm_blocks(64, 64, 4096), 2);
-    cr_expect_eq(lt_sgemm_blocks(1024, 1024, 1024), 32);
-    cr_expect_eq(lt_sgemm_blocks(64, 4096, 64), 64);
-    /* 8 pieces of 38 rows, rounded up to 48: six blocks of 48 and one of 12 */
-    cr_expect_eq(lt_sgemm_blocks(300, 70, 50), 7);
+    cr_expect_eq(lt_sgemm_blocks(100, 100, 100000), 1, "pieces of 50 rows are too short");
+    cr_expect_eq(lt_sgemm_blocks(128, 64, 4096), 2);
+    cr_expect_eq(lt_sgemm_blocks(1024, 1024, 1024), 16, "pieces of 64 rows");
+    cr_expect_eq(lt_sgemm_blocks(64, 4096, 16), 8, "pieces of 2^19 multiply-adds");
+    cr_expect_eq(lt_sgemm_blocks(64, 8192, 64), 16, "16 pieces at most");
+    /* 2 pieces of 150 rows, rounded up to 160: blocks of 160 and 140 */
+    cr_expect_eq(lt_sgemm_blocks(300, 70, 50), 2);
+    cr_expect_eq(lt_sgemm_blocks(520, 64, 128), 7, "8 pieces of 65 rows, rounded up to 80: 7");
 }
 
 /* The same bits from 1, 2 and 3 threads and from inside a parallel region,

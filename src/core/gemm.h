@@ -20,7 +20,7 @@
 typedef enum lt_trans { LT_N = 0, LT_T = 1 } lt_trans;
 
 /* The product in blocks fixed by (M, N, K): the longer of M and N is cut
- * into up to 64 pieces (a power of two, each at least 32 long and 2^17
+ * into up to 16 pieces (a power of two, each at least 64 long and 2^19
  * multiply-adds), spread over the OpenMP threads when called outside a
  * parallel region, one after another inside one. For products a caller
  * may make at the top level. */
