@@ -18,7 +18,7 @@
 #include "nn/linear.h"
 #include "nn/posenc.h"
 #include "nn/xent.h"
-#include "pool.h"
+#include "kernel_sets.h"
 
 /* float gradients against double finite differences: float rounding leaves
  * about 1e-7 here; a wrong term shows up as order 1. */
@@ -634,6 +634,31 @@ Test(nn, xent_loss_same_for_any_thread_count)
     cr_assert(lt_xent_forward(&loss2, &correct2, NULL, logits, targets, NULL, R, V) == LT_OK);
     cr_expect(memcmp(&loss1, &loss2, sizeof loss1) == 0 && correct1 == correct2,
               "loss %.17g vs %.17g", loss1, loss2);
+}
+
+/* ---- thread count independence ---- */
+
+/* The products OpenBLAS would share between threads (several hundred
+ * thousand multiply-adds each), under every kernel set the CPU runs. */
+Test(nn, linear_same_for_any_thread_count)
+{
+    check_every_kernel_set();
+    enum { R = 520, C_in = 96, C_out = 200 };
+    float *in = random_f(R * C_in, -1, 1, 1), *w = random_f(C_out * C_in, -1, 1, 2);
+    float *b = random_f(C_out, -1, 1, 3), *d_out = random_f(R * C_out, -1, 1, 4);
+    const size_t sizes[4] = {R * C_out, R * C_in, C_out * C_in, C_out};
+    float *got[2][4]; /* out, d_in, d_weight, d_bias */
+    for (int t = 0; t < 2; t++) {
+        omp_set_num_threads(t + 1);
+        for (int g = 0; g < 4; g++)
+            got[t][g] = take_f(sizes[g]);
+        lt_linear_forward(got[t][0], in, w, b, R, C_in, C_out);
+        lt_linear_backward(got[t][1], got[t][2], got[t][3], d_out, in, w, R, C_in, C_out);
+    }
+    const char *names[4] = {"out", "d_in", "d_weight", "d_bias"};
+    for (int g = 0; g < 4; g++)
+        cr_expect(memcmp(got[0][g], got[1][g], sizeof(float) * sizes[g]) == 0, "%s differs",
+                  names[g]);
 }
 
 /* ---- column reductions under threads ---- */

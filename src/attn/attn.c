@@ -318,9 +318,15 @@ size_t lt_attn_saved_bytes(const lt_attn *attn, lt_attn_shape shape)
 
 static int threads_or_default(int threads) { return threads >= 1 ? threads : lt_threads_get(); }
 
+static size_t shared_bytes(const lt_attn *attn, lt_attn_shape shape)
+{
+    return attn->impl->shared_bytes != NULL ? attn_round(attn->impl->shared_bytes(attn, shape)) : 0;
+}
+
 size_t lt_attn_workspace_bytes(const lt_attn *attn, lt_attn_shape shape, int threads)
 {
-    return (size_t)threads_or_default(threads) * attn_round(attn->impl->slice_bytes(attn, shape));
+    return shared_bytes(attn, shape) +
+           (size_t)threads_or_default(threads) * attn_round(attn->impl->slice_bytes(attn, shape));
 }
 
 double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward)
@@ -424,8 +430,9 @@ static attn_call make_call(const lt_attn *attn, lt_attn_shape shape, void *works
         .k = k,
         .v = v,
         .params = params,
-        .workspace = workspace,
+        .workspace = (char *)workspace + shared_bytes(attn, shape),
         .slice = attn_round(attn->impl->slice_bytes(attn, shape)),
+        .shared = attn->impl->shared_bytes != NULL ? workspace : NULL,
         .threads = lt_threads_get(),
     };
     return call;

@@ -253,7 +253,7 @@ double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int bac
 
 /* This machine's SGEMM rate in GFLOP/s for an n x n x n product on
  * `threads` threads (< 1: lt_threads_get()): the median of 5 timed runs
- * after one warm-up, through the same BLAS the kernels call. Allocates
+ * after one warm-up, through lt_sgemm as the kernels call it. Allocates
  * three n x n matrices (tracked) and restores the thread count; NaN when
  * the allocation fails. n = 1024 is the usual roofline reference. */
 double lt_attn_sgemm_gflops(int n, int threads);

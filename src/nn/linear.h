@@ -2,8 +2,9 @@
  *
  * The weight is stored (C_out, C_in), one row per output feature (the
  * layout of PyTorch's nn.Linear), so initialisers and checkpoints see rows
- * of W as output units. Products run through cblas_sgemm. (Sizes are not
- * called I and O: <complex.h>, pulled in by <cblas.h>, defines I.) */
+ * of W as output units. Products run through lt_sgemm, so results do not
+ * depend on the thread count. (Sizes are not called I and O: <complex.h>,
+ * which <cblas.h> pulls in, defines I.) */
 #ifndef LT_NN_LINEAR_H
 #define LT_NN_LINEAR_H
 
