@@ -187,6 +187,10 @@ static const lt_column image_result_columns[] = {
     EXACT_LOW("peak_train_bytes", "bytes"),
     {.name = "test_bits_per_dim", .role = LT_COL_EXACT, .unit = "bits/dim",
      SHOWN("bits/dim", "%.4f", 0)},
+    /* a per-channel histogram of the training pixels: what a model that
+     * learned nothing beyond pixel statistics scores */
+    {.name = "histogram_bits_per_dim", .role = LT_COL_EXACT, .unit = "bits/dim",
+     SHOWN("histogram", "%.4f", 0)},
     {.name = "images_generated", .role = LT_COL_INFO, SHOWN("images", NULL, 0)},
     NOTE("gen_s"),
     {.name = "images_per_s", .role = LT_COL_TIMING, .higher_is_better = 1, .unit = "images/s",
@@ -196,6 +200,15 @@ static const lt_column image_result_columns[] = {
     EXACT_LOW("peak_gen_bytes", "bytes"),
     {.name = "peak_gen_bytes_per_image", .role = LT_COL_NOTE,
      SHOWN("gen MiB/img", "%.2f", MIB)},
+    /* the roofline: what the machine allows at its measured bandwidth and
+     * SGEMM rate (lt_generator_bound), and the fraction of it reached */
+    NOTE("bandwidth_gb_per_s"),
+    NOTE("sgemm_gflop_per_s"),
+    NOTE("bytes_per_image"),
+    NOTE("flops_per_image"),
+    INFO("bound_images_per_s"),
+    NOTE("memory_bound_share"),
+    {.name = "fraction_of_bound", .role = LT_COL_INFO, SHOWN("roof %", "%.0f", 100)},
     EXACT_LOW("params", "parameters"),
     NOTE("note"),
 };
@@ -217,7 +230,7 @@ const lt_schema bench_image_results = {"image", "image", image_result_columns,
 #define SPEECH_KEYS                                                                           \
     FROM_EXPERIMENT, FROM_LABEL("model", "$model", "model"),                                  \
         FROM_LABEL("kernel", "$kernel", "kernel"), FROM_KEY("preset", "--preset"),            \
-        FROM_KEY("hours", "--hours"),                                                         \
+        FROM_KEY("hours", "--hours"), FROM_KEY("utterance_frames", "--utterance-frames"),     \
         {.name = "corpus_seed", .role = LT_COL_NOTE, .from = "--seed"},                       \
         FROM_KEY("stack", "--stack"), FROM_KEY("batch", "--batch"), FROM_THREADS,             \
         {.name = "seed", .role = LT_COL_NOTE, .from = "--seed"}
@@ -257,6 +270,9 @@ static const lt_column speech_result_columns[] = {
     NOTE("dev_utterances"),
     NOTE("test_utterances"),
     NOTE("train_hours"),
+    /* what reaches attention: positions of the training utterances */
+    INFO("mean_positions"),
+    INFO("max_positions"),
     {.name = "epochs", .role = LT_COL_INFO, SHOWN("epochs", NULL, 0)},
     NOTE("best_epoch"),
     {.name = "dev_per", .role = LT_COL_EXACT, .unit = "PER", SHOWN("dev PER%", "%.2f", 100)},

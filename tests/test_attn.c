@@ -14,6 +14,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/threads.h"
+#include "kernel_sets.h"
 
 /* ---- a forward/backward run with every buffer it needs ---- */
 
@@ -549,7 +550,7 @@ Test(attn_kernels, linear_chunked_equals_prefix)
 }
 
 /* The same bits from 1, 2 and 3 threads, with heads across threads and
- * heads sharing threads. */
+ * heads sharing threads, parameter gradients included. */
 static void check_same_bits_for_any_threads(lt_attn_config config, lt_attn_shape shape)
 {
     run first;
@@ -564,52 +565,43 @@ static void check_same_bits_for_any_threads(lt_attn_config config, lt_attn_shape
             first = r;
             continue;
         }
-        const float *a[] = {r.out, r.dq, r.dk, r.dv}, *b[] = {first.out, first.dq, first.dk, first.dv};
-        size_t counts[] = {r.nv, r.nq, r.nq, r.nv};
-        for (int t = 0; t < 4; t++)
-            cr_expect_arr_eq(a[t], b[t], counts[t] * sizeof(float), "%s: %d threads differ",
-                             r.attn.config.kernel, threads);
+        const float *a[] = {r.out, r.dq, r.dk, r.dv, r.d_params};
+        const float *b[] = {first.out, first.dq, first.dk, first.dv, first.d_params};
+        const char *names[] = {"out", "dq", "dk", "dv", "d_params"};
+        size_t counts[] = {r.nv, r.nq, r.nq, r.nv, r.np};
+        for (int t = 0; t < 5; t++)
+            cr_expect(memcmp(a[t], b[t], counts[t] * sizeof(float)) == 0,
+                      "%s, B=%d H=%d N=%d D=%d: %s from %d threads differs from 1 thread's",
+                      r.attn.config.kernel, shape.B, shape.H, shape.N, shape.D, names[t],
+                      threads);
         run_free(&r);
     }
     run_free(&first);
 }
 
-Test(attn_kernels, chunked_kernels_same_for_any_threads)
+/* Every kernel but the references, on narrow heads and on heads wide
+ * enough that OpenBLAS would share a product between threads, under every
+ * kernel set the CPU runs. B*H = 1 shares each head between threads; B*H = 2
+ * spreads heads over 1 and 2 threads and shares them among 3. */
+Test(attn_kernels, kernels_same_for_any_threads)
 {
-    lt_attn_config configs[] = {config_of("linear", 1, "linear-causal-chunked"),
-                                config_of("linear", 0, "linear-gemm"),
+    check_every_kernel_set();
+    lt_attn_config configs[] = {config_of("softmax", 0, "softmax-gemm"),
+                                config_of("softmax", 1, "softmax-gemm"),
                                 config_of("softmax", 0, "softmax-tiled"),
-                                config_of("softmax", 1, "softmax-tiled")};
-    for (int i = 0; i < 4; i++) {
-        check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 333, 6, 5));
-        check_same_bits_for_any_threads(configs[i], shape_of(1, 2, 333, 6, 5));
+                                config_of("softmax", 1, "softmax-tiled"),
+                                config_of("linear", 0, "linear-gemm"),
+                                config_of("linear", 1, "linear-causal-chunked"),
+                                config_of("linear", 1, "linear-causal-prefix"),
+                                config_of("linformer", 0, NULL)};
+    const lt_attn_shape shapes[] = {shape_of(1, 1, 333, 6, 5), shape_of(1, 2, 333, 6, 5),
+                                    shape_of(1, 1, 300, 48, 40), shape_of(1, 2, 300, 48, 40)};
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        configs[i].proj_k = 32; /* linformer's */
+        configs[i].n_max = 333;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            check_same_bits_for_any_threads(configs[i], shapes[s]);
     }
-}
-
-Test(attn_kernels, linformer_parameter_gradients_same_for_any_threads)
-{
-    /* one thread adds into d_params directly only when heads run one at a
-     * time; otherwise per-thread copies are reduced */
-    lt_attn_config c = config_of("linformer", 0, NULL);
-    c.proj_k = 7;
-    c.n_max = 50;
-    lt_attn_shape shape = shape_of(2, 3, 41, 6, 5);
-    float *d_params[3];
-    int threads[] = {1, 2, 8};
-    for (int t = 0; t < 3; t++) {
-        cr_assert_eq(lt_threads_set(threads[t]), LT_OK);
-        run r;
-        run_setup(&r, c, shape, 5, -1.0f, 1.0f);
-        run_forward(&r);
-        run_backward(&r);
-        d_params[t] = malloc(sizeof(float) * r.np);
-        memcpy(d_params[t], r.d_params, sizeof(float) * r.np);
-        if (t > 0)
-            expect_close(d_params[t], d_params[0], r.np, 1e-5, "linformer d_params");
-        run_free(&r);
-    }
-    for (int t = 0; t < 3; t++)
-        free(d_params[t]);
 }
 
 Test(attn_kernels, forward_without_saved_matches)

@@ -1,7 +1,8 @@
 /* Tests of src/core and src/io/atomic: status, tracked allocator, rng,
- * timer, cli parsing, progress, threads, atomic files. */
+ * timer, cli parsing, progress, threads, matrix products, atomic files. */
 #include <criterion/criterion.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "check.h"
 #include "core/cli.h"
+#include "core/gemm.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/rng.h"
@@ -20,6 +22,7 @@
 #include "core/threads.h"
 #include "core/timer.h"
 #include "io/atomic.h"
+#include "kernel_sets.h"
 
 /* ---- status ---- */
 
@@ -35,7 +38,20 @@ Test(status, message_and_exit_codes)
     cr_assert_eq(lt_exit_code(LT_E_BUDGET), 2);
     cr_assert_eq(lt_exit_code(LT_E_NUMERIC), 1);
     cr_assert_eq(lt_exit_code(LT_E_NOMEM), 1);
+    cr_assert_eq(lt_exit_code(LT_E_SYSTEM), 1);
     cr_assert_str_eq(lt_status_name(LT_E_USAGE), "usage");
+    cr_assert_str_eq(lt_status_name(LT_E_SYSTEM), "system");
+}
+
+/* The machine's failures (exit 1) apart from paths the user can fix (2). */
+Test(status, errno_classes)
+{
+    const int machine[] = {ENOSPC, EDQUOT, EIO, EFBIG, ENOMEM, EMFILE, ENFILE, ENOBUFS};
+    const int path[] = {ENOENT, EACCES, EPERM, ENOTDIR, EISDIR, EROFS, ENAMETOOLONG, EEXIST};
+    for (size_t i = 0; i < sizeof machine / sizeof machine[0]; i++)
+        cr_expect_eq(lt_errno_status(machine[i]), LT_E_SYSTEM, "%s", strerror(machine[i]));
+    for (size_t i = 0; i < sizeof path / sizeof path[0]; i++)
+        cr_expect_eq(lt_errno_status(path[i]), LT_E_IO, "%s", strerror(path[i]));
 }
 
 static lt_status fails_then_not_reached(int *reached)
@@ -455,6 +471,145 @@ Test(threads, set_and_get)
     cr_assert_eq(lt_threads_set(-1), LT_E_USAGE);
 }
 
+/* ---- matrix products ---- */
+
+/* One product's operands, stored with leading dimensions wider than their
+ * rows so sub-blocks are addressed as the library does. */
+typedef struct gemm_case {
+    lt_trans ta, tb;
+    int M, N, K, lda, ldb, ldc;
+    float alpha, beta;
+    float *A, *B, *C0; /* C0: C before the product */
+} gemm_case;
+
+static gemm_case gemm_case_of(lt_trans ta, lt_trans tb, int M, int N, int K, uint64_t seed)
+{
+    gemm_case g = {ta, tb, M, N, K, 0, 0, N + 3, 0.75f, 0.5f, NULL, NULL, NULL};
+    int a_rows = ta == LT_T ? K : M, a_cols = ta == LT_T ? M : K;
+    int b_rows = tb == LT_T ? N : K, b_cols = tb == LT_T ? K : N;
+    g.lda = a_cols + 2;
+    g.ldb = b_cols + 1;
+    g.A = malloc(sizeof(float) * ((size_t)a_rows * g.lda + 1));
+    g.B = malloc(sizeof(float) * ((size_t)b_rows * g.ldb + 1));
+    g.C0 = malloc(sizeof(float) * ((size_t)M * g.ldc + 1));
+    lt_rng rng;
+    lt_rng_seed(&rng, seed, 0);
+    lt_rng_fill_uniform(&rng, g.A, (long)a_rows * g.lda, -1, 1);
+    lt_rng_fill_uniform(&rng, g.B, (long)b_rows * g.ldb, -1, 1);
+    lt_rng_fill_uniform(&rng, g.C0, (long)M * g.ldc, -1, 1);
+    return g;
+}
+
+static void gemm_case_free(gemm_case *g)
+{
+    free(g->A);
+    free(g->B);
+    free(g->C0);
+}
+
+/* C after lt_sgemm (serial = 0) or lt_sgemm_serial (1); caller frees. */
+static float *gemm_run(const gemm_case *g, int serial)
+{
+    size_t n = (size_t)g->M * g->ldc;
+    float *C = malloc(sizeof(float) * (n + 1));
+    memcpy(C, g->C0, sizeof(float) * n);
+    (serial ? lt_sgemm_serial : lt_sgemm)(g->ta, g->tb, g->M, g->N, g->K, g->alpha, g->A, g->lda,
+                                          g->B, g->ldb, g->beta, C, g->ldc);
+    return C;
+}
+
+Test(gemm, equals_double_reference)
+{
+    /* one block, row blocks, column blocks (the last one short), K = 0 */
+    const int shapes[][3] = {{5, 7, 3}, {300, 70, 50}, {20, 700, 100}, {9, 4, 0}};
+    for (int s = 0; s < 4; s++)
+        for (int t = 0; t < 4; t++)
+            for (int serial = 0; serial <= 1; serial++) {
+                gemm_case g = gemm_case_of(t & 1 ? LT_T : LT_N, t & 2 ? LT_T : LT_N,
+                                           shapes[s][0], shapes[s][1], shapes[s][2], 3);
+                float *C = gemm_run(&g, serial);
+                double worst = 0;
+                for (int i = 0; i < g.M; i++)
+                    for (int j = 0; j < g.ldc; j++) {
+                        double ref = g.C0[(size_t)i * g.ldc + j];
+                        if (j < g.N) {
+                            double dot = 0;
+                            for (int k = 0; k < g.K; k++) {
+                                double a = g.ta == LT_T ? g.A[(size_t)k * g.lda + i]
+                                                        : g.A[(size_t)i * g.lda + k];
+                                double b = g.tb == LT_T ? g.B[(size_t)j * g.ldb + k]
+                                                        : g.B[(size_t)k * g.ldb + j];
+                                dot += a * b;
+                            }
+                            ref = g.alpha * dot + g.beta * ref;
+                        }
+                        double err = fabs(C[(size_t)i * g.ldc + j] - ref);
+                        worst = err > worst ? err : worst;
+                    }
+                cr_expect_lt(worst, 1e-5 * (g.K + 1), "%dx%dx%d trans %d serial %d: %g", g.M,
+                             g.N, g.K, t, serial, worst);
+                free(C);
+                gemm_case_free(&g);
+            }
+}
+
+Test(gemm, blocks_depend_on_the_shape_only)
+{
+    cr_expect_eq(lt_sgemm_blocks(0, 5, 5), 0);
+    cr_expect_eq(lt_sgemm_blocks(10, 10, 10), 1);
+    cr_expect_eq(lt_sgemm_blocks(100, 100, 100000), 1, "pieces of 50 rows are too short");
+    cr_expect_eq(lt_sgemm_blocks(128, 64, 4096), 2);
+    cr_expect_eq(lt_sgemm_blocks(1024, 1024, 1024), 16, "pieces of 64 rows");
+    cr_expect_eq(lt_sgemm_blocks(64, 4096, 16), 8, "pieces of 2^19 multiply-adds");
+    cr_expect_eq(lt_sgemm_blocks(64, 8192, 64), 16, "16 pieces at most");
+    /* 2 pieces of 150 rows, rounded up to 160: blocks of 160 and 140 */
+    cr_expect_eq(lt_sgemm_blocks(300, 70, 50), 2);
+    cr_expect_eq(lt_sgemm_blocks(520, 64, 128), 7, "8 pieces of 65 rows, rounded up to 80: 7");
+}
+
+/* The same bits from 1, 2 and 3 threads and from inside a parallel region,
+ * for products OpenBLAS would split between its threads (several blocks,
+ * or one block of more than 65536 x 4 multiply-adds), under every kernel
+ * set the CPU runs. */
+Test(gemm, same_bits_for_any_thread_count)
+{
+    check_every_kernel_set();
+    const int shapes[][5] = {
+        /* trans a, trans b, M, N, K */
+        {0, 1, 160, 1024, 32}, {0, 0, 16, 256, 1024}, {1, 0, 1024, 32, 160},
+        {1, 0, 256, 256, 640}, {0, 1, 48, 48, 2048},  {0, 0, 333, 77, 64},
+    };
+    int saved = omp_get_max_threads();
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int serial = 0; serial <= 1; serial++) {
+            gemm_case g = gemm_case_of(shapes[s][0] ? LT_T : LT_N, shapes[s][1] ? LT_T : LT_N,
+                                       shapes[s][2], shapes[s][3], shapes[s][4], 11);
+            size_t bytes = sizeof(float) * (size_t)g.M * g.ldc;
+            omp_set_num_threads(1);
+            float *one = gemm_run(&g, serial);
+            for (int threads = 2; threads <= 3; threads++) {
+                omp_set_num_threads(threads);
+                float *more = gemm_run(&g, serial);
+                cr_expect(memcmp(one, more, bytes) == 0, "%dx%dx%d, serial %d: %d threads differ",
+                          g.M, g.N, g.K, serial, threads);
+                free(more);
+            }
+            float *inside = NULL;
+#pragma omp parallel num_threads(2)
+            {
+#pragma omp single
+                inside = gemm_run(&g, serial);
+            }
+            cr_expect(memcmp(one, inside, bytes) == 0,
+                      "%dx%dx%d, serial %d: inside a parallel region differs", g.M, g.N, g.K,
+                      serial);
+            free(inside);
+            free(one);
+            gemm_case_free(&g);
+        }
+    omp_set_num_threads(saved);
+}
+
 /* ---- atomic files ---- */
 
 Test(atomic, commit_replaces_abort_leaves_nothing)
@@ -502,7 +657,9 @@ Test(atomic, unwritable_paths_fail_cleanly)
     cr_assert_eq(lt_atomic_open(&af, path), LT_E_IO);
     cr_assert(strstr(lt_last_error(), "plain") != NULL, "%s", lt_last_error());
     cr_assert_eq(lt_atomic_open(&af, dir), LT_E_IO, "a folder is not a file");
-    cr_assert_eq(lt_atomic_open(&af, "/proc/no/such/out.csv"), LT_E_IO);
+    cr_assert_eq(lt_atomic_open(&af, "/proc/no/such/out.csv"), LT_E_IO, "a bad --out: exit 2");
+    cr_assert(strstr(lt_last_error(), "cannot create folder /proc/no") != NULL, "%s",
+              lt_last_error());
     cr_assert_eq(lt_atomic_open(&af, ""), LT_E_IO);
     cr_assert_eq(check_count_entries(dir), 1);
 }

@@ -4,6 +4,7 @@
  * needs the real data sets. Every failure must release what it allocated. */
 #include <criterion/criterion.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -828,4 +829,44 @@ Test(images, fixed_subsets_are_deterministic)
     lt_images_free(&c);
     lt_images_free(&whole);
     assert_memory_released();
+}
+
+/* Sets that live on the stack: pixels only, no allocation. */
+static lt_image_set pixels_only(uint8_t *pixels, int count, int height, int channels)
+{
+    lt_image_set s = {.count = count, .full_count = count, .height = height, .width = 1,
+                      .channels = channels, .pixels = pixels};
+    return s;
+}
+
+Test(images, histogram_baseline_is_the_add_one_histogram_per_channel)
+{
+    /* 512 training images of 2 channels: channel 0 is always 7, channel 1
+     * runs through every byte value twice */
+    enum { COUNT = 512 };
+    static uint8_t train_px[COUNT * 2], test_px[4 * 2];
+    for (int i = 0; i < COUNT; i++) {
+        train_px[2 * i] = 7;
+        train_px[2 * i + 1] = (uint8_t)(i % 256);
+    }
+    const uint8_t test_values[] = {7, 0, 7, 255, 9, 3, 7, 200};
+    memcpy(test_px, test_values, sizeof test_values);
+    lt_image_set train = pixels_only(train_px, COUNT, 1, 2), test = pixels_only(test_px, 4, 1, 2);
+    const double total = COUNT + 256.0;
+    double seen7 = -log2((COUNT + 1) / total), unseen = -log2(1 / total);
+    double each = -log2(3 / total); /* channel 1: every value twice, plus one */
+    double want = (3 * seen7 + unseen + 4 * each) / 8;
+    double got = lt_images_histogram_bits(&train, &test);
+    cr_assert(fabs(got - want) < 1e-12 * want, "got %.15g, want %.15g", got, want);
+    /* the uniform channel alone costs about 8 bits */
+    cr_assert(fabs(each - 8.0) < 0.02);
+
+    /* the channel count is the image's: as 1 channel, 7 and the ramp share
+     * one histogram and the result changes */
+    lt_image_set train1 = pixels_only(train_px, COUNT, 2, 1), test1 = pixels_only(test_px, 4, 2, 1);
+    cr_assert(fabs(lt_images_histogram_bits(&train1, &test1) - want) > 0.1);
+    /* mismatched channels, or nothing to count, is not a number */
+    cr_assert(isnan(lt_images_histogram_bits(&train, &test1)));
+    lt_image_set empty = pixels_only(train_px, 0, 1, 2);
+    cr_assert(isnan(lt_images_histogram_bits(&empty, &test)));
 }

@@ -6,15 +6,18 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "core/mem.h"
 #include "core/provenance.h"
+#include "core/rng.h"
 #include "io/csv.h"
 #include "io/npy.h"
 #include "io/png.h"
@@ -876,4 +879,94 @@ Test(io, png_reader_rejects_bad_files)
     assert_status(lt_png_read(&pixels, &w, &h, &c, in_dir("missing.png")), LT_E_IO);
     assert_status(lt_png_read(&pixels, &w, &h, &c, test_dir), LT_E_IO);
     assert_memory_released();
+}
+
+/* ---- a machine that fails the writes: LT_E_SYSTEM, exit status 1 ---- */
+
+/* Points an opened output at /dev/full, where every write that reaches the
+ * device fails with ENOSPC, as on a full disk. Its temporary file stays, for
+ * the failure to remove. */
+static void send_to_full_disk(lt_atomic_file *af)
+{
+    FILE *full = fopen("/dev/full", "wb");
+    cr_assert_not_null(full);
+    cr_assert_eq(fclose(af->f), 0);
+    af->f = full;
+}
+
+static void assert_machine_failure(const char *path, const char *reason)
+{
+    assert_error_mentions(path);
+    assert_error_mentions(reason);
+    cr_assert_eq(lt_exit_code(LT_E_SYSTEM), 1);
+    assert_no_output(path);
+}
+
+Test(io, full_disk_is_the_machines_failure)
+{
+    /* a CSV whose rows stay buffered: the commit's flush meets the full disk */
+    const char *path = in_dir("full.csv");
+    lt_csv csv;
+    assert_status(lt_csv_open(&csv, path, csv_columns, 4), LT_OK);
+    send_to_full_disk(&csv.file);
+    assert_status(lt_csv_str(&csv, "copy"), LT_OK);
+    assert_status(lt_csv_str(&csv, "note"), LT_OK);
+    assert_status(lt_csv_int(&csv, 1), LT_OK);
+    assert_status(lt_csv_num(&csv, 0.5), LT_OK);
+    assert_status(lt_csv_end_row(&csv), LT_OK);
+    assert_status(lt_csv_close(&csv), LT_E_SYSTEM);
+    assert_machine_failure(path, "No space left on device");
+
+    /* an array larger than stdio's buffer: the write itself fails */
+    enum { COUNT = 1 << 16 };
+    float *data = calloc(COUNT, sizeof(float));
+    const long long shape[1] = {COUNT};
+    path = in_dir("full.npy");
+    lt_atomic_file af;
+    assert_status(lt_atomic_open(&af, path), LT_OK);
+    send_to_full_disk(&af);
+    assert_status(lt_npy_write_f32_into(&af, data, 1, shape), LT_E_SYSTEM);
+    lt_atomic_abort(&af);
+    assert_machine_failure(path, "No space left on device");
+    free(data);
+}
+
+/* A file-size limit fails the writes with EFBIG (its signal ignored): each
+ * writer reports the machine's failure with the reason, and leaves nothing. */
+Test(io, file_size_limit_is_the_machines_failure)
+{
+    enum { SIDE = 256, COUNT = 1 << 16 };
+    uint8_t *noise = malloc((size_t)SIDE * SIDE * 3); /* incompressible */
+    lt_rng rng;
+    lt_rng_seed(&rng, 7, 0);
+    for (size_t i = 0; i < (size_t)SIDE * SIDE * 3; i++)
+        noise[i] = (uint8_t)lt_rng_u64(&rng);
+    double *data = calloc(COUNT, sizeof(double));
+    const long long shape[1] = {COUNT};
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit = {.rlim_cur = 16 * 1024, .rlim_max = RLIM_INFINITY};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
+
+    const char *path = in_dir("big.png");
+    assert_status(lt_png_write(path, noise, SIDE, SIDE, 3), LT_E_SYSTEM);
+    assert_machine_failure(path, "File too large");
+    path = in_dir("big.npy");
+    assert_status(lt_npy_write_f64(path, data, 1, shape), LT_E_SYSTEM);
+    assert_machine_failure(path, "File too large");
+    path = in_dir("big.csv");
+    lt_csv csv;
+    assert_status(lt_csv_open(&csv, path, csv_columns, 4), LT_OK);
+    lt_status status = LT_OK;
+    for (int row = 0; row < 4000 && status == LT_OK; row++) {
+        lt_csv_str(&csv, "copy");
+        lt_csv_str(&csv, "a note long enough to fill the limit in a few hundred rows");
+        lt_csv_int(&csv, row);
+        lt_csv_num(&csv, row * 0.5);
+        status = lt_csv_end_row(&csv);
+    }
+    cr_assert_eq(status, LT_E_SYSTEM, "%s", lt_last_error());
+    assert_status(lt_csv_close(&csv), LT_E_SYSTEM);
+    assert_machine_failure(path, "File too large");
+    free(noise);
+    free(data);
 }

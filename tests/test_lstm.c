@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "kernel_sets.h"
 #include "nn/lstm.h"
 #include "pool.h"
 
@@ -289,6 +290,7 @@ Test(lstm, no_lengths_means_all_steps_and_inference_needs_no_saved)
 
 Test(lstm, same_for_any_thread_count)
 {
+    check_every_kernel_set();
     /* B * H at the parallel threshold, so the gate loops run threaded. */
     enum { B = 16, T = 10, In = 32, H = 256 };
     int32_t lengths[B];

@@ -10,6 +10,7 @@
 #include "pool.h"
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/threads.h"
 #include "nn/dropout.h"
 #include "nn/elementwise.h"
 #include "nn/embedding.h"
@@ -17,7 +18,7 @@
 #include "nn/linear.h"
 #include "nn/posenc.h"
 #include "nn/xent.h"
-#include "pool.h"
+#include "kernel_sets.h"
 
 /* float gradients against double finite differences: float rounding leaves
  * about 1e-7 here; a wrong term shows up as order 1. */
@@ -635,6 +636,31 @@ Test(nn, xent_loss_same_for_any_thread_count)
               "loss %.17g vs %.17g", loss1, loss2);
 }
 
+/* ---- thread count independence ---- */
+
+/* The products OpenBLAS would share between threads (several hundred
+ * thousand multiply-adds each), under every kernel set the CPU runs. */
+Test(nn, linear_same_for_any_thread_count)
+{
+    check_every_kernel_set();
+    enum { R = 520, C_in = 96, C_out = 200 };
+    float *in = random_f(R * C_in, -1, 1, 1), *w = random_f(C_out * C_in, -1, 1, 2);
+    float *b = random_f(C_out, -1, 1, 3), *d_out = random_f(R * C_out, -1, 1, 4);
+    const size_t sizes[4] = {R * C_out, R * C_in, C_out * C_in, C_out};
+    float *got[2][4]; /* out, d_in, d_weight, d_bias */
+    for (int t = 0; t < 2; t++) {
+        omp_set_num_threads(t + 1);
+        for (int g = 0; g < 4; g++)
+            got[t][g] = take_f(sizes[g]);
+        lt_linear_forward(got[t][0], in, w, b, R, C_in, C_out);
+        lt_linear_backward(got[t][1], got[t][2], got[t][3], d_out, in, w, R, C_in, C_out);
+    }
+    const char *names[4] = {"out", "d_in", "d_weight", "d_bias"};
+    for (int g = 0; g < 4; g++)
+        cr_expect(memcmp(got[0][g], got[1][g], sizeof(float) * sizes[g]) == 0, "%s differs",
+                  names[g]);
+}
+
 /* ---- column reductions under threads ---- */
 
 Test(nn, parameter_gradients_same_for_any_thread_count)
@@ -655,4 +681,36 @@ Test(nn, parameter_gradients_same_for_any_thread_count)
     cr_expect(memcmp(grads[0][0], grads[1][0], sizeof(float) * R * C) == 0, "d_in differs");
     cr_expect(memcmp(grads[0][1], grads[1][1], sizeof(float) * C) == 0, "d_gamma differs");
     cr_expect(memcmp(grads[0][2], grads[1][2], sizeof(float) * C) == 0, "d_beta differs");
+}
+
+/* The few-rows kernel of generation: lt_linear_forward's values, and the
+ * same bits for any thread count. */
+Test(nn, linear_for_a_few_rows)
+{
+    const int shapes[][2] = {{256, 768}, {37, 45}, {16, 3}, {1, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int R = 1; R <= LT_LINEAR_FEW_ROWS; R++) {
+            int C_in = shapes[s][0], C_out = shapes[s][1];
+            float *W = take_f((size_t)C_in * C_out), *x = take_f((size_t)R * C_in);
+            float *b = take_f((size_t)C_out), *want = take_f((size_t)R * C_out);
+            float *got[3];
+            lt_rng rng;
+            lt_rng_seed(&rng, 5, (uint64_t)(s * 10 + R));
+            lt_rng_fill_normal(&rng, W, (long)C_in * C_out, 1.0f);
+            lt_rng_fill_normal(&rng, x, (long)R * C_in, 1.0f);
+            lt_rng_fill_normal(&rng, b, C_out, 1.0f);
+            lt_linear_forward(want, x, W, b, R, C_in, C_out);
+            for (int threads = 1; threads <= 3; threads++) {
+                cr_assert_eq(lt_threads_set(threads), LT_OK);
+                got[threads - 1] = take_f((size_t)R * C_out);
+                lt_linear_rows_forward(got[threads - 1], x, W, b, R, C_in, C_out);
+            }
+            cr_assert_eq(lt_threads_set(2), LT_OK);
+            double err = check_rel_error_ff(got[0], want, (size_t)R * C_out, 1.0);
+            cr_assert_lt(err, 1e-5, "%d x %d, %d rows: %g", C_in, C_out, R, err);
+            for (int t = 1; t < 3; t++)
+                cr_assert_arr_eq(got[t], got[0], (size_t)R * C_out * sizeof(float),
+                                 "%d threads differ", t + 1);
+            release_pool();
+        }
 }

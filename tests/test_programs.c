@@ -20,7 +20,10 @@
 #include "io/png.h"
 #include "results/crossover.h"
 #include "core/mem.h"
+#include "kernel_sets.h"
 #include "program.h"
+#include "results/file.h"
+#include "tables.h"
 
 Test(dispatcher, lists_versions_and_refuses_unknown)
 {
@@ -118,6 +121,57 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
     lt_csv_table_free(&t);
 }
 
+/* Cells of `columns` in every row of DIR_A/name and DIR_B/name, compared
+ * as written (full precision, so equal text is equal bits). */
+static void expect_same_cells(const char *dir_a, const char *dir_b, const char *name,
+                              const char *const *columns, size_t count, const char *what)
+{
+    char path[2][256];
+    lt_csv_table t[2];
+    snprintf(path[0], sizeof path[0], "%s/%s", dir_a, name);
+    snprintf(path[1], sizeof path[1], "%s/%s", dir_b, name);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(lt_csv_read(&t[i], path[i]), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t[0].nrows, t[1].nrows, "%s: %s rows", what, name);
+    cr_assert_gt(t[0].nrows, 0);
+    for (long long r = 0; r < t[0].nrows; r++)
+        for (size_t c = 0; c < count; c++)
+            cr_expect_str_eq(cell_str(&t[0], r, columns[c]), cell_str(&t[1], r, columns[c]),
+                             "%s: %s row %lld, %s differs between 1 and 2 threads", what, name,
+                             r, columns[c]);
+    for (int i = 0; i < 2; i++)
+        lt_csv_table_free(&t[i]);
+}
+
+/* The exact columns (losses, accuracies: what compare holds bit for bit)
+ * of copy on 1 and 2 threads, under the kernels OpenBLAS picks for this
+ * CPU and under each kernel set it can run. */
+Test(copy, same_exact_results_for_one_and_two_threads, .timeout = 300)
+{
+    static const char *const curves[] = {"loss", "copy_accuracy", "grad_norm", "lr"};
+    static const char *const summary[] = {"status",    "loss_start", "loss_end",
+                                          "copy_accuracy_end", "eval_loss",
+                                          "eval_copy_accuracy", "params"};
+    static const char *const sets[] = {NULL, "Haswell", "Zen", "SkylakeX", "Cooperlake"};
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        if (sets[s] != NULL && !kernel_set_runs_here(sets[s]))
+            continue;
+        char dirs[2][64], env[64], args[256], what[64];
+        snprintf(env, sizeof env, sets[s] ? "OPENBLAS_CORETYPE=%s" : "", sets[s]);
+        snprintf(what, sizeof what, "kernels %s", sets[s] ? sets[s] : "as picked");
+        for (int t = 0; t < 2; t++) {
+            make_temp_dir(dirs[t]);
+            snprintf(args, sizeof args, "copy --preset quick --steps 40 --quiet --threads %d "
+                     "--out %s", t + 1, dirs[t]);
+            cr_assert_eq(ltbench_env(env, args), 0, "%s: %s", what, output);
+        }
+        expect_same_cells(dirs[0], dirs[1], "curves.csv", curves, 4, what);
+        expect_same_cells(dirs[0], dirs[1], "summary.csv", summary, 7, what);
+        for (int t = 0; t < 2; t++)
+            check_remove_tree(dirs[t]);
+    }
+}
+
 /* ---- runs that never lose results (each finding of the robustness audit) ---- */
 
 /* Rows of a CSV, -1 if it cannot be read. */
@@ -207,7 +261,7 @@ static pid_t start_ltbench(const char *args)
  * written); 0 if the process ended first. */
 static int wait_for_rows(pid_t pid, const char *path, long long rows)
 {
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < 150000; i++) { /* 5 minutes: the machine may be busy */
         if (csv_rows(path) >= rows)
             return 1;
         if (waitpid(pid, NULL, WNOHANG) == pid)
@@ -347,38 +401,37 @@ Test(robust, an_inherited_ignored_sigint_stays_ignored, .timeout = 300)
 
 /* ---- a run interrupted during its second model, then resumed ---- */
 
-/* Columns that may differ between two runs of the same numbers: times,
- * rates, the invocation's own first update, notes and provenance. */
-static int varies_between_runs(const char *column)
-{
-    static const char *const names[] = {
-        "elapsed_s", "step_median_s", "step_min_s", "step_max_s", "tokens_per_s",
-        "comm_s_per_update", "total_s", "train_s", "gen_s", "images_per_s", "seconds_per_image",
-        "linear_speedup", "epoch_s", "seconds_per_epoch", "first_step", "note",
-        "ltbench_version", "git_revision", "cpu_model", "blas", "date", "cores", "load_start",
-        "load_end", "build", "omp_wait_policy", "ranks"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(column, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* Every other cell of two result files equal, row for row. */
+/* Every deterministic cell of two result files equal, row for row: the
+ * columns the file's schema declares as keys, setup or exact metrics (times,
+ * rates, the machine's measured bandwidth, notes and provenance may differ
+ * between two runs of the same numbers). */
 static void assert_same_numbers(const char *a_path, const char *b_path)
 {
-    lt_csv_table a, b;
-    cr_assert_eq(lt_csv_read(&a, a_path), LT_OK, "%s", lt_last_error());
-    cr_assert_eq(lt_csv_read(&b, b_path), LT_OK, "%s", lt_last_error());
-    cr_assert_eq(a.nrows, b.nrows, "%s has %lld rows, %s %lld", a_path, a.nrows, b_path,
-                 b.nrows);
-    cr_assert_eq(a.ncols, b.ncols);
-    for (long long r = 0; r < a.nrows; r++)
-        for (int c = 0; c < a.ncols; c++)
-            if (!varies_between_runs(a.names[c]))
-                cr_assert_str_eq(lt_csv_table_cell(&a, r, c), lt_csv_table_cell(&b, r, c),
-                                 "%s row %lld column %s", b_path, r + 1, a.names[c]);
-    lt_csv_table_free(&a);
-    lt_csv_table_free(&b);
+    lt_results_file a, b;
+    cr_assert_eq(lt_results_read(&a, a_path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(lt_results_read(&b, b_path), LT_OK, "%s", lt_last_error());
+    const lt_schema *schema;
+    cr_assert_eq(lt_results_recognise(&schema, &a, bench_tables, bench_table_count), LT_OK,
+                 "%s", lt_last_error());
+    cr_assert_eq(a.table.nrows, b.table.nrows, "%s has %lld rows, %s %lld", a_path,
+                 a.table.nrows, b_path, b.table.nrows);
+    int compared = 0;
+    for (int k = 0; k < schema->ncols; k++) {
+        const lt_column *column = &schema->columns[k];
+        if (column->role != LT_COL_KEY && column->role != LT_COL_SETUP &&
+            column->role != LT_COL_EXACT)
+            continue;
+        int ca = lt_results_column(&a, column->name), cb = lt_results_column(&b, column->name);
+        cr_assert(ca >= 0 && cb >= 0, "column %s missing from %s or %s", column->name, a_path,
+                  b_path);
+        for (long long r = 0; r < a.table.nrows; r++)
+            cr_assert_str_eq(lt_results_cell(&a, r, ca), lt_results_cell(&b, r, cb),
+                             "%s row %lld column %s", b_path, r + 1, column->name);
+        compared++;
+    }
+    cr_assert_gt(compared, 0, "%s: no deterministic column to compare", a_path);
+    lt_results_free(&a);
+    lt_results_free(&b);
 }
 
 /* Runs `args` straight into one folder; into another it is stopped by
@@ -424,7 +477,8 @@ Test(resume, image_interrupted_in_its_second_variant, .timeout = 600)
     write_tiny_cifar(data, 12, 4);
     snprintf(args, sizeof args,
              "image --dataset cifar10 --data %s --preset quick --variants softmax,linear "
-             "--steps 200 --gen-modes fast --gen-images 2 --completions 0 --quiet --threads 2",
+             "--steps 200 --gen-modes fast --gen-batches 1 --gen-images 1 --completions 0 --quiet "
+             "--threads 2",
              data);
     check_resume_in_second_model(args, "cifar10-curves.csv", "cifar10.csv", 200 + 30);
 }
@@ -463,6 +517,27 @@ Test(robust, sigterm_writes_rows_and_a_checkpoint, .timeout = 300)
 }
 
 /* Finding 12: a diverging run stops as diverged, exit 1. */
+/* A disk that fills up is the machine's failure, not the user's: the
+ * message names the file and the reason, and the exit status is 1 (2 would
+ * blame the flags). The run writes into a 64 KiB tmpfs of its own mount
+ * namespace (unshare -m, so nothing stays mounted), which needs root; the
+ * test is skipped where that is refused. */
+Test(robust, full_disk_is_a_failed_run, .timeout = 120)
+{
+    if (system("unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /mnt' >/dev/null 2>&1") != 0)
+        cr_skip_test("cannot mount a private tmpfs here (unshare -m and mount need root)");
+    char dir[64], env[256], args[256];
+    make_temp_dir(dir);
+    snprintf(env, sizeof env,
+             "unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs %s && exec \"$0\" \"$@\"'",
+             dir);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 20 --out %s/run", dir);
+    cr_assert_eq(ltbench_env(env, args), 1, "%s", output);
+    ASSERT_MENTIONS("No space left on device");
+    ASSERT_MENTIONS("cannot write");
+    check_remove_tree(dir);
+}
+
 Test(robust, divergence_is_a_failed_run, .timeout = 300)
 {
     char dir[64], args[512], path[160];
@@ -537,7 +612,8 @@ Test(scaling, small_range_writes_every_case, .timeout = 300)
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
-    cr_assert_eq(t.nrows, 3 * 2 * 3, "variants x masks x lengths");
+    cr_assert_eq(t.nrows, 6 * 2 * 3, "variants (softmax, linear, linformer, lsh-1, lsh-4, lsh-8) "
+                                     "x masks x lengths");
     int refused = 0, ok = 0;
     for (long long r = 0; r < t.nrows; r++) {
         const char *status = cell_str(&t, r, "status");
@@ -553,7 +629,7 @@ Test(scaling, small_range_writes_every_case, .timeout = 300)
         }
     }
     cr_assert_eq(refused, 3, "causal linformer rows");
-    cr_assert_eq(ok, 15);
+    cr_assert_eq(ok, 33);
     lt_csv_table_free(&t);
 }
 
@@ -1226,6 +1302,66 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
     }
 }
 
+/* An output that names an input's file, or another output's, however it
+ * is spelt (another relative form, a symbolic or hard link, folders still
+ * to be made), is refused before anything is read or written. */
+Test(attention_tool, outputs_never_overwrite_inputs_or_each_other)
+{
+    char dir[64];
+    make_temp_dir(dir);
+    static double q[B * H * N * D], v[B * H * N * M];
+    const long long qk_shape[4] = {B, H, N, D}, v_shape[4] = {B, H, N, M};
+    char pq[128], pv[128], pd[128], plink[128], phard[128];
+    snprintf(pq, sizeof pq, "%s/q.npy", dir);
+    snprintf(pv, sizeof pv, "%s/v.npy", dir);
+    snprintf(pd, sizeof pd, "%s/dout.npy", dir);
+    snprintf(plink, sizeof plink, "%s/link.npy", dir);
+    snprintf(phard, sizeof phard, "%s/hard.npy", dir);
+    write_random(pq, q, 4, qk_shape, 1);
+    write_random(pv, v, 4, v_shape, 2);
+    write_random(pd, v, 4, v_shape, 3);
+    cr_assert_eq(symlink(pq, plink), 0);
+    cr_assert_eq(link(pv, phard), 0);
+    size_t q_bytes = 0;
+    unsigned char *q_before = check_read_file(pq, &q_bytes);
+    int files = check_count_entries(dir);
+
+    struct { const char *fmt, *mention; } bad[] = {
+        {"--out @D/o.npy --dout @D/dout.npy --dq @D/o.npy", "--dq @D/o.npy: the same file as --out"},
+        {"--out @D/o.npy --dout @D/dout.npy --dq @D/q.npy", "the same file as the input --q"},
+        {"--out @D/o.npy --dout @D/dout.npy --dk @D/./sub/../q.npy", "input --q"},
+        {"--out @D/link.npy", "--out @D/link.npy: the same file as the input --q"},
+        {"--out @D/hard.npy", "the same file as the input --v"},
+        {"--out @D/o.npy --dout @D/dout.npy --dv @D/dout.npy", "input --dout"},
+        {"--out @D/new/o.npy --dout @D/dout.npy --dq @D/new/../new/./o.npy",
+         "the same file as --out"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *names[] = {"@D"};
+        const char *paths[] = {dir};
+        char tail[1024], mention[512], cmd[2048];
+        expand(tail, sizeof tail, bad[i].fmt, names, paths, 1);
+        expand(mention, sizeof mention, bad[i].mention, names, paths, 1);
+        snprintf(cmd, sizeof cmd, "attention --variant softmax --q %s --k %s --v %s %s", pq, pq,
+                 pv, tail);
+        cr_assert_eq(ltbench(cmd), 2, "%s:\n%s", cmd, output);
+        ASSERT_MENTIONS(mention);
+        cr_assert_eq(check_count_entries(dir), files, "nothing written by: %s", cmd);
+        size_t bytes = 0;
+        unsigned char *q_now = check_read_file(pq, &bytes);
+        cr_assert(bytes == q_bytes && memcmp(q_now, q_before, bytes) == 0, "q.npy changed: %s",
+                  cmd);
+        free(q_now);
+    }
+    free(q_before);
+    /* distinct outputs beside the inputs are fine */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "attention --variant softmax --q %s --k %s --v %s --out %s/o.npy "
+             "--dout %s --dq %s/dq.npy --dk %s/dk.npy", pq, pq, pv, dir, pd, dir, dir);
+    cr_assert_eq(ltbench(cmd), 0, "%s:\n%s", cmd, output);
+    check_remove_tree(dir);
+}
+
 /* Finding 2: a normaliser that can be 0 is refused. Finding 7: a run that
  * fails writes none of its outputs over earlier ones. */
 Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
@@ -1331,6 +1467,10 @@ Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
         cr_assert_str_eq(cell_str(&t, r, "dataset"), "cifar10-tiny", "named as it is");
         double bits = cell_num(&t, r, "test_bits_per_dim");
         cr_assert(bits > 0 && bits < 16, "bits/dim %g", bits);
+        /* the context-free baseline of the same pixels, the same on every row */
+        double histogram = cell_num(&t, r, "histogram_bits_per_dim");
+        cr_assert(histogram > 0 && histogram <= 8.0, "histogram %g", histogram);
+        cr_assert_eq(histogram, cell_num(&t, 0, "histogram_bits_per_dim"));
         if (strcmp(cell_str(&t, r, "variant"), "lsh-1") == 0) {
             /* no stepped form, and recompute left out by --gen-modes fast */
             cr_assert_str_eq(cell_str(&t, r, "gen_mode"), "none");
@@ -1523,6 +1663,8 @@ Test(mpi, two_ranks_equal_one_process_and_checkpoints_move_between_them, .timeou
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
     cr_assert_str_eq(cell_str(&t, 0, "ranks"), "2");
     cr_assert(cell_num(&t, 0, "comm_s_per_update") > 0);
+    /* the machine's cores, though mpirun binds each rank to one */
+    cr_assert_eq(cell_num(&t, 0, "cores"), (double)sysconf(_SC_NPROCESSORS_ONLN));
     lt_csv_table_free(&t);
     /* the held-out evaluation too, to the last bit: its chunks are summed
      * in one order whatever rank computed them */

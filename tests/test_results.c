@@ -7,11 +7,13 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "results/compare.h"
 #include "results/crossover.h"
+#include "claims.h"
 #include "tables.h"
 
 Test(results, every_table_of_ltbench_is_consistent)
@@ -238,4 +240,203 @@ Test(crossover, settled_needs_the_wins_and_the_margin)
     cr_expect(crossover_of(linear, softmax, 2, 1.1).settled);
     cr_expect(!crossover_of(linear, softmax, 3, 1.1).settled, "two wins, three asked");
     cr_expect(crossover_of(linear, softmax, 1, 1.0).settled);
+}
+
+/* ---- the paper's claims judged on rows (bench/claims.c) ---- */
+
+/* A table from CSV text, through a file as the report reads it. */
+static lt_csv_table csv_of(const char *text)
+{
+    const char *path = check_path("claims.csv");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    return t;
+}
+
+/* The verdict of one claim of `conclude` (which makes `count`) on rows
+ * under `header`, without the paper's table. */
+static lt_verdict verdict_of(lt_conclude_fn conclude, int count, const char *header,
+                             const char *rows, int claim)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s\n%s", header, rows);
+    lt_csv_table t = csv_of(text);
+    lt_claim claims[LT_CLAIMS_MAX];
+    cr_assert_eq(conclude(&t, NULL, claims), count);
+    lt_csv_table_free(&t);
+    return claims[claim].verdict;
+}
+
+static lt_verdict copy_verdict(const char *rows, int claim)
+{
+    return verdict_of(bench_copy_claims, 2, "variant,status,eval_copy_accuracy,eval_loss", rows,
+                      claim);
+}
+
+Test(results, copy_claims_follow_their_stated_rules)
+{
+    check_scratch_make("claims");
+    const char *converged = "softmax,ok,0.99,0.01\nlinear,ok,0.975,0.05\nlsh-1,ok,0.5,1\n";
+    cr_assert_eq(copy_verdict(converged, 0), LT_CLAIM_HOLDS);
+    cr_assert_eq(copy_verdict(converged, 1), LT_CLAIM_HOLDS);
+    /* close but neither converged; far apart; an LSH row above linear */
+    cr_assert_eq(copy_verdict("softmax,ok,0.90,1\nlinear,ok,0.91,1\n", 0), LT_CLAIM_CAVEAT);
+    cr_assert_eq(copy_verdict("softmax,ok,0.99,1\nlinear,ok,0.78,1\n", 0), LT_CLAIM_FAILS);
+    cr_assert_eq(copy_verdict("softmax,ok,0.99,1\nlinear,ok,0.90,1\nlsh-4,ok,0.95,1\n", 1),
+                 LT_CLAIM_FAILS);
+    /* a row that did not finish decides nothing */
+    cr_assert_eq(copy_verdict("softmax,ok,0.99,1\nlinear,diverged,0.99,1\n", 0),
+                 LT_CLAIM_UNTESTED);
+    cr_assert_eq(copy_verdict("softmax,ok,0.99,1\nlinear,ok,0.99,1\n", 1), LT_CLAIM_UNTESTED);
+    check_scratch_remove();
+}
+
+/* Scaling rows: softmax time a*N^2, linear b*N (crossing where they
+ * meet), memory likewise; two softmax kernels, of which the faster counts. */
+static lt_csv_table scaling_rows(double soft_a, double lin_b, double soft_power)
+{
+    static char text[8192];
+    int n = snprintf(text, sizeof text, "variant,kernel,causal,N,status,fwd_bwd_per_sample_s,"
+                                        "peak_bytes_per_sample\n");
+    for (int causal = 0; causal < 2; causal++)
+        for (long N = 256; N <= 8192; N *= 2) {
+            n += snprintf(text + n, sizeof text - n, "softmax,softmax-gemm,%d,%ld,ok,%g,%g\n",
+                          causal, N, soft_a * pow(N, soft_power), 4.0 * N * N);
+            n += snprintf(text + n, sizeof text - n, "softmax,softmax-slow,%d,%ld,ok,%g,%g\n",
+                          causal, N, 3 * soft_a * pow(N, soft_power), 8.0 * N * N);
+            n += snprintf(text + n, sizeof text - n, "linear,linear,%d,%ld,ok,%g,%g\n", causal, N,
+                          lin_b * N, 4096.0 * N);
+        }
+    return csv_of(text);
+}
+
+Test(results, scaling_claims_find_where_linear_wins_and_how_time_grows)
+{
+    check_scratch_make("claims");
+    lt_claim claims[LT_CLAIMS_MAX];
+    /* linear below at every N: time and memory hold, exponents 1 and 2 */
+    lt_csv_table t = scaling_rows(1e-9, 1e-7, 2);
+    cr_assert_eq(bench_scaling_claims(&t, NULL, claims), 3);
+    cr_assert_eq(claims[0].verdict, LT_CLAIM_HOLDS, "%s", claims[0].measured);
+    cr_assert_eq(claims[2].verdict, LT_CLAIM_HOLDS, "%s", claims[2].measured);
+    cr_assert(strstr(claims[2].measured, "linear N^1.00, softmax N^2.00") != NULL, "%s",
+              claims[2].measured);
+    lt_csv_table_free(&t);
+    /* softmax faster below N = 1024 (a N^2 = b N at N = 1000): a caveat
+     * that names where linear starts to win; memory crosses at N = 1024 */
+    t = scaling_rows(1e-9, 1e-6, 2);
+    bench_scaling_claims(&t, NULL, claims);
+    cr_assert_eq(claims[0].verdict, LT_CLAIM_CAVEAT);
+    cr_assert(strstr(claims[0].measured, "below from N = 1024 on") != NULL, "%s",
+              claims[0].measured);
+    cr_assert_eq(claims[1].verdict, LT_CLAIM_CAVEAT, "%s", claims[1].measured);
+    lt_csv_table_free(&t);
+    /* linear never below at the largest N */
+    t = scaling_rows(1e-12, 1e-3, 2);
+    bench_scaling_claims(&t, NULL, claims);
+    cr_assert_eq(claims[0].verdict, LT_CLAIM_FAILS);
+    lt_csv_table_free(&t);
+    /* softmax growing as N^1.2 is not quadratic */
+    t = scaling_rows(1e-6, 1e-7, 1.2);
+    bench_scaling_claims(&t, NULL, claims);
+    cr_assert_eq(claims[2].verdict, LT_CLAIM_FAILS, "%s", claims[2].measured);
+    lt_csv_table_free(&t);
+    check_scratch_remove();
+}
+
+static lt_claim image_claim(const char *rows, int claim)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "variant,gen_mode,gen_batch,status,test_bits_per_dim,histogram_bits_per_dim,"
+             "images_per_s,linear_speedup\n%s",
+             rows);
+    lt_csv_table t = csv_of(text);
+    lt_csv_table paper = csv_of("source,method,bits_per_dim,images_per_s,speedup\n"
+                                "paper,softmax,0.621,0.45,1\npaper,linear,0.644,142.8,317\n"
+                                "paper,stateful softmax,,7.56,\n");
+    lt_claim claims[LT_CLAIMS_MAX];
+    cr_assert_eq(bench_image_claims(&t, &paper, claims), 3);
+    lt_csv_table_free(&t);
+    lt_csv_table_free(&paper);
+    return claims[claim];
+}
+
+Test(results, image_claims_need_closeness_learning_and_speed)
+{
+    check_scratch_make("claims");
+    const char *good = "softmax,cached,16,ok,1.00,1.9,10,3\n"
+                       "softmax,recompute,1,ok,1.00,1.9,0.01,250\n"
+                       "linear,recurrent,16,ok,1.03,1.9,30,1\n";
+    lt_claim c = image_claim(good, 0);
+    cr_assert_eq(c.verdict, LT_CLAIM_HOLDS, "%s", c.measured);
+    cr_assert(strstr(c.paper, "0.644 against 0.621") != NULL, "%s", c.paper);
+    /* 250x is the paper's order (317x: at least 100x) */
+    cr_assert_eq(image_claim(good, 1).verdict, LT_CLAIM_HOLDS);
+    cr_assert_eq(image_claim(good, 2).verdict, LT_CLAIM_HOLDS);
+    /* close, but not below the histogram by half a bit: a caveat */
+    cr_assert_eq(image_claim("softmax,cached,16,ok,1.60,1.9,10,3\n"
+                             "linear,recurrent,16,ok,1.61,1.9,30,1\n",
+                             0)
+                     .verdict,
+                 LT_CLAIM_CAVEAT);
+    /* 6% apart fails; 50x over recompute fails; cached faster fails */
+    cr_assert_eq(image_claim("softmax,cached,16,ok,1.00,1.9,10,3\n"
+                             "linear,recurrent,16,ok,1.06,1.9,30,1\n",
+                             0)
+                     .verdict,
+                 LT_CLAIM_FAILS);
+    cr_assert_eq(image_claim("softmax,recompute,1,ok,1.00,1.9,0.01,50\n", 1).verdict,
+                 LT_CLAIM_FAILS);
+    cr_assert_eq(image_claim("softmax,cached,1,ok,1.00,1.9,10,2\n"
+                             "softmax,cached,16,ok,1.00,1.9,10,0.8\n",
+                             2)
+                     .verdict,
+                 LT_CLAIM_FAILS);
+    cr_assert_eq(image_claim("linear,recurrent,16,ok,1.06,1.9,30,1\n", 2).verdict,
+                 LT_CLAIM_UNTESTED);
+    check_scratch_remove();
+}
+
+static lt_verdict speech_verdict(const char *rows, int claim)
+{
+    return verdict_of(bench_speech_claims, 4,
+                      "model,status,test_per,seconds_per_epoch,mean_positions", rows, claim);
+}
+
+Test(results, speech_claims_order_the_models_as_table_3)
+{
+    check_scratch_make("claims");
+    const char *paper_like = "bilstm,ok,0.11,100,800\nsoftmax,ok,0.05,270,800\n"
+                             "lsh-4,ok,0.09,225,800\nlinear,ok,0.08,82,800\n";
+    for (int c = 0; c < 4; c++)
+        cr_assert_eq(speech_verdict(paper_like, c), LT_CLAIM_HOLDS, "claim %d", c);
+    const char *reversed = "bilstm,ok,0.13,100,70\nsoftmax,ok,0.25,10,70\n"
+                           "lsh-4,ok,0.20,12,70\nlinear,ok,0.26,9,70\n";
+    cr_assert_eq(speech_verdict(reversed, 0), LT_CLAIM_FAILS);
+    cr_assert_eq(speech_verdict(reversed, 1), LT_CLAIM_HOLDS);
+    cr_assert_eq(speech_verdict(reversed, 2), LT_CLAIM_CAVEAT, "faster, less than 2x");
+    cr_assert_eq(speech_verdict(reversed, 3), LT_CLAIM_FAILS);
+    cr_assert_eq(speech_verdict("softmax,ok,0.05,270,800\n", 0), LT_CLAIM_UNTESTED);
+    check_scratch_remove();
+}
+
+Test(results, claims_print_as_a_markdown_table_with_their_rules)
+{
+    lt_claim c = {.verdict = LT_CLAIM_CAVEAT};
+    lt_claim_say(c.paper, "a | b");
+    lt_claim_say(c.measured, "x\ny");
+    lt_claim_say(c.rule, "holds: z");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    lt_claims_markdown(f, &c, 1);
+    fclose(f);
+    cr_assert(strstr(text, "| a \\| b | x y | **holds at this scale, with a caveat** (holds: z) |"),
+              "%s", text);
+    free(text);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <espeak-ng/speak_lib.h>
+#include <zlib.h>
 
 #include "check.h"
 #include "core/mem.h"
@@ -20,6 +21,10 @@
 
 /* A few seconds of audio per split: builds take a fraction of a second. */
 #define TINY_HOURS 0.005
+/* Joined utterances of 4 s on average (at most 12 s), about 16 of them:
+ * a second to build. */
+#define JOIN_FRAMES 400
+#define JOIN_HOURS 0.02
 
 static char tmpdir[256];
 
@@ -107,12 +112,107 @@ static void assert_same_corpus(const lt_speech_corpus *a, const lt_speech_corpus
         cr_assert_eq(ua[i]->frames, ub[i]->frames);
         cr_assert_eq(ua[i]->n_phones, ub[i]->n_phones);
         cr_assert_eq(ua[i]->speaker, ub[i]->speaker);
+        cr_assert_eq(ua[i]->samples, ub[i]->samples);
         cr_assert_str_eq(ua[i]->text, ub[i]->text);
+        cr_assert_eq(ua[i]->n_pieces, ub[i]->n_pieces);
+        cr_assert(memcmp(ua[i]->pieces, ub[i]->pieces,
+                         sizeof(lt_speech_piece) * (size_t)ua[i]->n_pieces) == 0);
         cr_assert(memcmp(ua[i]->features, ub[i]->features,
                          sizeof(float) * (size_t)ua[i]->frames * LT_SPEECH_MELS) == 0);
         cr_assert(memcmp(ua[i]->phones, ub[i]->phones, sizeof(int32_t) * (size_t)ua[i]->n_phones) ==
                   0);
     }
+}
+
+/* crc32 of everything a corpus holds, in split order: sizes, speakers,
+ * text, phones and the feature bytes. */
+static uint32_t corpus_crc(const lt_speech_corpus *c)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+    const lt_speech_split *splits[3] = {&c->train, &c->dev, &c->test};
+    for (int s = 0; s < 3; s++) {
+        crc = crc32(crc, (const Bytef *)&splits[s]->count, sizeof(int));
+        for (int u = 0; u < splits[s]->count; u++) {
+            const lt_utterance *ut = &splits[s]->utts[u];
+            const int32_t sizes[4] = {ut->frames, ut->n_phones, ut->speaker, (int32_t)ut->samples};
+            crc = crc32(crc, (const Bytef *)sizes, sizeof sizes);
+            crc = crc32(crc, (const Bytef *)ut->text, (uInt)strlen(ut->text) + 1);
+            crc = crc32(crc, (const Bytef *)ut->phones, (uInt)(sizeof(int32_t) * ut->n_phones));
+            crc = crc32(crc, (const Bytef *)ut->features,
+                        (uInt)(sizeof(float) * ut->frames * LT_SPEECH_MELS));
+        }
+    }
+    for (int i = 0; i < c->n_speakers; i++) {
+        const lt_speech_speaker *sp = &c->speakers[i];
+        crc = crc32(crc, (const Bytef *)sp->voice, (uInt)strlen(sp->voice) + 1);
+        crc = crc32(crc, (const Bytef *)sp->variant, (uInt)strlen(sp->variant) + 1);
+        const int32_t rp[2] = {sp->rate, sp->pitch};
+        crc = crc32(crc, (const Bytef *)rp, sizeof rp);
+    }
+    return (uint32_t)crc;
+}
+
+/* The default corpus (one sentence per utterance) of two seeds, as built
+ * before joined utterances existed (commit 1e3748c, espeak-ng 1.51, FFTW
+ * 3.3.10 on x86-64): any change to these bytes changes every published
+ * `small` result. */
+Test(speech, default_corpus_is_unchanged)
+{
+    const uint64_t seeds[] = {7, 1};
+    const uint32_t want[] = {0x6b0471cfu, 0x25ba8651u};
+    /* 0: one helper per thread in force (two in the suite); the first seed
+     * with one and three too */
+    const int workers[] = {0, 1, 3};
+    cr_assert_str_eq(lt_speech_espeak_version(), "1.51",
+                     "the checksums were recorded with espeak-ng 1.51");
+    for (int i = 0; i < 2; i++)
+        for (int w = 0; w < (i == 0 ? 3 : 1); w++) {
+            lt_speech_config cfg = {.hours = TINY_HOURS, .seed = seeds[i], .workers = workers[w]};
+            lt_speech_corpus c;
+            load_expecting(&c, &cfg, LT_SPEECH_SYNTHESISED);
+            cr_assert_eq(corpus_crc(&c), want[i],
+                         "seed %llu, %d workers: crc 0x%08x, recorded 0x%08x",
+                         (unsigned long long)seeds[i], workers[w], corpus_crc(&c), want[i]);
+            const lt_speech_split *splits[3] = {&c.train, &c.dev, &c.test};
+            for (int s = 0; s < 3; s++)
+                for (int u = 0; u < splits[s]->count; u++) {
+                    const lt_utterance *ut = &splits[s]->utts[u];
+                    cr_assert_eq(ut->n_pieces, 1);
+                    cr_assert_eq(ut->pieces[0].samples, ut->samples);
+                    cr_assert_eq(ut->pieces[0].pause, 0);
+                    cr_assert_eq(ut->pieces[0].n_phones, ut->n_phones);
+                    cr_assert_eq(ut->pieces[0].text_bytes, (int32_t)strlen(ut->text));
+                }
+            lt_speech_free(&c);
+        }
+}
+
+/* A cache written before joined utterances existed (the fuzz corpus's
+ * seed, hours LT_SPEECH_MIN_HOURS, seed 3) is read as it is, and a rebuild
+ * writes the same bytes. */
+Test(speech, old_cache_is_read_and_rebuilt_byte_for_byte)
+{
+    const char *source = getenv("LTBENCH_SOURCE");
+    cr_assert_not_null(source, "LTBENCH_SOURCE must name the source folder");
+    char old[4096];
+    snprintf(old, sizeof old, "%s/tests/fuzz/corpus/speech_cache/seed_ok_tiny.ltspeech", source);
+    size_t size;
+    unsigned char *bytes = read_file(old, &size);
+    notices n = {0};
+    lt_speech_config cfg = {.hours = LT_SPEECH_MIN_HOURS, .seed = 3, .cache_dir = tmpdir,
+                            .notice = collect_notice, .notice_ctx = &n};
+    const char *path = cache_file(&cfg);
+    write_file(path, bytes, size);
+    lt_speech_corpus from_cache, built;
+    load_expecting(&from_cache, &cfg, LT_SPEECH_FROM_CACHE);
+    cr_assert_eq(unlink(path), 0);
+    load_expecting(&built, &cfg, LT_SPEECH_SYNTHESISED);
+    assert_same_file(path, bytes, size);
+    assert_same_corpus(&from_cache, &built);
+    cr_assert_eq(n.count, 0, "%s", n.last);
+    lt_speech_free(&from_cache);
+    lt_speech_free(&built);
+    free(bytes);
 }
 
 /* ---- settings ---- */
@@ -141,10 +241,45 @@ Test(speech, impossible_sizes_are_refused_before_any_work)
     cr_assert(strstr(lt_last_error(), "cache_dir") != NULL);
 }
 
+Test(speech, joined_settings_are_checked)
+{
+    const int bad_frames[] = {-800, 1, LT_SPEECH_MIN_UTTERANCE_FRAMES - 1,
+                              LT_SPEECH_MAX_UTTERANCE_FRAMES + 1};
+    for (size_t i = 0; i < sizeof bad_frames / sizeof bad_frames[0]; i++) {
+        lt_speech_config cfg = {.hours = 1, .utterance_frames = bad_frames[i]};
+        cr_assert_eq(lt_speech_check_config(&cfg), LT_E_USAGE, "%d accepted", bad_frames[i]);
+        cr_assert(strstr(lt_last_error(), "utterance_frames") != NULL, "%s", lt_last_error());
+        lt_speech_corpus c;
+        lt_speech_origin origin;
+        cr_assert_eq(lt_speech_load(&c, &cfg, NULL, &origin), LT_E_USAGE);
+    }
+    const int good_frames[] = {0, LT_SPEECH_MIN_UTTERANCE_FRAMES, 800,
+                               LT_SPEECH_MAX_UTTERANCE_FRAMES};
+    for (size_t i = 0; i < sizeof good_frames / sizeof good_frames[0]; i++) {
+        lt_speech_config cfg = {.hours = 1, .utterance_frames = good_frames[i]};
+        cr_assert_eq(lt_speech_check_config(&cfg), LT_OK, "%s", lt_last_error());
+    }
+    const int bad_workers[] = {-1, LT_SPEECH_MAX_WORKERS + 1};
+    for (size_t i = 0; i < 2; i++) {
+        lt_speech_config cfg = {.hours = 1, .workers = bad_workers[i]};
+        cr_assert_eq(lt_speech_check_config(&cfg), LT_E_USAGE);
+        cr_assert(strstr(lt_last_error(), "workers") != NULL, "%s", lt_last_error());
+    }
+    lt_speech_config most = {.hours = 1, .workers = LT_SPEECH_MAX_WORKERS};
+    cr_assert_eq(lt_speech_check_config(&most), LT_OK);
+}
+
 Test(speech, cache_file_names_carry_hours_seed_and_version)
 {
     lt_speech_config cfg = {.hours = 0.005, .seed = 42, .cache_dir = "/c"};
     char path[256];
+    cr_assert_eq(lt_speech_cache_path(path, sizeof path, &cfg), LT_OK);
+    cr_assert_str_eq(path, "/c/speech-v1-h0.005-s42.ltspeech");
+    cfg.utterance_frames = 800;
+    cr_assert_eq(lt_speech_cache_path(path, sizeof path, &cfg), LT_OK);
+    cr_assert_str_eq(path, "/c/speech-v1-h0.005-s42-u800.ltspeech");
+    cfg.utterance_frames = 0;
+    cfg.workers = 5; /* not part of the corpus */
     cr_assert_eq(lt_speech_cache_path(path, sizeof path, &cfg), LT_OK);
     cr_assert_str_eq(path, "/c/speech-v1-h0.005-s42.ltspeech");
     cfg.hours = 1.0 / 3;
@@ -271,39 +406,48 @@ Test(speech, frames_every_10ms_and_filters_in_mel_order)
 
 /* ---- the corpus ---- */
 
+/* Builds cfg (which has a cache_dir) into *built, then again from scratch
+ * with `workers` helpers: the same cache bytes and corpus; the cache reads
+ * back as that corpus too; another seed makes another file. Nothing is left
+ * allocated but *built. */
+static void assert_reproducible(lt_speech_corpus *built, lt_speech_config cfg, int workers)
+{
+    const char *path = cache_file(&cfg);
+    lt_speech_corpus again;
+    load_expecting(built, &cfg, LT_SPEECH_SYNTHESISED);
+    size_t size;
+    unsigned char *first = read_file(path, &size);
+    cr_assert_eq(unlink(path), 0);
+    cfg.workers = workers;
+    load_expecting(&again, &cfg, LT_SPEECH_SYNTHESISED);
+    assert_same_file(path, first, size);
+    assert_same_corpus(built, &again);
+    lt_speech_free(&again);
+    load_expecting(&again, &cfg, LT_SPEECH_FROM_CACHE);
+    assert_same_corpus(built, &again);
+    cr_assert_eq(built->train.seconds, again.train.seconds);
+    cr_assert_eq(built->test.frames, again.test.frames);
+    lt_speech_free(&again);
+
+    cfg.seed++;
+    load_expecting(&again, &cfg, LT_SPEECH_SYNTHESISED);
+    lt_speech_free(&again);
+    size_t other_size;
+    unsigned char *second = read_file(cache_file(&cfg), &other_size);
+    cr_assert(other_size != size || memcmp(first, second, size) != 0);
+    free(first);
+    free(second);
+}
+
 Test(speech, tiny_corpus_is_deterministic_and_cached)
 {
     size_t before = lt_mem_current();
     notices n = {0};
-    lt_speech_config cfg = tiny_config(7, &n);
-    const char *path = cache_file(&cfg);
-    lt_speech_corpus a, b;
-    load_expecting(&a, &cfg, LT_SPEECH_SYNTHESISED);
-    size_t size;
-    unsigned char *first = read_file(path, &size);
-    cr_assert_eq(unlink(path), 0);
-    load_expecting(&b, &cfg, LT_SPEECH_SYNTHESISED);
-    assert_same_file(path, first, size);
-    assert_same_corpus(&a, &b);
-    lt_speech_free(&b);
-    load_expecting(&b, &cfg, LT_SPEECH_FROM_CACHE);
-    assert_same_corpus(&a, &b);
-    cr_assert_eq(a.train.seconds, b.train.seconds);
-    cr_assert_eq(a.test.frames, b.test.frames);
+    lt_speech_corpus c;
+    assert_reproducible(&c, tiny_config(7, &n), 0);
     cr_assert_eq(n.count, 0, "nothing to report: %s", n.last);
-    lt_speech_free(&a);
-    lt_speech_free(&b);
+    lt_speech_free(&c);
     cr_assert_eq(lt_mem_current(), before, "everything is freed");
-
-    /* Another seed gives another corpus. */
-    lt_speech_config other = tiny_config(8, &n);
-    load_expecting(&b, &other, LT_SPEECH_SYNTHESISED);
-    size_t other_size;
-    unsigned char *second = read_file(cache_file(&other), &other_size);
-    cr_assert(other_size != size || memcmp(first, second, size) != 0);
-    lt_speech_free(&b);
-    free(first);
-    free(second);
 }
 
 Test(speech, corpus_is_well_formed)
@@ -366,6 +510,302 @@ Test(speech, corpus_is_well_formed)
             cr_assert_str_neq(c.speakers[i].variant, c.speakers[j].variant);
         }
     lt_speech_free(&c);
+}
+
+/* ---- joined utterances ---- */
+
+static lt_speech_config joined_config(double hours, uint64_t seed, int workers)
+{
+    return (lt_speech_config){.hours = hours, .seed = seed, .utterance_frames = JOIN_FRAMES,
+                              .workers = workers};
+}
+
+Test(speech, join_targets_follow_a_wsj_like_distribution)
+{
+    /* Gamma of shape 7 with mean 800: standard deviation 800 / sqrt(7),
+     * drawn again above 2400 (about 2 draws in 10,000 are). */
+    lt_rng rng;
+    lt_rng_seed(&rng, 5, 0);
+    const int n = 200000;
+    double sum = 0, sq = 0, lo = 1e9, hi = 0;
+    for (int i = 0; i < n; i++) {
+        double t = lt_speech_join_target(&rng, 800);
+        sum += t;
+        sq += t * t;
+        lo = t < lo ? t : lo;
+        hi = t > hi ? t : hi;
+    }
+    double mean = sum / n, sd = sqrt(sq / n - mean * mean);
+    cr_assert(fabs(mean - 800) < 800 * 0.005, "mean %g", mean);
+    cr_assert(fabs(sd - 800 / sqrt(7)) < 800 / sqrt(7) * 0.01, "sd %g", sd);
+    cr_assert_leq(hi, 2400.0);
+    cr_assert_gt(hi, 2000.0, "the tail reaches towards the maximum: %g", hi);
+    cr_assert_gt(lo, 0.0);
+}
+
+Test(speech, joined_corpus_is_the_same_for_any_worker_count)
+{
+    size_t before = lt_mem_current();
+    lt_speech_config cfg = joined_config(JOIN_HOURS, 21, 1);
+    cfg.cache_dir = tmpdir;
+    lt_speech_corpus c;
+    assert_reproducible(&c, cfg, 3);
+    int joined = 0;
+    for (int u = 0; u < c.train.count; u++)
+        joined += c.train.utts[u].n_pieces > 1;
+    cr_assert_gt(joined, c.train.count / 2, "%d of %d utterances joined", joined, c.train.count);
+    lt_speech_free(&c);
+    cr_assert_eq(lt_mem_current(), before);
+}
+
+Test(speech, joined_lengths_follow_the_requested_mean_and_max)
+{
+    const uint64_t seeds[] = {31, 32};
+    long frames = 0;
+    int count = 0, longest = 0, sentences = 0;
+    for (int k = 0; k < 2; k++) {
+        lt_speech_config cfg = joined_config(2.5 * JOIN_HOURS, seeds[k], 0);
+        lt_speech_corpus c;
+        load_expecting(&c, &cfg, LT_SPEECH_SYNTHESISED);
+        const lt_speech_split *splits[3] = {&c.train, &c.dev, &c.test};
+        for (int s = 0; s < 3; s++)
+            for (int u = 0; u < splits[s]->count; u++) {
+                const lt_utterance *ut = &splits[s]->utts[u];
+                frames += ut->frames;
+                longest = ut->frames > longest ? ut->frames : longest;
+                sentences += ut->n_pieces;
+                count++;
+                cr_assert_leq(ut->frames, LT_SPEECH_JOIN_MAX_RATIO * JOIN_FRAMES);
+            }
+        lt_speech_lengths l = lt_speech_split_lengths(&c.train, 3);
+        cr_assert_eq(l.utterances, c.train.count);
+        cr_assert_float_eq(l.mean_frames, (double)c.train.frames / c.train.count, 1e-9);
+        cr_assert_leq(l.max_positions, (LT_SPEECH_JOIN_MAX_RATIO * JOIN_FRAMES + 2) / 3);
+        lt_speech_free(&c);
+    }
+    /* About 90 utterances of a spread of 40%: the mean is within 10% with
+     * near certainty; the sentences (about 210 frames) make it coarse. */
+    double mean = (double)frames / count;
+    cr_assert(fabs(mean - JOIN_FRAMES) < 0.12 * JOIN_FRAMES, "mean %g frames over %d", mean,
+              count);
+    cr_assert_gt(longest, 1.5 * JOIN_FRAMES, "longest %d", longest);
+    cr_assert_gt((double)sentences / count, 1.5, "%d sentences in %d utterances", sentences,
+                 count);
+}
+
+/* Each sentence of a joined utterance read again alone, by the utterance's
+ * speaker with its noise seed: the same audio and phones, and the audio
+ * joined with the recorded pauses gives the utterance's features bit for
+ * bit. So every utterance is one speaker, its labels are its sentences'
+ * labels in order and the pauses add none. */
+static void assert_rebuilt_from_sentences(const lt_speech_corpus *c, const lt_utterance *ut,
+                                          lt_speech_synth *synth, lt_speech_fbank *fb)
+{
+    const lt_speech_speaker *speaker = &c->speakers[ut->speaker];
+    int16_t *joined = malloc(sizeof(int16_t) * (size_t)ut->samples);
+    float *features = malloc(sizeof(float) * (size_t)ut->frames * LT_SPEECH_MELS);
+    lt_speech_audio audio = {0};
+    long at = 0;
+    int phone_at = 0;
+    size_t text_at = 0;
+    for (int p = 0; p < ut->n_pieces; p++) {
+        const lt_speech_piece *pc = &ut->pieces[p];
+        char sentence[4097];
+        cr_assert_lt(pc->text_bytes, (int32_t)sizeof sentence);
+        memcpy(sentence, ut->text + text_at, (size_t)pc->text_bytes);
+        sentence[pc->text_bytes] = '\0';
+        text_at += (size_t)pc->text_bytes + 1;
+        cr_assert(lt_speech_sentence_ok(sentence), "%s", sentence);
+        cr_assert_eq(lt_speech_synth_say(synth, &audio, speaker, pc->rand_seed, sentence), LT_OK,
+                     "%s", lt_last_error());
+        cr_assert_eq(audio.n_samples, pc->samples, "\"%s\": %ld samples, recorded %d", sentence,
+                     audio.n_samples, pc->samples);
+        cr_assert_eq(audio.n_phones, pc->n_phones);
+        cr_assert(memcmp(audio.phones, ut->phones + phone_at,
+                         sizeof(int32_t) * (size_t)pc->n_phones) == 0,
+                  "\"%s\": other phones", sentence);
+        cr_assert_eq(pc->pause == 0, p == ut->n_pieces - 1);
+        memcpy(joined + at, audio.samples, sizeof(int16_t) * (size_t)pc->samples);
+        memset(joined + at + pc->samples, 0, sizeof(int16_t) * (size_t)pc->pause);
+        at += pc->samples + pc->pause;
+        phone_at += pc->n_phones;
+    }
+    cr_assert_eq(at, ut->samples);
+    cr_assert_eq(phone_at, ut->n_phones);
+    cr_assert_eq(text_at, strlen(ut->text) + 1);
+    lt_speech_fbank_compute(fb, features, joined, at);
+    cr_assert(memcmp(features, ut->features, sizeof(float) * (size_t)ut->frames * LT_SPEECH_MELS) ==
+              0, "features differ from the sentences joined");
+    lt_mem_free(audio.samples);
+    lt_mem_free(audio.phones);
+    free(joined);
+    free(features);
+}
+
+Test(speech, joined_utterances_are_their_sentences_read_by_one_speaker)
+{
+    lt_speech_config cfg = joined_config(JOIN_HOURS, 41, 0);
+    lt_speech_corpus c;
+    load_expecting(&c, &cfg, LT_SPEECH_SYNTHESISED);
+    lt_speech_synth synth;
+    cr_assert_eq(lt_speech_synth_start(&synth), LT_OK, "%s", lt_last_error());
+    lt_speech_fbank *fb;
+    cr_assert_eq(lt_speech_fbank_create(&fb), LT_OK);
+    const lt_speech_split *splits[3] = {&c.train, &c.dev, &c.test};
+    int checked = 0;
+    for (int s = 0; s < 3; s++)
+        for (int u = 0; u < splits[s]->count && u < 6; u++, checked++)
+            assert_rebuilt_from_sentences(&c, &splits[s]->utts[u], &synth, fb);
+    cr_assert_geq(checked, 12);
+
+    /* The check can fail: another speaker reads the first sentence otherwise. */
+    const lt_utterance *ut = &c.train.utts[0];
+    char sentence[4097];
+    memcpy(sentence, ut->text, (size_t)ut->pieces[0].text_bytes);
+    sentence[ut->pieces[0].text_bytes] = '\0';
+    int other = (ut->speaker + 1) % c.n_train_speakers;
+    lt_speech_audio audio = {0};
+    cr_assert_eq(lt_speech_synth_say(&synth, &audio, &c.speakers[other], ut->pieces[0].rand_seed,
+                                     sentence), LT_OK);
+    cr_assert(audio.n_samples != ut->pieces[0].samples ||
+              c.speakers[other].rate == c.speakers[ut->speaker].rate);
+    lt_mem_free(audio.samples);
+    lt_mem_free(audio.phones);
+    lt_speech_fbank_free(fb);
+    lt_speech_synth_stop(&synth, 0);
+    lt_speech_free(&c);
+}
+
+/* The sentences of a split, each once, sorted, from the pieces' texts. */
+static int split_sentences(char (*out)[4097], int cap, const lt_speech_split *sp)
+{
+    int n = 0;
+    for (int u = 0; u < sp->count; u++) {
+        const lt_utterance *ut = &sp->utts[u];
+        size_t at = 0;
+        for (int p = 0; p < ut->n_pieces; p++) {
+            cr_assert_lt(n, cap);
+            memcpy(out[n], ut->text + at, (size_t)ut->pieces[p].text_bytes);
+            out[n][ut->pieces[p].text_bytes] = '\0';
+            at += (size_t)ut->pieces[p].text_bytes + 1;
+            n++;
+        }
+    }
+    return n;
+}
+
+Test(speech, joined_corpus_holds_out_test_speakers_and_sentences)
+{
+    lt_speech_config cfg = joined_config(JOIN_HOURS, 51, 0);
+    lt_speech_corpus c;
+    load_expecting(&c, &cfg, LT_SPEECH_SYNTHESISED);
+    const lt_speech_split *splits[3] = {&c.train, &c.dev, &c.test};
+    static char sentences[3][400][4097];
+    int counts[3];
+    for (int s = 0; s < 3; s++) {
+        counts[s] = split_sentences(sentences[s], 400, splits[s]);
+        for (int u = 0; u < splits[s]->count; u++) {
+            int speaker = splits[s]->utts[u].speaker;
+            if (s == 2)
+                cr_assert(speaker >= c.n_train_speakers && speaker < c.n_speakers);
+            else
+                cr_assert(speaker >= 0 && speaker < c.n_train_speakers);
+        }
+    }
+    /* The same sentences as the corpus of single sentences reads first:
+     * each split's share of the pool, in the same order. */
+    lt_speech_config single = {.hours = TINY_HOURS, .seed = 51};
+    lt_speech_corpus one;
+    load_expecting(&one, &single, LT_SPEECH_SYNTHESISED);
+    const lt_speech_split *one_splits[3] = {&one.train, &one.dev, &one.test};
+    for (int s = 0; s < 3; s++)
+        for (int u = 0; u < one_splits[s]->count && u < counts[s]; u++)
+            cr_assert_str_eq(sentences[s][u], one_splits[s]->utts[u].text);
+    lt_speech_free(&one);
+    for (int s = 0; s < 3; s++)
+        for (int r = 0; r < s; r++)
+            for (int i = 0; i < counts[s]; i++)
+                for (int j = 0; j < counts[r]; j++)
+                    cr_assert(strcasecmp(sentences[s][i], sentences[r][j]) != 0,
+                              "\"%s\" is in two splits", sentences[s][i]);
+    lt_speech_free(&c);
+}
+
+Test(speech, cache_tells_joined_from_single)
+{
+    notices n = {0};
+    lt_speech_config single = tiny_config(61, &n), joined = single;
+    joined.utterance_frames = JOIN_FRAMES;
+    char single_path[4096], joined_path[4096];
+    snprintf(single_path, sizeof single_path, "%s", cache_file(&single));
+    snprintf(joined_path, sizeof joined_path, "%s", cache_file(&joined));
+    cr_assert_str_neq(single_path, joined_path);
+    lt_speech_corpus a, b;
+    load_expecting(&a, &single, LT_SPEECH_SYNTHESISED);
+    load_expecting(&b, &joined, LT_SPEECH_SYNTHESISED);
+    lt_speech_free(&a);
+    lt_speech_free(&b);
+    load_expecting(&a, &single, LT_SPEECH_FROM_CACHE);
+    load_expecting(&b, &joined, LT_SPEECH_FROM_CACHE);
+    cr_assert_eq(a.train.utts[0].n_pieces, 1);
+    cr_assert_gt(lt_speech_split_lengths(&b.train, 1).mean_sentences, 1.5);
+    lt_speech_free(&a);
+    lt_speech_free(&b);
+    cr_assert_eq(n.count, 0, "%s", n.last);
+    lt_speech_cache_info info;
+    cr_assert_eq(lt_speech_cache_read(&b, &info, joined_path), LT_OK);
+    cr_assert_eq(info.utterance_frames, JOIN_FRAMES);
+    lt_speech_free(&b);
+    cr_assert_eq(lt_speech_cache_read(&a, &info, single_path), LT_OK);
+    cr_assert_eq(info.utterance_frames, 0);
+    lt_speech_free(&a);
+
+    /* Either kind under the other's name is stale and rebuilt as asked. */
+    size_t joined_size;
+    unsigned char *joined_bytes = read_file(joined_path, &joined_size);
+    cr_assert_eq(rename(single_path, joined_path), 0);
+    load_expecting(&b, &joined, LT_SPEECH_REBUILT_STALE);
+    cr_assert(strstr(n.last, "utterance_frames 0, not 400") != NULL, "%s", n.last);
+    lt_speech_free(&b);
+    assert_same_file(joined_path, joined_bytes, joined_size);
+    cr_assert_eq(rename(joined_path, single_path), 0);
+    load_expecting(&a, &single, LT_SPEECH_REBUILT_STALE);
+    cr_assert(strstr(n.last, "utterance_frames 400, not 0") != NULL, "%s", n.last);
+    cr_assert_eq(a.train.utts[0].n_pieces, 1);
+    lt_speech_free(&a);
+    cr_assert_eq(n.count, 2);
+    free(joined_bytes);
+}
+
+Test(speech, positions_and_split_lengths)
+{
+    cr_assert_eq(lt_speech_positions(0, 3), 0);
+    cr_assert_eq(lt_speech_positions(1, 3), 1);
+    cr_assert_eq(lt_speech_positions(3, 3), 1);
+    cr_assert_eq(lt_speech_positions(4, 3), 2);
+    cr_assert_eq(lt_speech_positions(2400, 3), 800);
+    cr_assert_eq(lt_speech_positions(7, 1), 7);
+    lt_speech_piece pieces[3] = {{0}};
+    lt_utterance utts[3] = {
+        {.frames = 10, .n_phones = 4, .n_pieces = 1, .pieces = pieces},
+        {.frames = 2401, .n_phones = 300, .n_pieces = 2, .pieces = pieces},
+        {.frames = 5, .n_phones = 2, .n_pieces = 3, .pieces = pieces},
+    };
+    lt_speech_split sp = {.count = 3, .utts = utts};
+    lt_speech_lengths l = lt_speech_split_lengths(&sp, 3);
+    cr_assert_eq(l.utterances, 3);
+    cr_assert_float_eq(l.mean_frames, 2416.0 / 3, 1e-12);
+    cr_assert_eq(l.max_frames, 2401);
+    cr_assert_float_eq(l.mean_positions, (4.0 + 801 + 2) / 3, 1e-12);
+    cr_assert_eq(l.max_positions, 801);
+    cr_assert_float_eq(l.mean_phones, 306.0 / 3, 1e-12);
+    cr_assert_eq(l.max_phones, 300);
+    cr_assert_float_eq(l.mean_sentences, 2.0, 1e-12);
+    lt_speech_split empty = {0};
+    l = lt_speech_split_lengths(&empty, 3);
+    cr_assert_eq(l.utterances, 0);
+    cr_assert_eq(l.max_frames, 0);
+    cr_assert_float_eq(l.mean_frames, 0.0, 0);
 }
 
 Test(speech, damaged_cache_is_detected_and_rebuilt)
@@ -474,14 +914,15 @@ static void rewrite_mutated(const char *src, const char *dst, lt_rng *rng)
     lt_ckpt_free(ck);
 }
 
-Test(speech, cache_reader_survives_damaged_contents)
+/* Damaged copies of the cache of cfg: contents changed with the checksums
+ * made right (the corpus checks must refuse most) and raw byte damage (the
+ * container or the reader must refuse all), never a crash or a leak. */
+static void survive_damage(const lt_speech_config *cfg)
 {
-    notices n = {0};
-    lt_speech_config cfg = tiny_config(9, &n);
     lt_speech_corpus c;
-    load_expecting(&c, &cfg, LT_SPEECH_SYNTHESISED);
+    load_expecting(&c, cfg, LT_SPEECH_SYNTHESISED);
     lt_speech_free(&c);
-    const char *path = cache_file(&cfg);
+    const char *path = cache_file(cfg);
     char src[4096], dst[4096];
     snprintf(src, sizeof src, "%s", path);
     snprintf(dst, sizeof dst, "%s/mutated.ltspeech", tmpdir);
@@ -518,6 +959,21 @@ Test(speech, cache_reader_survives_damaged_contents)
     }
     cr_assert_eq(lt_mem_current(), before);
     free(file);
+}
+
+Test(speech, cache_reader_survives_damaged_contents)
+{
+    notices n = {0};
+    lt_speech_config cfg = tiny_config(9, &n);
+    survive_damage(&cfg);
+}
+
+Test(speech, joined_cache_reader_survives_damaged_contents)
+{
+    notices n = {0};
+    lt_speech_config cfg = tiny_config(9, &n);
+    cfg.utterance_frames = LT_SPEECH_MIN_UTTERANCE_FRAMES;
+    survive_damage(&cfg);
 }
 
 /* A copy of a folder made of links, leaving out the file at the relative

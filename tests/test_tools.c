@@ -266,9 +266,9 @@ Test(compare, bad_input_exits_2_naming_the_file)
     }
     /* Different kinds, a header alone, a missing file, one operand. */
     snprintf(path, sizeof path, "%s/speech.csv", p.dir);
-    write_file(path, "experiment,model,kernel,epoch,preset,hours,stack,batch,elapsed_s,epoch_s,"
-                     "train_loss,dev_per,test_per\n"
-                     "speech,lstm,none,1,quick,0.005,3,4,2,2,30,0.5,0.5\n");
+    write_file(path, "experiment,model,kernel,epoch,preset,hours,utterance_frames,stack,batch,"
+                     "threads,elapsed_s,epoch_s,train_loss,dev_per,test_per\n"
+                     "speech,lstm,none,1,quick,0.005,400,3,4,2,2,2,30,0.5,0.5\n");
     snprintf(args, sizeof args, "compare %s %s", p.base, path);
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("is a copy summary CSV but");

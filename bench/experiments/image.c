@@ -69,6 +69,8 @@ typedef struct image_run {
     char data_name[64], data_note[256];
     lt_batch_source source;
     double *eval_scratch;
+    double bandwidth_gbs, sgemm_gflops; /* the roofline, measured before the first generation */
+    double histogram_bits; /* the context-free baseline of these train and test images */
 } image_run;
 
 static int image_flags(void *self, lt_flag *f)
@@ -193,6 +195,7 @@ static lt_status image_setup(void *self, lt_exp_run *run)
     lt_images_free(&test);
     LT_TRY(status);
     snprintf(c->data_name, sizeof c->data_name, "%s", c->train.name);
+    c->histogram_bits = lt_images_histogram_bits(&c->train, &c->test);
     size_t scratch = lt_eval_scratch_doubles(c->test.count, lt_exp_shard_batch(run), STATS);
     LT_TRY(lt_mem_alloc((void **)&c->eval_scratch, scratch * sizeof(double), "evaluation sums"));
     if (!lt_dist_is_root())
@@ -286,6 +289,7 @@ typedef struct gen_result {
     long images;
     double seconds;
     size_t peak_bytes;
+    lt_gen_bound bound; /* at this run's measured bandwidth and SGEMM rate */
 } gen_result;
 
 static void add_row(image_run *c, lt_exp_run *run, const lt_exp_model *m, const char *mode,
@@ -306,12 +310,22 @@ static void add_row(image_run *c, lt_exp_run *run, const lt_exp_model *m, const 
     lt_set_num(t, "step_median_s", tr->step_median);
     lt_set_int(t, "peak_train_bytes", (long long)tr->peak_bytes);
     lt_set_num(t, "test_bits_per_dim", tr->bits_per_dim);
+    lt_set_num(t, "histogram_bits_per_dim", c->histogram_bits);
     lt_set_int(t, "images_generated", g ? g->images : 0);
     lt_set_num(t, "gen_s", g ? g->seconds : NAN);
     lt_set_num(t, "images_per_s", g && g->seconds > 0 ? (double)g->images / g->seconds : NAN);
     lt_set_num(t, "seconds_per_image", g && g->images > 0 ? g->seconds / (double)g->images : NAN);
     lt_set_num(t, "linear_speedup", NAN); /* set once every variant has run */
     lt_set_int(t, "peak_gen_bytes", g ? (long long)g->peak_bytes : 0);
+    lt_set_num(t, "bandwidth_gb_per_s", g ? c->bandwidth_gbs : NAN);
+    lt_set_num(t, "sgemm_gflop_per_s", g ? c->sgemm_gflops : NAN);
+    lt_set_num(t, "bytes_per_image", g ? g->bound.bytes : NAN);
+    lt_set_num(t, "flops_per_image", g ? g->bound.flops : NAN);
+    lt_set_num(t, "bound_images_per_s", g ? 1.0 / g->bound.seconds : NAN);
+    lt_set_num(t, "memory_bound_share", g ? g->bound.memory_share : NAN);
+    lt_set_num(t, "fraction_of_bound", g && g->images > 0
+                                           ? g->bound.seconds / (g->seconds / (double)g->images)
+                                           : NAN);
     lt_set_num(t, "peak_gen_bytes_per_image", g && batch > 0 ? (double)g->peak_bytes / batch
                                                              : NAN);
     lt_set_int(t, "params", (long long)tr->params);
@@ -347,8 +361,21 @@ static lt_status measure(const image_run *c, const lt_model *weights, const lt_t
                                    &out->images, &out->seconds);
     lt_progress_finish(&progress, NULL);
     out->peak_bytes = lt_mem_peak() - base;
+    if (status == LT_OK)
+        status = lt_generator_bound(&s.g, c->bandwidth_gbs, c->sgemm_gflops, &out->bound);
     lt_gen_session_free(&s);
     return status;
+}
+
+/* The machine's roofline for generation, measured once per run before the
+ * first generation: memory bandwidth (triad over 64 MiB arrays) and SGEMM
+ * rate (1024^3), on the run's threads. */
+static void measure_roof(image_run *c)
+{
+    if (c->bandwidth_gbs > 0)
+        return;
+    c->bandwidth_gbs = lt_attn_bandwidth_gbs((size_t)64 << 20, lt_threads_get());
+    c->sgemm_gflops = lt_attn_sgemm_gflops(1024, lt_threads_get());
 }
 
 /* The completion grid: test images whose lower half is generated from the
@@ -418,6 +445,7 @@ static lt_status generate_all(image_run *c, lt_exp_run *run, const lt_exp_model 
 {
     gen_kind kinds[3];
     int kind_count = modes_for(c, m, kinds);
+    measure_roof(c);
     long max_batch = c->recompute_batch;
     for (int i = 0; i < c->gen_batch_count; i++)
         max_batch = c->gen_batches[i] > max_batch ? c->gen_batches[i] : max_batch;
@@ -566,15 +594,18 @@ static const char details[] =
     "Images are byte sequences (MNIST N = 784; CIFAR r,g,b interleaved, N = 3072) read\n"
     "behind a start token by a causal pre-norm transformer: 256 byte values (+ start)\n"
     "embedded, a sinusoidal position encoding concatenated (--pos-dim columns, as the\n"
-    "paper does), and a discretized mixture of --mixtures logistics per byte (PixelCNN++\n"
-    "style). bits/dim = mean negative log-likelihood in nats / ln 2 over the test\n"
-    "images. Generation: a variant whose recurrent state has a constant size (linear\n"
+    "paper does), and a discretized mixture of --mixtures logistics per byte\n"
+    "(PixelCNN++ style). bits/dim = mean negative log-likelihood in nats / ln 2 over\n"
+    "the test images; histogram = the bits/dim of a per-channel histogram of the\n"
+    "training pixels (add-one smoothed), the context-free baseline a model must beat.\n"
+    "Generation: a variant whose recurrent state has a constant size (linear\n"
     "attention's (S, z)) steps it (recurrent); softmax either keeps a key/value cache\n"
     "(cached, the paper's stateful softmax) or re-runs the whole prefix per byte\n"
-    "(recompute, the paper's baseline). images/s counts whole images at the stated batch;\n"
-    "linear x is linear recurrent's images/s over that row's at the same batch. Sampling\n"
-    "is seeded and deterministic. Writes OUT/DATASET.csv, OUT/DATASET-curves.csv,\n"
-    "OUT/DATASET-VARIANT-samples.png and OUT/DATASET-VARIANT-completions.png.";
+    "(recompute, the paper's baseline). images/s counts whole images at the stated\n"
+    "batch; linear x is linear recurrent's images/s over that row's at the same batch.\n"
+    "Sampling is seeded and deterministic. Writes OUT/DATASET.csv,\n"
+    "OUT/DATASET-curves.csv, OUT/DATASET-VARIANT-samples.png and\n"
+    "OUT/DATASET-VARIANT-completions.png.";
 
 int main(int argc, char **argv)
 {

@@ -441,8 +441,8 @@ static lt_status sweep_all(sweep *w)
 int main(int argc, char **argv)
 {
     static scaling_options opt = {
-        .variants = "softmax,linear,linformer", .causal_mode = "both", .min_log2 = 9,
-        .max_log2 = 16, .heads = 8, .head_dim = 64, .tokens = 4096, .proj_k = 256,
+        .variants = "softmax,linear,linformer,lsh-1,lsh-4,lsh-8", .causal_mode = "both",
+        .min_log2 = 9, .max_log2 = 16, .heads = 8, .head_dim = 64, .tokens = 4096, .proj_k = 256,
         .feature_map = "elu", .eps = 1e-6, .warmup = 1, .repeats = 3, .max_case_seconds = 150,
         .kernel = "default", .kernels = "default", .out = "results/scaling/scaling.csv"};
     lt_common_defaults(&opt.common);

@@ -49,7 +49,7 @@ static const lt_presets presets = {
 typedef struct speech_run {
     const char *cache;
     double hours, lstm_lr;
-    long stack, epochs, lstm_layers, hidden;
+    long stack, epochs, lstm_layers, hidden, utterance_frames;
     lt_speech_corpus corpus;
     lt_batch_source source;
     int max_positions, max_labels;
@@ -70,6 +70,11 @@ static int speech_flags(void *self, lt_flag *f)
                        "folder of the corpus cache (a second run reads it instead of "
                        "synthesising)",
                        0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--utterance-frames", LT_FLAG_INT, &c->utterance_frames, "F",
+                       "0: an utterance is one sentence (about 2 s); else sentences of one "
+                       "speaker joined into utterances of F frames on average, at most 3 F (WSJ: "
+                       "800, at most 2400)",
+                       0, LT_SPEECH_MAX_UTTERANCE_FRAMES, NULL, 0};
     f[n++] = (lt_flag){"--stack", LT_FLAG_INT, &c->stack, "K",
                        "frames stacked per position (30 ms at 3)", 1, 16, NULL, 0};
     f[n++] = (lt_flag){"--epochs", LT_FLAG_INT, &c->epochs, "E", "passes over the training split",
@@ -96,7 +101,7 @@ static lt_status speech_check(void *self, lt_exp_run *run, lt_cli *cli)
     (void)run;
     (void)cli;
     speech_run *c = self;
-    lt_speech_config probe = {.hours = c->hours};
+    lt_speech_config probe = {.hours = c->hours, .utterance_frames = (int)c->utterance_frames};
     return lt_speech_check_config(&probe);
 }
 
@@ -123,7 +128,8 @@ static void baseline(speech_run *c)
 static lt_status load_corpus(speech_run *c, const lt_exp_run *run)
 {
     lt_speech_config cfg = {.hours = c->hours, .seed = (uint64_t)run->o.common.seed,
-                            .cache_dir = c->cache, .notice = notice};
+                            .cache_dir = c->cache, .notice = notice,
+                            .utterance_frames = (int)c->utterance_frames};
     LT_TRY(lt_speech_check_config(&cfg));
     lt_progress progress;
     lt_progress_start(&progress, stderr, "speech corpus", (long)(c->hours * 3600), "s of audio",
@@ -166,6 +172,11 @@ static lt_status speech_setup(void *self, lt_exp_run *run)
            c->corpus.train.seconds / (c->corpus.train.count ? c->corpus.train.count : 1),
            LT_SPEECH_PHONES, c->stack, c->epochs, run->o.batch, lt_threads_get(),
            run->o.common.seed);
+    lt_speech_lengths len = lt_speech_split_lengths(&c->corpus.train, (int)c->stack);
+    printf("positions that reach attention (training split, stack %ld): %.0f on average, %d at "
+           "most (%.0f and %d frames; %.2f sentences an utterance)\n",
+           c->stack, len.mean_positions, len.max_positions, len.mean_frames, len.max_frames,
+           len.mean_sentences);
     printf("baseline: always '%s' (the most frequent training phone) gives a test PER of %.1f%%\n",
            lt_speech_phone_name(c->baseline_phone), 100 * c->baseline_per);
     fflush(stdout);
@@ -336,6 +347,9 @@ static lt_status speech_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_
     lt_set_int(r, "dev_utterances", c->corpus.dev.count);
     lt_set_int(r, "test_utterances", c->corpus.test.count);
     lt_set_num(r, "train_hours", c->corpus.train.seconds / 3600.0);
+    lt_speech_lengths len = lt_speech_split_lengths(&c->corpus.train, (int)c->stack);
+    lt_set_num(r, "mean_positions", len.mean_positions);
+    lt_set_int(r, "max_positions", len.max_positions);
     lt_set_int(r, "epochs", t->step / c->source.updates_per_epoch);
     lt_set_num(r, "best_epoch", best_row >= 0 ? lt_cell_num(curves, best_row, "epoch") : NAN);
     lt_set_num(r, "dev_per", best_row >= 0 ? lt_cell_num(curves, best_row, "dev_per") : NAN);

@@ -318,9 +318,15 @@ size_t lt_attn_saved_bytes(const lt_attn *attn, lt_attn_shape shape)
 
 static int threads_or_default(int threads) { return threads >= 1 ? threads : lt_threads_get(); }
 
+static size_t shared_bytes(const lt_attn *attn, lt_attn_shape shape)
+{
+    return attn->impl->shared_bytes != NULL ? attn_round(attn->impl->shared_bytes(attn, shape)) : 0;
+}
+
 size_t lt_attn_workspace_bytes(const lt_attn *attn, lt_attn_shape shape, int threads)
 {
-    return (size_t)threads_or_default(threads) * attn_round(attn->impl->slice_bytes(attn, shape));
+    return shared_bytes(attn, shape) +
+           (size_t)threads_or_default(threads) * attn_round(attn->impl->slice_bytes(attn, shape));
 }
 
 double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward)
@@ -424,8 +430,9 @@ static attn_call make_call(const lt_attn *attn, lt_attn_shape shape, void *works
         .k = k,
         .v = v,
         .params = params,
-        .workspace = workspace,
+        .workspace = (char *)workspace + shared_bytes(attn, shape),
         .slice = attn_round(attn->impl->slice_bytes(attn, shape)),
+        .shared = attn->impl->shared_bytes != NULL ? workspace : NULL,
         .threads = lt_threads_get(),
     };
     return call;
@@ -526,6 +533,23 @@ lt_status lt_attn_state_bytes(const lt_attn *attn, int B, int H, int D, int M, i
     *bytes = 0;
     LT_TRY(check_recurrent(attn, B, H, D, M, max_steps));
     *bytes = STATE_HEADER_BYTES + attn->impl->state_payload_bytes(attn, B, H, D, M, max_steps);
+    return LT_OK;
+}
+
+lt_status lt_attn_step_cost(const lt_attn *attn, int H, int D, int M, int position,
+                            double *bytes, double *flops)
+{
+    size_t one, two;
+    LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 1, &one));
+    LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 2, &two));
+    if (one == two) { /* constant: every float read and written, one FMA each way */
+        double payload = (double)(one - STATE_HEADER_BYTES);
+        *bytes = 2.0 * payload;
+        *flops = 4.0 * payload / sizeof(float);
+    } else { /* a cache that grows by (two - one) bytes a step: one FMA a float read */
+        *bytes = (double)(two - one) * (position + 1);
+        *flops = 2.0 * *bytes / sizeof(float);
+    }
     return LT_OK;
 }
 

@@ -253,10 +253,26 @@ double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int bac
 
 /* This machine's SGEMM rate in GFLOP/s for an n x n x n product on
  * `threads` threads (< 1: lt_threads_get()): the median of 5 timed runs
- * after one warm-up, through the same BLAS the kernels call. Allocates
+ * after one warm-up, through lt_sgemm as the kernels call it. Allocates
  * three n x n matrices (tracked) and restores the thread count; NaN when
  * the allocation fails. n = 1024 is the usual roofline reference. */
 double lt_attn_sgemm_gflops(int n, int threads);
+
+/* This machine's memory bandwidth in GB/s on `threads` threads (< 1:
+ * lt_threads_get()): STREAM's triad a = b + 3 c over three arrays of
+ * `array_bytes` (choose them well beyond the caches, e.g. 64 MiB), two
+ * read and one written per element, median of 5 runs after a warm-up.
+ * Allocates the arrays (tracked); NaN when that fails. The roof of work
+ * that streams more than it computes (generating one token at batch 1). */
+double lt_attn_bandwidth_gbs(size_t array_bytes, int threads);
+
+/* Memory traffic and FLOPs (a multiply-add counts 2) of one lt_attn_step
+ * of one sequence at `position` (the steps before it): a state of constant
+ * size (linear, decay) is read and written whole; a key/value cache
+ * (softmax) reads its position + 1 keys and values. For generation's
+ * roofline. LT_E_USAGE for a variant with no recurrent form. */
+lt_status lt_attn_step_cost(const lt_attn *attn, int H, int D, int M, int position,
+                            double *bytes, double *flops);
 
 /* The BLAS kernel family that rate comes from (OpenBLAS's core name), to
  * record beside it. OpenBLAS 0.3.21 falls back to its generic "Prescott"

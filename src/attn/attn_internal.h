@@ -72,6 +72,7 @@ typedef struct attn_call {
     const float *q, *k, *v, *params;
     char *workspace;       /* threads slices of `slice` bytes each */
     size_t slice;
+    char *shared;          /* the variant's shared_bytes, before the slices; NULL if none */
     int threads;
 } attn_call;
 
@@ -111,6 +112,9 @@ struct lt_attn_variant {
     size_t (*saved_bytes)(const lt_attn *attn, lt_attn_shape shape);
     /* Workspace bytes of one thread (rounded up to whole cache lines by the caller). */
     size_t (*slice_bytes)(const lt_attn *attn, lt_attn_shape shape);
+    /* Workspace bytes shared by all threads, whatever their number (NULL:
+     * none), e.g. per-head results summed afterwards in a fixed order. */
+    size_t (*shared_bytes)(const lt_attn *attn, lt_attn_shape shape);
     double (*flops)(const lt_attn *attn, lt_attn_shape shape, int backward);
     /* FLOPs the configured kernel performs on one head of n valid rows;
      * `inner` as for attn_head_fn (heads sharing threads). */

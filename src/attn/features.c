@@ -28,9 +28,9 @@
 #include <math.h>
 #include <string.h>
 
-#include <cblas.h>
 
 #include "attn/attn_internal.h"
+#include "core/gemm.h"
 #include "core/rng.h"
 
 /* e^60 = 1.1e26: sums of 2^20 keys' features times values up to 1e4 stay
@@ -235,7 +235,7 @@ static void favor_apply(const attn_features *fx, float *out, const float *x, int
     const int D = fx->D, m = fx->F;
     const float s = quarter_scale(D), inv_sqrt_m = (float)(1.0 / sqrt((double)m));
     const float key_shift = fx->W[(size_t)m * D];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, m, D, s, x, D, fx->W, D, 0.0f,
+    lt_sgemm_serial(LT_N, LT_T, rows, m, D, s, x, D, fx->W, D, 0.0f,
                 out, m);
     for (int r = 0; r < rows; r++) {
         float *f = out + (size_t)r * m;
@@ -266,7 +266,7 @@ static void favor_backprop(const attn_features *fx, float *dx, float *dphi, cons
     const float s = quarter_scale(D);
     for (size_t i = 0; i < (size_t)rows * m; i++)
         dphi[i] *= phi[i]; /* g */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, m, s, dphi, m, fx->W, D, 1.0f,
+    lt_sgemm_serial(LT_N, LT_N, rows, D, m, s, dphi, m, fx->W, D, 1.0f,
                 dx, D);
     for (int r = 0; r < rows; r++) {
         const float *g = dphi + (size_t)r * m, *f = phi + (size_t)r * m;

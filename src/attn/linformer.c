@@ -6,11 +6,9 @@
  *   out = softmax(Q Kp^T / sqrt(D)) Vp.
  * Non-causal only: every projected slot mixes all positions. */
 #include <math.h>
-#include <string.h>
-
-#include <cblas.h>
 
 #include "attn/attn_internal.h"
+#include "core/gemm.h"
 #include "core/rng.h"
 
 static const char KERNEL_GEMM[] = "linformer-gemm";
@@ -40,11 +38,10 @@ static saved_view view_saved(const attn_call *call, int bh)
     return s;
 }
 
-/* Workspace of one thread: a probability (or its gradient) block, the
- * projected keys and values (or their gradients), and private dE, dF
- * accumulators (k x N each) for when heads run in parallel. */
+/* Workspace of one thread: a probability block (backward: its gradient)
+ * and, for a forward that saves nothing, the projected keys and values. */
 typedef struct slice_view {
-    float *p, *kp, *vp, *acc_e, *acc_f;
+    float *p, *kp, *vp;
 } slice_view;
 
 static slice_view view_slice(char *ws, lt_attn_shape shape, int K)
@@ -53,9 +50,21 @@ static slice_view view_slice(char *ws, lt_attn_shape shape, int K)
     w.p = attn_take(&ws, (size_t)shape.N * K);
     w.kp = attn_take(&ws, (size_t)K * shape.D);
     w.vp = attn_take(&ws, (size_t)K * shape.M);
-    w.acc_e = attn_take(&ws, (size_t)K * shape.N);
-    w.acc_f = attn_take(&ws, (size_t)K * shape.N);
     return w;
+}
+
+/* Shared workspace: every head's dKp (k x D) and dVp (k x M), kept until
+ * dE and dF sum them over the heads in head order. */
+static float *head_dkp(const attn_call *call, int bh)
+{
+    size_t K = call->attn->config.proj_k;
+    return (float *)call->shared + (size_t)bh * K * call->shape.D;
+}
+
+static float *head_dvp(const attn_call *call, int bh)
+{
+    size_t K = call->attn->config.proj_k, BH = (size_t)call->shape.B * call->shape.H;
+    return (float *)call->shared + BH * K * call->shape.D + (size_t)bh * K * call->shape.M;
 }
 
 static void head_forward(const attn_call *call, int bh, char *ws, int inner)
@@ -75,16 +84,15 @@ static void head_forward(const attn_call *call, int bh, char *ws, int inner)
     float *kp = s.kp != NULL ? s.kp : w.kp;
     float *vp = s.vp != NULL ? s.vp : w.vp;
 
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, D, N, 1.0f, E, n_max, k, D, 0.0f, kp,
-                D);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, M, N, 1.0f, F, n_max, v, M, 0.0f, vp,
-                M);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, K, D, score_scale(D), q, D, kp, D, 0.0f,
-                p, K);
+    lt_sgemm(LT_N, LT_N, K, D, N, 1.0f, E, n_max, k, D, 0.0f, kp, D);
+    lt_sgemm(LT_N, LT_N, K, M, N, 1.0f, F, n_max, v, M, 0.0f, vp, M);
+    lt_sgemm(LT_N, LT_T, N, K, D, score_scale(D), q, D, kp, D, 0.0f, p, K);
     attn_softmax_rows(p, K, N, K, 0, 0, inner);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, M, K, 1.0f, p, K, vp, M, 0.0f, out, M);
+    lt_sgemm(LT_N, LT_N, N, M, K, 1.0f, p, K, vp, M, 0.0f, out, M);
 }
 
+/* Everything of one head's backward but its share of dE and dF, which
+ * linformer_backward adds afterwards from the dKp, dVp left in `shared`. */
 static void head_backward(const attn_call *call, int bh, char *ws, int inner)
 {
     const int N = attn_head_rows(call, bh), D = call->shape.D, M = call->shape.M;
@@ -93,59 +101,58 @@ static void head_backward(const attn_call *call, int bh, char *ws, int inner)
     const float scale = score_scale(D);
     const float *E = call->params, *F = call->params + (size_t)K * n_max;
     size_t qk = (size_t)bh * stride * D, vo = (size_t)bh * stride * M;
-    const float *q = call->q + qk, *k = call->k + qk, *v = call->v + vo, *g = call->d_out + vo;
+    const float *q = call->q + qk, *g = call->d_out + vo;
     saved_view s = view_saved(call, bh);
-    slice_view w = view_slice(ws, call->shape, K);
-    float *ds = w.p, *dkp = w.kp, *dvp = w.vp;
-    /* Heads one at a time may add straight into d_params; heads in parallel
-     * add into their thread's private copy, reduced afterwards. */
-    float *dE = inner ? call->d_params : w.acc_e;
-    float *dF = inner ? call->d_params + (size_t)K * n_max : w.acc_f;
-    size_t ld = inner ? (size_t)n_max : stride;
+    float *ds = view_slice(ws, call->shape, K).p;
+    float *dkp = head_dkp(call, bh), *dvp = head_dvp(call, bh);
 
     /* dVp = P^T dOut; dP = dOut Vp^T, then dS = P * (dP - rowsum(dP * P)) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, M, N, 1.0f, s.p, K, g, M, 0.0f, dvp, M);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, K, M, 1.0f, g, M, s.vp, M, 0.0f, ds, K);
+    lt_sgemm(LT_T, LT_N, K, M, N, 1.0f, s.p, K, g, M, 0.0f, dvp, M);
+    lt_sgemm(LT_N, LT_T, N, K, M, 1.0f, g, M, s.vp, M, 0.0f, ds, K);
     attn_softmax_rows_backward(ds, K, s.p, K, N, K, inner);
     /* dQ += dS Kp / sqrt(D); dKp = dS^T Q / sqrt(D) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, D, K, scale, ds, K, s.kp, D, 1.0f,
-                call->dq + qk, D);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, D, N, scale, ds, K, q, D, 0.0f, dkp, D);
-    /* Kp = E K: dK += E^T dKp, dE += dKp K^T; likewise V through F */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, D, K, 1.0f, E, n_max, dkp, D, 1.0f,
-                call->dk + qk, D);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, N, D, 1.0f, dkp, D, k, D, 1.0f, dE, ld);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, M, K, 1.0f, F, n_max, dvp, M, 1.0f,
-                call->dv + vo, M);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, N, M, 1.0f, dvp, M, v, M, 1.0f, dF, ld);
+    lt_sgemm(LT_N, LT_N, N, D, K, scale, ds, K, s.kp, D, 1.0f, call->dq + qk, D);
+    lt_sgemm(LT_T, LT_N, K, D, N, scale, ds, K, q, D, 0.0f, dkp, D);
+    /* Kp = E K: dK += E^T dKp; likewise V through F */
+    lt_sgemm(LT_T, LT_N, N, D, K, 1.0f, E, n_max, dkp, D, 1.0f, call->dk + qk, D);
+    lt_sgemm(LT_T, LT_N, N, M, K, 1.0f, F, n_max, dvp, M, 1.0f, call->dv + vo, M);
 }
 
 static void linformer_forward(const attn_call *call) { attn_for_each_head(call, head_forward); }
 
-static void linformer_backward(const attn_call *call)
+/* Columns of dE or dF one task sums over the heads. */
+#define DPARAM_COLS 256
+
+/* dE += sum_h dKp_h K_h^T and dF += sum_h dVp_h V_h^T. Tasks own column
+ * blocks of dE or dF and add the heads in head order, so every sum has the
+ * same order for any thread count (and whether heads ran in parallel). */
+static void add_param_grads(const attn_call *call)
 {
-    const int K = call->attn->config.proj_k, N = call->shape.N, n_max = call->attn->config.n_max;
-    const int across = attn_across_heads(call);
-    if (across)
-        for (int t = 0; t < call->threads; t++) {
-            slice_view w = view_slice(call->workspace + (size_t)t * call->slice, call->shape, K);
-            memset(w.acc_e, 0, (size_t)K * N * sizeof(float));
-            memset(w.acc_f, 0, (size_t)K * N * sizeof(float));
-        }
-    attn_for_each_head(call, head_backward);
-    if (!across)
-        return;
-    /* Rows 0..K-1 are E's, K..2K-1 F's; threads added in a fixed order. */
+    const int K = call->attn->config.proj_k, n_max = call->attn->config.n_max;
+    const int N = call->shape.N, heads = call->shape.B * call->shape.H;
+    const int blocks = (N + DPARAM_COLS - 1) / DPARAM_COLS;
 #pragma omp parallel for schedule(static) num_threads(call->threads)
-    for (int row = 0; row < 2 * K; row++) {
-        float *dst = call->d_params + (size_t)row * n_max;
-        for (int t = 0; t < call->threads; t++) {
-            slice_view w = view_slice(call->workspace + (size_t)t * call->slice, call->shape, K);
-            const float *src = row < K ? w.acc_e + (size_t)row * N : w.acc_f + (size_t)(row - K) * N;
-            for (int j = 0; j < N; j++)
-                dst[j] += src[j];
+    for (int task = 0; task < 2 * blocks; task++) {
+        const int of_f = task >= blocks, n0 = (task % blocks) * DPARAM_COLS;
+        const int width = of_f ? call->shape.M : call->shape.D;
+        float *dparam = call->d_params + (size_t)of_f * K * n_max + n0;
+        for (int bh = 0; bh < heads; bh++) {
+            int end = attn_head_rows(call, bh) < n0 + DPARAM_COLS ? attn_head_rows(call, bh)
+                                                                   : n0 + DPARAM_COLS;
+            if (end <= n0)
+                continue;
+            const float *x = (of_f ? call->v : call->k) + ((size_t)bh * N + n0) * width;
+            const float *dx = of_f ? head_dvp(call, bh) : head_dkp(call, bh);
+            lt_sgemm_serial(LT_N, LT_T, K, end - n0, width, 1.0f, dx, width, x, width, 1.0f,
+                            dparam, n_max);
         }
     }
+}
+
+static void linformer_backward(const attn_call *call)
+{
+    attn_for_each_head(call, head_backward);
+    add_param_grads(call);
 }
 
 /* ---- variant interface ---- */
@@ -192,8 +199,14 @@ static size_t linformer_saved_bytes(const lt_attn *attn, lt_attn_shape shape)
 static size_t linformer_slice_bytes(const lt_attn *attn, lt_attn_shape shape)
 {
     size_t K = attn->config.proj_k, N = shape.N;
-    return 3 * attn_round(N * K * sizeof(float)) + attn_round(K * shape.D * sizeof(float)) +
+    return attn_round(N * K * sizeof(float)) + attn_round(K * shape.D * sizeof(float)) +
            attn_round(K * shape.M * sizeof(float));
+}
+
+static size_t linformer_shared_bytes(const lt_attn *attn, lt_attn_shape shape)
+{
+    return (size_t)shape.B * shape.H * attn->config.proj_k * ((size_t)shape.D + shape.M) *
+           sizeof(float);
 }
 
 /* Model (per head, multiply-add = 2): the projections E K and F V cost
@@ -216,7 +229,7 @@ static double linformer_head_flops(const lt_attn *attn, lt_attn_shape shape, int
     return backward ? 2.0 * forward : forward;
 }
 
-/* Its backward adds the threads' parameter gradients after the heads, so the
+/* Its backward adds the heads' parameter gradients after the heads, so the
  * variant runs the heads itself. */
 static const attn_kernel_info linformer_kernels[] = {
     {KERNEL_GEMM, ATTN_NONCAUSAL_ONLY, NULL, NULL, NULL},
@@ -232,6 +245,7 @@ const lt_attn_variant lt_attn_linformer_variant = {
     .init_params = linformer_init_params,
     .saved_bytes = linformer_saved_bytes,
     .slice_bytes = linformer_slice_bytes,
+    .shared_bytes = linformer_shared_bytes,
     .flops = linformer_flops,
     .head_flops = linformer_head_flops,
     .forward = linformer_forward,

@@ -64,10 +64,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cblas.h>
 #include <omp.h>
 
 #include "attn/attn_internal.h"
+#include "core/gemm.h"
 #include "core/rng.h"
 
 static const char KERNEL_CHUNKED[] = "lsh-chunked";
@@ -189,7 +189,7 @@ static void hash_block(int32_t *bucket, const float *q, int rows, int D, const f
         memset(bucket, 0, sizeof(int32_t) * (size_t)rows);
         return;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, plan.cols, D, 1.0f, q, D, R, ldr,
+    lt_sgemm_serial(LT_N, LT_N, rows, plan.cols, D, 1.0f, q, D, R, ldr,
                 0.0f, rot, plan.cols);
     for (int r = 0; r < rows; r++) {
         const float *x = rot + (size_t)r * plan.cols;
@@ -626,10 +626,10 @@ static void chunked_round_forward(const lsh_head *t, int r, saved_round s, const
         float *S = s.P != NULL ? s.P + (size_t)ch.s0 * W : w.block;
         float *z = s.w != NULL ? s.w + ch.s0 : w.z;
         unsigned char *alone = t->b.alone + (size_t)r * t->z.N + ch.s0;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, ch.rows, ch.wid, D, t->scale,
+        lt_sgemm_serial(LT_N, LT_T, ch.rows, ch.wid, D, t->scale,
                     t->b.qs + (size_t)ch.s0 * D, D, t->b.ks + (size_t)ch.w0 * D, D, 0.0f, S, W);
         chunk_softmax(S, (size_t)W, ch, order, t->causal, z, alone);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ch.rows, M, ch.wid, 1.0f, S, W,
+        lt_sgemm_serial(LT_N, LT_N, ch.rows, M, ch.wid, 1.0f, S, W,
                     t->b.vs + (size_t)ch.w0 * M, M, 0.0f, w.small, M);
         for (int q = 0; q < ch.rows; q++)
             merge_round(t, order[ch.s0 + q], z[q], alone[q], w.small + (size_t)q * M);
@@ -712,7 +712,7 @@ static void chunk_backward(const lsh_head *t, const int32_t *order, const float 
     const int D = t->z.D, M = t->z.M, W = t->z.W;
     lsh_scratch w = scratch_of(t);
     const float *p = P + (size_t)ch.s0 * W;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, ch.rows, ch.wid, M, 1.0f,
+    lt_sgemm_serial(LT_N, LT_T, ch.rows, ch.wid, M, 1.0f,
                 t->b.gs + (size_t)ch.s0 * M, M, t->b.vs + (size_t)ch.w0 * M, M, 0.0f, w.block, W);
     for (int r = 0; r < ch.rows; r++) {
         float *ds = w.block + (size_t)r * W, scale = t->b.dscale[ch.s0 + r];
@@ -720,7 +720,7 @@ static void chunk_backward(const lsh_head *t, const int32_t *order, const float 
         for (int j = 0; j < ch.wid; j++)
             ds[j] = pr[j] * (ds[j] - scale);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ch.rows, D, ch.wid, t->scale, w.block,
+    lt_sgemm_serial(LT_N, LT_N, ch.rows, D, ch.wid, t->scale, w.block,
                 W, t->b.ks + (size_t)ch.w0 * D, D, 0.0f, w.small, D);
     for (int r = 0; r < ch.rows; r++) {
         float *dq = t->h.dq + (size_t)order[ch.s0 + r] * D;
@@ -728,9 +728,9 @@ static void chunk_backward(const lsh_head *t, const int32_t *order, const float 
         for (int d = 0; d < D; d++)
             dq[d] += src[d];
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ch.wid, D, ch.rows, t->scale, w.block, W,
+    lt_sgemm_serial(LT_T, LT_N, ch.wid, D, ch.rows, t->scale, w.block, W,
                 t->b.qs + (size_t)ch.s0 * D, D, 0.0f, w.dk, D);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ch.wid, M, ch.rows, 1.0f, p, W,
+    lt_sgemm_serial(LT_T, LT_N, ch.wid, M, ch.rows, 1.0f, p, W,
                 t->b.gs + (size_t)ch.s0 * M, M, 0.0f, w.dv, M);
     for (int a = 0; a < ch.wid; a++) {
         const size_t i = (size_t)order[ch.w0 + a];

@@ -16,10 +16,10 @@
 #include <math.h>
 #include <string.h>
 
-#include <cblas.h>
 #include <omp.h>
 
 #include "attn/attn_internal.h"
+#include "core/gemm.h"
 
 /* Query rows per score block: enough rows for efficient GEMMs while the
  * inference-only scratch stays BLOCK_ROWS x N per thread. Between the two
@@ -64,11 +64,10 @@ static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner
         int cols = causal ? r0 + rows : N; /* later keys are all masked */
         float *p = probs != NULL ? probs + (size_t)r0 * stride : (float *)ws;
         size_t ld = probs != NULL ? stride : (size_t)cols;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, score_scale(D),
-                    h.q + (size_t)r0 * D, D, h.k, D, 0.0f, p, ld);
+        lt_sgemm(LT_N, LT_T, rows, cols, D, score_scale(D), h.q + (size_t)r0 * D, D, h.k, D, 0.0f,
+                 p, ld);
         attn_softmax_rows(p, ld, rows, cols, r0, causal, inner);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, cols, 1.0f, p, ld, h.v,
-                    M, 0.0f, h.out + (size_t)r0 * M, M);
+        lt_sgemm(LT_N, LT_N, rows, M, cols, 1.0f, p, ld, h.v, M, 0.0f, h.out + (size_t)r0 * M, M);
     }
 }
 
@@ -87,17 +86,15 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
         const float *p = probs + (size_t)r0 * stride;
         const float *g = h.d_out + (size_t)r0 * M;
         /* dV[:cols] += P^T dOut */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, M, rows, 1.0f, p, stride, g,
-                    M, 1.0f, h.dv, M);
+        lt_sgemm(LT_T, LT_N, cols, M, rows, 1.0f, p, stride, g, M, 1.0f, h.dv, M);
         /* dP = dOut V^T, then dS = P * (dP - rowsum(dP * P)) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, M, 1.0f, g, M, h.v, M,
-                    0.0f, ds, cols);
+        lt_sgemm(LT_N, LT_T, rows, cols, M, 1.0f, g, M, h.v, M, 0.0f, ds, cols);
         attn_softmax_rows_backward(ds, cols, p, stride, rows, cols, inner);
         /* dQ += dS K / sqrt(D), dK[:cols] += dS^T Q / sqrt(D) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, scale, ds, cols,
-                    h.k, D, 1.0f, h.dq + (size_t)r0 * D, D);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, scale, ds, cols,
-                    h.q + (size_t)r0 * D, D, 1.0f, h.dk, D);
+        lt_sgemm(LT_N, LT_N, rows, D, cols, scale, ds, cols, h.k, D, 1.0f, h.dq + (size_t)r0 * D,
+                 D);
+        lt_sgemm(LT_T, LT_N, cols, D, rows, scale, ds, cols, h.q + (size_t)r0 * D, D, 1.0f, h.dk,
+                 D);
     }
 }
 
@@ -172,8 +169,8 @@ static void tile_scores(const tile_head *t, float *S, size_t ld, int i0, int row
                         int cols)
 {
     const int D = t->D;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, D, t->scale,
-                t->h.q + (size_t)i0 * D, D, t->h.k + (size_t)j0 * D, D, 0.0f, S, ld);
+    lt_sgemm_serial(LT_N, LT_T, rows, cols, D, t->scale, t->h.q + (size_t)i0 * D, D,
+                    t->h.k + (size_t)j0 * D, D, 0.0f, S, ld);
     if (t->causal && j0 + cols > i0 + 1)
         for (int r = 0; r < rows; r++)
             for (int j = i0 + r + 1 - j0 < 0 ? 0 : i0 + r + 1 - j0; j < cols; j++)
@@ -190,9 +187,8 @@ static void tile_probs(const tile_head *t, float *P, float *dP, size_t ld, int i
         for (int j = 0; j < cols; j++)
             row[j] = attn_exp_nonpositive(row[j] - lse);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, t->M, 1.0f,
-                t->h.d_out + (size_t)i0 * t->M, t->M, t->h.v + (size_t)j0 * t->M, t->M, 0.0f, dP,
-                ld);
+    lt_sgemm_serial(LT_N, LT_T, rows, cols, t->M, 1.0f, t->h.d_out + (size_t)i0 * t->M, t->M,
+                    t->h.v + (size_t)j0 * t->M, t->M, 0.0f, dP, ld);
 }
 
 /* Gradients through tile (i0, j0) given its P and dP: dP becomes dS = P
@@ -209,13 +205,13 @@ static void tile_grads(const tile_head *t, const float *P, float *dP, size_t ld,
             d[j] = p[j] * (d[j] - delta);
     }
     if (dq)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, cols, t->scale, dP, ld,
-                    t->h.k + (size_t)j0 * D, D, 1.0f, t->h.dq + (size_t)i0 * D, D);
+        lt_sgemm_serial(LT_N, LT_N, rows, D, cols, t->scale, dP, ld, t->h.k + (size_t)j0 * D, D,
+                        1.0f, t->h.dq + (size_t)i0 * D, D);
     if (dkv) {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, M, rows, 1.0f, P, ld,
-                    t->h.d_out + (size_t)i0 * M, M, 1.0f, t->h.dv + (size_t)j0 * M, M);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, D, rows, t->scale, dP, ld,
-                    t->h.q + (size_t)i0 * D, D, 1.0f, t->h.dk + (size_t)j0 * D, D);
+        lt_sgemm_serial(LT_T, LT_N, cols, M, rows, 1.0f, P, ld, t->h.d_out + (size_t)i0 * M, M,
+                        1.0f, t->h.dv + (size_t)j0 * M, M);
+        lt_sgemm_serial(LT_T, LT_N, cols, D, rows, t->scale, dP, ld, t->h.q + (size_t)i0 * D, D,
+                        1.0f, t->h.dk + (size_t)j0 * D, D);
     }
 }
 
@@ -251,8 +247,8 @@ static void tiled_block_forward(const tile_head *t, const tile_scratch *w, int i
                 for (int m = 0; m < M; m++)
                     out[(size_t)r * M + m] *= shrink;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, M, cols, 1.0f, S, TILE_COLS,
-                    t->h.v + (size_t)j0 * M, M, 1.0f, out, M);
+        lt_sgemm_serial(LT_N, LT_N, rows, M, cols, 1.0f, S, TILE_COLS, t->h.v + (size_t)j0 * M, M,
+                        1.0f, out, M);
     }
     for (int r = 0; r < rows; r++) {
         float inv = 1.0f / w->l[r];

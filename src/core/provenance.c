@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -37,6 +38,15 @@ static void read_cpu_model(char *out, size_t size)
         break;
     }
     fclose(f);
+}
+
+/* The machine's cores, not the ones this process may run on: an MPI rank
+ * bound to one core still shares a machine whose load average counts them
+ * all. */
+static int machine_cores(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : lt_threads_available();
 }
 
 double lt_provenance_load_now(void)
@@ -86,7 +96,7 @@ void lt_provenance_get(lt_provenance *out)
              spin != NULL && *spin ? spin : "");
     snprintf(out->build, sizeof out->build, "%s", LT_BUILD_FLAGS);
     out->ranks = lt_dist_size();
-    out->cores = lt_threads_available();
+    out->cores = machine_cores();
     out->load_start = start_load;
 }
 

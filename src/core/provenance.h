@@ -9,7 +9,9 @@ typedef struct lt_provenance {
     char date[32];         /* UTC, ISO 8601, when lt_provenance_get ran */
     char blas[64];         /* BLAS library and its threading model */
     int threads;           /* thread count in force */
-    int cores;             /* cores available to this process */
+    int cores;             /* cores of the machine (online CPUs), also where this
+                              process is bound to fewer (an MPI rank): the load
+                              average counts them all */
     double load_start;     /* 1-minute load average when the run started */
     char wait_policy[48];  /* OMP_WAIT_POLICY ("unset" if none), then " spin=N" if GOMP_SPINCOUNT */
     int ranks;             /* MPI ranks of the run (1 alone); threads are per rank */

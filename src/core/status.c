@@ -1,5 +1,6 @@
 #include "core/status.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,7 @@ const char *lt_status_name(lt_status code)
     case LT_E_NOMEM: return "nomem";
     case LT_E_NUMERIC: return "numeric";
     case LT_E_INTERNAL: return "internal";
+    case LT_E_SYSTEM: return "system";
     }
     return "unknown";
 }
@@ -46,7 +48,24 @@ int lt_exit_code(lt_status code)
                          unwritable path is theirs to fix */
     case LT_E_BUDGET: /* refused before starting: choose a smaller shape */
         return 2;
-    default:
+    default: /* LT_E_SYSTEM, LT_E_NOMEM: the machine's; NUMERIC, INTERNAL */
         return 1;
+    }
+}
+
+lt_status lt_errno_status(int err)
+{
+    switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+    case EIO:
+    case EFBIG:
+    case ENOMEM:
+    case EMFILE:
+    case ENFILE:
+    case ENOBUFS:
+        return LT_E_SYSTEM;
+    default:
+        return LT_E_IO;
     }
 }

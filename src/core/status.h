@@ -17,7 +17,9 @@ typedef enum lt_status {
     LT_E_BUDGET,   /* planned memory exceeds the configured budget */
     LT_E_NOMEM,    /* the system refused an allocation */
     LT_E_NUMERIC,  /* NaN or Inf met where finite values were required */
-    LT_E_INTERNAL  /* a broken invariant or an unexpected library failure */
+    LT_E_INTERNAL, /* a broken invariant or an unexpected library failure */
+    LT_E_SYSTEM    /* the machine failed the run: disk full, quota, I/O error,
+                      too many open files (lt_errno_status) */
 } lt_status;
 
 /* Records a formatted message for the calling thread and returns `code`, so
@@ -32,8 +34,16 @@ const char *lt_last_error(void);
 const char *lt_status_name(lt_status code);
 
 /* Process exit status for a failure class: 2 for bad input or usage (the
- * user can fix it), 1 for a run that failed, 0 for LT_OK. */
+ * user can fix it: flags, input files, an output path that cannot be
+ * written), 1 for a run that failed (diverged, or the machine ran out of
+ * memory, disk space or quota, or an I/O error), 0 for LT_OK. */
 int lt_exit_code(lt_status code);
+
+/* The status of a failed system call on a file: LT_E_SYSTEM when the
+ * machine failed (ENOSPC, EDQUOT, EIO, EFBIG, ENOMEM, EMFILE, ENFILE,
+ * ENOBUFS), LT_E_IO when the path is the user's to fix (missing folder,
+ * permissions, read-only file system...). */
+lt_status lt_errno_status(int err);
 
 /* Propagates a failure to the caller unchanged. */
 #define LT_TRY(expr)                          \

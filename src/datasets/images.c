@@ -1,6 +1,7 @@
 #include "datasets/images.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,31 @@ void lt_images_free(lt_image_set *set)
 long lt_images_seq_len(const lt_image_set *set)
 {
     return (long)set->height * set->width * set->channels;
+}
+
+double lt_images_histogram_bits(const lt_image_set *train, const lt_image_set *test)
+{
+    enum { VALUES = 256, MAX_CHANNELS = 4 };
+    const int C = train->channels;
+    const size_t train_bytes = (size_t)train->count * lt_images_seq_len(train);
+    const size_t test_bytes = (size_t)test->count * lt_images_seq_len(test);
+    if (C < 1 || C > MAX_CHANNELS || test->channels != C || train_bytes == 0 || test_bytes == 0)
+        return NAN;
+    /* counts, then -log2 p per value; bytes are channel-interleaved */
+    double bits[MAX_CHANNELS][VALUES];
+    for (int c = 0; c < C; c++)
+        for (int v = 0; v < VALUES; v++)
+            bits[c][v] = 1.0;
+    for (size_t i = 0; i < train_bytes; i++)
+        bits[i % C][train->pixels[i]] += 1.0;
+    const double total = (double)(train_bytes / C) + VALUES;
+    for (int c = 0; c < C; c++)
+        for (int v = 0; v < VALUES; v++)
+            bits[c][v] = -log2(bits[c][v] / total);
+    double sum = 0.0;
+    for (size_t i = 0; i < test_bytes; i++)
+        sum += bits[i % C][test->pixels[i]];
+    return sum / (double)test_bytes;
 }
 
 const char *lt_images_describe(char *buf, size_t size, const lt_image_set *set)

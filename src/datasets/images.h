@@ -101,6 +101,13 @@ lt_status lt_images_sample(lt_image_set *out, const lt_image_set *src, int n, ui
 /* Sequence length of one image: height * width * channels. */
 long lt_images_seq_len(const lt_image_set *set);
 
+/* The context-free baseline: bits/dim of `test` under a per-channel
+ * histogram of the byte values in `train` (add-one smoothed, so a value
+ * the training pixels never show still has a probability). A model that
+ * has learned anything beyond pixel statistics is below it. The channels
+ * must agree; returns NAN for an empty set. */
+double lt_images_histogram_bits(const lt_image_set *train, const lt_image_set *test);
+
 /* "cifar10-catdog train: 1800 of 1800 images, 32x32x3" into buf. */
 const char *lt_images_describe(char *buf, size_t size, const lt_image_set *set);
 

@@ -248,8 +248,6 @@ typedef struct speech_impl {
     int32_t *lengths, *labels, *label_lengths;
 } speech_impl;
 
-static int positions(int frames, int stack) { return (frames + stack - 1) / stack; }
-
 static int by_frames(const void *a, const void *b, void *split)
 {
     const lt_speech_split *s = split;
@@ -273,7 +271,7 @@ static int longest(const speech_impl *sp, const split_order *o, int first, int c
 {
     int n_pos = 0;
     for (int b = first; b < first + count && b < o->split->count; b++) {
-        int p = positions(o->split->utts[o->order[b]].frames, sp->stack);
+        int p = lt_speech_positions(o->split->utts[o->order[b]].frames, sp->stack);
         n_pos = p > n_pos ? p : n_pos;
     }
     return n_pos;
@@ -293,7 +291,7 @@ static lt_batch speech_fill(speech_impl *sp, const split_order *o, int first, in
         const lt_utterance *u = &o->split->utts[o->order[first + b]];
         memcpy(sp->features + (size_t)b * row, u->features,
                (size_t)u->frames * LT_SPEECH_MELS * sizeof(float));
-        sp->lengths[b] = positions(u->frames, sp->stack);
+        sp->lengths[b] = lt_speech_positions(u->frames, sp->stack);
         sp->label_lengths[b] = u->n_phones;
         for (int i = 0; i < u->n_phones; i++)
             sp->labels[at++] = u->phones[i] + 1;
@@ -367,11 +365,11 @@ static lt_status check_alignable(const lt_speech_split *s, const char *name, int
         int need = u->n_phones;
         for (int k = 1; k < u->n_phones; k++)
             need += u->phones[k] == u->phones[k - 1];
-        if (positions(u->frames, stack) < need)
+        if (lt_speech_positions(u->frames, stack) < need)
             return lt_fail(LT_E_USAGE,
                            "stack: %s utterance %d has %d frames, %d positions at stack %d, "
                            "fewer than its %d phones need for CTC; use a smaller stack",
-                           name, i, u->frames, positions(u->frames, stack), stack, need);
+                           name, i, u->frames, lt_speech_positions(u->frames, stack), stack, need);
     }
     return LT_OK;
 }
@@ -384,7 +382,7 @@ static lt_status speech_buffers(lt_batch_source *s, const lt_speech_corpus *c, i
     for (int i = 0; i < 3; i++) {
         LT_TRY(check_alignable(splits[i], names[i], sp->stack));
         for (int u = 0; u < splits[i]->count; u++) {
-            int p = positions(splits[i]->utts[u].frames, sp->stack);
+            int p = lt_speech_positions(splits[i]->utts[u].frames, sp->stack);
             sp->max_positions = p > sp->max_positions ? p : sp->max_positions;
             int l = splits[i]->utts[u].n_phones;
             sp->max_labels = l > sp->max_labels ? l : sp->max_labels;

@@ -1,6 +1,7 @@
-/* The speech corpus: settings, the plan (speakers, sentence shares), the
- * build loop and the cache. Audio comes from speech_synth.c, features from
- * speech_features.c, sentences from speech_text.c. */
+/* The speech corpus: settings, assembly, the cache and loading. The build
+ * (the plan and the synthesis) is in speech_build.c, audio comes from
+ * speech_synth.c, features from speech_features.c, sentences from
+ * speech_text.c. */
 #include "datasets/speech.h"
 
 #include <math.h>
@@ -8,53 +9,30 @@
 #include <sys/stat.h>
 
 #include "core/mem.h"
-#include "core/rng.h"
 #include "datasets/speech_internal.h"
 #include "io/bytes.h"
 #include "io/checkpoint.h"
 
-/* Shares of the hours; dev and test take the rest of 1 - TRAIN_SHARE. */
-#define TRAIN_SHARE 0.90
-#define DEV_SHARE 0.05
-#define TEST_SHARE 0.05
-/* Sentences of the shuffled pool: the first 1/20 for test, the next for dev. */
-#define HELD_OUT_DIVISOR 20
+#define N_SPLITS LT_SPEECH_N_SPLITS
+#define N_SPEAKERS LT_SPEECH_N_SPEAKERS
+#define REC_FIELDS LT_SPEECH_REC_FIELDS
+#define SPK_FIELDS LT_SPEECH_SPK_FIELDS
+#define PIECE_FIELDS LT_SPEECH_PIECE_FIELDS
+enum { REC_FRAMES = LT_SPEECH_REC_FRAMES, REC_PHONES = LT_SPEECH_REC_PHONES,
+       REC_SPEAKER = LT_SPEECH_REC_SPEAKER, REC_SAMPLES = LT_SPEECH_REC_SAMPLES };
+enum { SPK_VOICE = LT_SPEECH_SPK_VOICE, SPK_VARIANT = LT_SPEECH_SPK_VARIANT,
+       SPK_RATE = LT_SPEECH_SPK_RATE, SPK_PITCH = LT_SPEECH_SPK_PITCH };
+enum { P_SAMPLES = LT_SPEECH_PIECE_SAMPLES, P_PAUSE = LT_SPEECH_PIECE_PAUSE,
+       P_PHONES = LT_SPEECH_PIECE_PHONES, P_TEXT = LT_SPEECH_PIECE_TEXT,
+       P_SEED = LT_SPEECH_PIECE_SEED };
+enum { SPLIT_TEST = LT_SPEECH_SPLIT_TEST };
+#define split_names lt_speech_split_names
 
-#define RATE_MIN 140
-#define RATE_MAX 210
-#define PITCH_MIN 30
-#define PITCH_MAX 70
-
-#define N_SPEAKERS (LT_SPEECH_TRAIN_SPEAKERS + LT_SPEECH_TEST_SPEAKERS)
 /* A cache claiming more utterances than this is damaged: even
  * LT_SPEECH_MAX_HOURS of a few seconds each stay far below it. */
 #define MAX_CACHE_UTTS 1000000
 
-enum { SPLIT_TRAIN, SPLIT_DEV, SPLIT_TEST, N_SPLITS };
-static const char *const split_names[N_SPLITS] = {"train", "dev", "test"};
-static const double split_shares[N_SPLITS] = {TRAIN_SHARE, DEV_SHARE, TEST_SHARE};
-
-/* Random streams of the seed. */
-#define STREAM_SPEAKERS 1
-#define STREAM_POOL 2
-#define STREAM_UTTS ((uint64_t)1 << 40) /* + (split << 32) + utterance */
-
-/* One utterance as stored: int32 frames, phones, speaker, samples. */
-enum { REC_FRAMES, REC_PHONES, REC_SPEAKER, REC_SAMPLES, REC_FIELDS };
-/* One speaker as stored: int32 voice, variant (indices into the tables of its
- * set), rate, pitch. */
-enum { SPK_VOICE, SPK_VARIANT, SPK_RATE, SPK_PITCH, SPK_FIELDS };
-
-struct lt_speech_storage {
-    lt_ckpt *ckpt;            /* the arrays below live in it when read from a cache */
-    float *features;          /* built: owned (total_frames, LT_SPEECH_MELS) */
-    int32_t *phones;          /* built: owned (total_phones) */
-    char *text;               /* built: owned, n_utts NUL-terminated sentences */
-    int32_t *recs;            /* built: owned (n_utts, REC_FIELDS) */
-    int32_t *speaker_recs;    /* built: owned (N_SPEAKERS, SPK_FIELDS) */
-    lt_utterance *utts;       /* (n_utts) train, then dev, then test */
-    lt_speech_speaker *speakers; /* (N_SPEAKERS) */
-};
+const char *const lt_speech_split_names[LT_SPEECH_N_SPLITS] = {"train", "dev", "test"};
 
 /* ---- settings ---- */
 
@@ -68,6 +46,21 @@ lt_status lt_speech_check_config(const lt_speech_config *cfg)
                        "one machine's memory holds of features (%g hours: about %.0f GiB)",
                        cfg->hours, LT_SPEECH_MIN_HOURS, LT_SPEECH_MAX_HOURS, LT_SPEECH_MAX_HOURS,
                        LT_SPEECH_MAX_HOURS * 3600 * 100 * LT_SPEECH_MELS * 4 / 1073741824.0);
+    if (cfg->utterance_frames != 0 &&
+        (cfg->utterance_frames < LT_SPEECH_MIN_UTTERANCE_FRAMES ||
+         cfg->utterance_frames > LT_SPEECH_MAX_UTTERANCE_FRAMES))
+        return lt_fail(LT_E_USAGE,
+                       "utterance_frames: %d is neither 0 (one sentence per utterance) nor a "
+                       "mean length in [%d, %d] frames (WSJ: about 800): below, most "
+                       "utterances would be one sentence of about 210 frames anyway; above, "
+                       "the longest (%d times the mean) would pass %d frames",
+                       cfg->utterance_frames, LT_SPEECH_MIN_UTTERANCE_FRAMES,
+                       LT_SPEECH_MAX_UTTERANCE_FRAMES, LT_SPEECH_JOIN_MAX_RATIO,
+                       LT_SPEECH_JOIN_MAX_RATIO * LT_SPEECH_MAX_UTTERANCE_FRAMES);
+    if (cfg->workers < 0 || cfg->workers > LT_SPEECH_MAX_WORKERS)
+        return lt_fail(LT_E_USAGE,
+                       "workers: %d is outside [0, %d] (0: one per thread in force)",
+                       cfg->workers, LT_SPEECH_MAX_WORKERS);
     if (cfg->cache_dir != NULL && cfg->cache_dir[0] == '\0')
         return lt_fail(LT_E_USAGE, "cache_dir: empty; give a folder, or NULL for no cache");
     return LT_OK;
@@ -89,8 +82,13 @@ lt_status lt_speech_cache_path(char *out, size_t size, const lt_speech_config *c
         return lt_fail(LT_E_USAGE, "cache_dir: not set, so there is no cache file");
     char hours[32];
     format_hours(hours, sizeof hours, cfg->hours);
-    int n = snprintf(out, size, "%s/speech-v%d-h%s-s%llu.ltspeech", cfg->cache_dir,
-                     LT_SPEECH_FORMAT_VERSION, hours, (unsigned long long)cfg->seed);
+    /* One sentence per utterance keeps the name it had before joined
+     * utterances existed, so those caches are still found. */
+    char join[32] = "";
+    if (cfg->utterance_frames != 0)
+        snprintf(join, sizeof join, "-u%d", cfg->utterance_frames);
+    int n = snprintf(out, size, "%s/speech-v%d-h%s-s%llu%s.ltspeech", cfg->cache_dir,
+                     LT_SPEECH_FORMAT_VERSION, hours, (unsigned long long)cfg->seed, join);
     if (n < 0 || (size_t)n >= size)
         return lt_fail(LT_E_USAGE, "cache_dir: %s makes a path longer than %zu bytes",
                        cfg->cache_dir, size - 1);
@@ -99,16 +97,21 @@ lt_status lt_speech_cache_path(char *out, size_t size, const lt_speech_config *c
 
 /* ---- corpus assembly, shared by the build and the cache reader ---- */
 
-static void free_storage(lt_speech_storage *st)
+void lt_speech_storage_free(lt_speech_storage *st)
 {
     if (st == NULL)
         return;
+    if (st->ckpt == NULL) {
+        lt_mem_free(st->features);
+        lt_mem_free(st->phones);
+        lt_mem_free(st->text);
+        lt_mem_free(st->recs);
+        lt_mem_free(st->speaker_recs);
+        lt_mem_free(st->piece_counts);
+        lt_mem_free(st->piece_recs);
+    }
     lt_ckpt_free(st->ckpt);
-    lt_mem_free(st->features);
-    lt_mem_free(st->phones);
-    lt_mem_free(st->text);
-    lt_mem_free(st->recs);
-    lt_mem_free(st->speaker_recs);
+    lt_mem_free(st->pieces);
     lt_mem_free(st->utts);
     lt_mem_free(st->speakers);
     lt_mem_free(st);
@@ -116,7 +119,7 @@ static void free_storage(lt_speech_storage *st)
 
 void lt_speech_free(lt_speech_corpus *c)
 {
-    free_storage(c->storage);
+    lt_speech_storage_free(c->storage);
     memset(c, 0, sizeof *c);
 }
 
@@ -125,8 +128,7 @@ static int speaker_set(int speaker)
     return speaker >= LT_SPEECH_TRAIN_SPEAKERS;
 }
 
-/* Speaker i from its stored record (indices already checked). */
-static lt_speech_speaker speaker_of(const int32_t *speaker_recs, int i)
+lt_speech_speaker lt_speech_speaker_of(const int32_t *speaker_recs, int i)
 {
     const int32_t *r = speaker_recs + i * SPK_FIELDS;
     const lt_speech_voice_table *t = lt_speech_voices(speaker_set(i));
@@ -134,34 +136,78 @@ static lt_speech_speaker speaker_of(const int32_t *speaker_recs, int i)
                                r[SPK_RATE], r[SPK_PITCH]};
 }
 
-/* Points the corpus at verified arrays: utterance records in split order,
- * their features, phones and text, and the speaker records. */
-static lt_status assemble(lt_speech_corpus *c, lt_speech_storage *st, const int counts[N_SPLITS],
-                          const int32_t *recs, const float *features, const int32_t *phones,
-                          const char *text, const int32_t *speaker_recs)
+static long total_pieces(const lt_speech_storage *st, int n_utts)
 {
+    if (st->piece_counts == NULL)
+        return n_utts;
+    long n = 0;
+    for (int u = 0; u < n_utts; u++)
+        n += st->piece_counts[u];
+    return n;
+}
+
+/* The pieces of utterance u (the i-th of its split s), from the piece
+ * records of a joined corpus or, for one sentence per utterance, from the
+ * utterance's record, text and seed. */
+static void fill_pieces(lt_speech_piece *out, const lt_speech_storage *st,
+                        const lt_speech_layout *layout, const int32_t **piece_rec, int u, int s,
+                        int i, const char *text)
+{
+    const int32_t *r = st->recs + (size_t)u * REC_FIELDS;
+    if (st->piece_counts == NULL) {
+        int speaker;
+        unsigned rand_seed;
+        lt_speech_single_draw(&speaker, &rand_seed, layout->seed, s, i);
+        out[0] = (lt_speech_piece){.samples = r[REC_SAMPLES], .n_phones = r[REC_PHONES],
+                                   .text_bytes = (int32_t)strlen(text), .rand_seed = rand_seed};
+        return;
+    }
+    for (int p = 0; p < st->piece_counts[u]; p++, *piece_rec += PIECE_FIELDS) {
+        const int32_t *pr = *piece_rec;
+        out[p] = (lt_speech_piece){.samples = pr[P_SAMPLES], .pause = pr[P_PAUSE],
+                                   .n_phones = pr[P_PHONES], .text_bytes = pr[P_TEXT],
+                                   .rand_seed = (uint32_t)pr[P_SEED]};
+    }
+}
+
+lt_status lt_speech_assemble(lt_speech_corpus *c, lt_speech_storage *st,
+                             const lt_speech_layout *layout)
+{
+    const int *counts = layout->counts;
     const int n = counts[0] + counts[1] + counts[2];
+    const long n_pieces = total_pieces(st, n);
     LT_TRY(lt_mem_alloc((void **)&st->utts, sizeof(lt_utterance) * (size_t)n, "utterances"));
+    LT_TRY(lt_mem_alloc((void **)&st->pieces, sizeof(lt_speech_piece) * (size_t)n_pieces,
+                        "utterance sentences"));
     LT_TRY(lt_mem_alloc((void **)&st->speakers, sizeof(lt_speech_speaker) * N_SPEAKERS,
                         "speakers"));
     for (int i = 0; i < N_SPEAKERS; i++)
-        st->speakers[i] = speaker_of(speaker_recs, i);
+        st->speakers[i] = lt_speech_speaker_of(st->speaker_recs, i);
     long frame_at = 0, phone_at = 0;
-    for (int u = 0; u < n; u++) {
-        const int32_t *r = recs + (size_t)u * REC_FIELDS;
-        st->utts[u] = (lt_utterance){
-            .frames = r[REC_FRAMES],
-            .features = features + frame_at * LT_SPEECH_MELS,
-            .n_phones = r[REC_PHONES],
-            .phones = phones + phone_at,
-            .speaker = r[REC_SPEAKER],
-            .samples = r[REC_SAMPLES],
-            .text = text,
-        };
-        frame_at += r[REC_FRAMES];
-        phone_at += r[REC_PHONES];
-        text += strlen(text) + 1;
-    }
+    const char *text = st->text;
+    const int32_t *piece_rec = st->piece_recs;
+    lt_speech_piece *piece = st->pieces;
+    for (int s = 0, u = 0; s < N_SPLITS; s++)
+        for (int i = 0; i < counts[s]; i++, u++) {
+            const int32_t *r = st->recs + (size_t)u * REC_FIELDS;
+            const int pieces = st->piece_counts != NULL ? st->piece_counts[u] : 1;
+            fill_pieces(piece, st, layout, &piece_rec, u, s, i, text);
+            st->utts[u] = (lt_utterance){
+                .frames = r[REC_FRAMES],
+                .features = st->features + frame_at * LT_SPEECH_MELS,
+                .n_phones = r[REC_PHONES],
+                .phones = st->phones + phone_at,
+                .speaker = r[REC_SPEAKER],
+                .samples = r[REC_SAMPLES],
+                .text = text,
+                .n_pieces = pieces,
+                .pieces = piece,
+            };
+            frame_at += r[REC_FRAMES];
+            phone_at += r[REC_PHONES];
+            text += strlen(text) + 1;
+            piece += pieces;
+        }
     lt_speech_split *splits[N_SPLITS] = {&c->train, &c->dev, &c->test};
     lt_utterance *next = st->utts;
     for (int s = 0; s < N_SPLITS; s++) {
@@ -183,188 +229,34 @@ static lt_status assemble(lt_speech_corpus *c, lt_speech_storage *st, const int 
     return LT_OK;
 }
 
-/* ---- the plan ---- */
-
-/* Speakers 0..TRAIN-1 read train and dev, the rest test; no two alike. */
-static void draw_speakers(int32_t *recs /* (N_SPEAKERS, SPK_FIELDS) */, uint64_t seed)
+int lt_speech_positions(int frames, int stack)
 {
-    lt_rng rng;
-    lt_rng_seed(&rng, seed, STREAM_SPEAKERS);
-    for (int i = 0; i < N_SPEAKERS; i++) {
-        const lt_speech_voice_table *t = lt_speech_voices(speaker_set(i));
-        int32_t *r = recs + i * SPK_FIELDS;
-        for (int again = 1; again;) {
-            r[SPK_VOICE] = (int32_t)lt_rng_below(&rng, (uint64_t)t->n_voices);
-            r[SPK_VARIANT] = (int32_t)lt_rng_below(&rng, (uint64_t)t->n_variants);
-            r[SPK_RATE] = RATE_MIN + (int32_t)lt_rng_below(&rng, RATE_MAX - RATE_MIN + 1);
-            r[SPK_PITCH] = PITCH_MIN + (int32_t)lt_rng_below(&rng, PITCH_MAX - PITCH_MIN + 1);
-            again = 0;
-            for (int j = 0; j < i; j++)
-                again |= memcmp(recs + j * SPK_FIELDS, r, sizeof(int32_t) * SPK_FIELDS) == 0;
-        }
-    }
+    LT_ASSERT(stack >= 1 && frames >= 0);
+    return (frames + stack - 1) / stack;
 }
 
-/* Fisher-Yates over the pool's sentence indices. */
-static void shuffle(int *order, int n, uint64_t seed)
+lt_speech_lengths lt_speech_split_lengths(const lt_speech_split *s, int stack)
 {
-    lt_rng rng;
-    lt_rng_seed(&rng, seed, STREAM_POOL);
-    for (int i = 0; i < n; i++)
-        order[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)lt_rng_below(&rng, (uint64_t)i + 1);
-        int tmp = order[i];
-        order[i] = order[j];
-        order[j] = tmp;
+    lt_speech_lengths l = {.utterances = s->count};
+    if (s->count == 0)
+        return l;
+    long frames = 0, positions = 0, phones = 0, sentences = 0;
+    for (int u = 0; u < s->count; u++) {
+        const lt_utterance *ut = &s->utts[u];
+        const int p = lt_speech_positions(ut->frames, stack);
+        frames += ut->frames;
+        positions += p;
+        phones += ut->n_phones;
+        sentences += ut->n_pieces;
+        l.max_frames = ut->frames > l.max_frames ? ut->frames : l.max_frames;
+        l.max_positions = p > l.max_positions ? p : l.max_positions;
+        l.max_phones = ut->n_phones > l.max_phones ? ut->n_phones : l.max_phones;
     }
-}
-
-/* ---- building ---- */
-
-typedef struct builder {
-    lt_speech_storage *st;
-    size_t features_cap, phones_cap, text_cap, recs_cap; /* in elements */
-    long total_frames, total_phones;
-    size_t text_len;
-    int n_utts;
-    lt_speech_fbank *fbank;
-    lt_speech_synth synth;
-    lt_speech_audio audio;
-} builder;
-
-static lt_status add_utterance(builder *b, const lt_speech_speaker *speaker, int speaker_id,
-                               unsigned rand_seed, const char *text)
-{
-    lt_speech_storage *st = b->st;
-    lt_speech_audio *a = &b->audio;
-    LT_TRY(lt_speech_synth_say(&b->synth, a, speaker, rand_seed, text));
-    long frames = lt_speech_frame_count(a->n_samples);
-    /* CTC needs at least one frame per label. */
-    if (a->n_phones < 1 || frames < a->n_phones)
-        return lt_fail(LT_E_INTERNAL,
-                       "espeak-ng read \"%s\" (voice %s+%s) as %d phones in %ld frames; "
-                       "expected at least one phone and no more phones than frames",
-                       text, speaker->voice, speaker->variant, a->n_phones, frames);
-    LT_TRY(lt_speech_grow((void **)&st->features, &b->features_cap,
-                          (size_t)(b->total_frames + frames) * LT_SPEECH_MELS, sizeof(float),
-                          "speech features"));
-    LT_TRY(lt_speech_grow((void **)&st->phones, &b->phones_cap,
-                          (size_t)(b->total_phones + a->n_phones), sizeof(int32_t),
-                          "speech phones"));
-    size_t len = strlen(text) + 1;
-    LT_TRY(lt_speech_grow((void **)&st->text, &b->text_cap, b->text_len + len, 1,
-                          "speech text"));
-    LT_TRY(lt_speech_grow((void **)&st->recs, &b->recs_cap, (size_t)(b->n_utts + 1) * REC_FIELDS,
-                          sizeof(int32_t), "utterance records"));
-    lt_speech_fbank_compute(b->fbank, st->features + b->total_frames * LT_SPEECH_MELS,
-                            a->samples, a->n_samples);
-    memcpy(st->phones + b->total_phones, a->phones, sizeof(int32_t) * (size_t)a->n_phones);
-    memcpy(st->text + b->text_len, text, len);
-    int32_t *r = st->recs + (size_t)b->n_utts * REC_FIELDS;
-    r[REC_FRAMES] = (int32_t)frames;
-    r[REC_PHONES] = a->n_phones;
-    r[REC_SPEAKER] = speaker_id;
-    r[REC_SAMPLES] = (int32_t)a->n_samples;
-    b->total_frames += frames;
-    b->total_phones += a->n_phones;
-    b->text_len += len;
-    b->n_utts++;
-    return LT_OK;
-}
-
-/* Reads the sentences of one split until its share of the hours is spoken
- * (and at least LT_SPEECH_MIN_SPLIT_UTTS of them). */
-static lt_status build_split(builder *b, int *count, int split, const lt_speech_config *cfg,
-                             const lt_speech_pool *pool, const int *sentences, int n_sentences,
-                             const lt_speech_speaker *speakers, double *spoken,
-                             lt_progress *progress)
-{
-    const double target = split_shares[split] * cfg->hours * 3600.0;
-    const int first_speaker = split == SPLIT_TEST ? LT_SPEECH_TRAIN_SPEAKERS : 0;
-    const int n_speakers =
-        split == SPLIT_TEST ? LT_SPEECH_TEST_SPEAKERS : LT_SPEECH_TRAIN_SPEAKERS;
-    double seconds = 0;
-    int i = 0;
-    for (; seconds < target || i < LT_SPEECH_MIN_SPLIT_UTTS; i++) {
-        /* Past the split's sentences, they are read again by other draws of
-         * speakers (as WSJ's speakers share prompts); splits never share
-         * sentences. */
-        if (n_sentences < 1)
-            return lt_fail(LT_E_USAGE, "hours: the %s split has no sentences",
-                           split_names[split]);
-        lt_rng rng;
-        lt_rng_seed(&rng, cfg->seed, STREAM_UTTS + ((uint64_t)split << 32) + (uint64_t)i);
-        int speaker = first_speaker + (int)lt_rng_below(&rng, (uint64_t)n_speakers);
-        unsigned rand_seed = (unsigned)(lt_rng_u64(&rng) >> 33);
-        LT_TRY(add_utterance(b, &speakers[speaker], speaker, rand_seed,
-                             pool->sentences[sentences[i % n_sentences]]));
-        double s = (double)b->audio.n_samples / LT_SPEECH_SAMPLE_RATE;
-        seconds += s;
-        *spoken += s;
-        if (progress != NULL) {
-            /* Splits round up to whole utterances and a minimum count. */
-            if ((long)*spoken > progress->total)
-                progress->total = (long)*spoken;
-            lt_progress_update(progress, (long)*spoken, split_names[split]);
-        }
-    }
-    *count = i;
-    return LT_OK;
-}
-
-static lt_status build(lt_speech_corpus *c, const lt_speech_config *cfg,
-                       const lt_speech_pool *pool, lt_progress *progress)
-{
-    LT_TRY(lt_speech_check_voices());
-    builder b = {0};
-    b.synth.pid = -1;
-    b.synth.fd = -1;
-    int *order = NULL;
-    lt_status status = lt_mem_calloc((void **)&b.st, sizeof *b.st, "speech corpus");
-    if (status == LT_OK)
-        status = lt_mem_alloc((void **)&b.st->speaker_recs,
-                              sizeof(int32_t) * N_SPEAKERS * SPK_FIELDS, "speakers");
-    if (status == LT_OK)
-        status = lt_mem_alloc((void **)&order, sizeof(int) * (size_t)pool->count,
-                              "sentence order");
-    if (status == LT_OK)
-        status = lt_speech_fbank_create(&b.fbank);
-    if (status == LT_OK)
-        status = lt_speech_synth_start(&b.synth);
-    lt_speech_speaker speakers[N_SPEAKERS];
-    int counts[N_SPLITS] = {0};
-    if (status == LT_OK) {
-        draw_speakers(b.st->speaker_recs, cfg->seed);
-        for (int i = 0; i < N_SPEAKERS; i++)
-            speakers[i] = speaker_of(b.st->speaker_recs, i);
-        shuffle(order, pool->count, cfg->seed);
-        const int held = pool->count / HELD_OUT_DIVISOR;
-        /* Where each split's sentences start in the shuffled order. */
-        const int start[N_SPLITS] = {2 * held, held, 0};
-        const int size[N_SPLITS] = {pool->count - 2 * held, held, held};
-        if (progress != NULL)
-            progress->total = (long)ceil(cfg->hours * 3600.0);
-        double spoken = 0;
-        for (int s = 0; s < N_SPLITS && status == LT_OK; s++)
-            status = build_split(&b, &counts[s], s, cfg, pool, order + start[s], size[s],
-                                 speakers, &spoken, progress);
-        if (progress != NULL)
-            lt_progress_finish(progress, status == LT_OK ? "done" : "failed");
-    }
-    lt_speech_synth_stop(&b.synth, status != LT_OK);
-    lt_speech_fbank_free(b.fbank);
-    lt_mem_free(b.audio.samples);
-    lt_mem_free(b.audio.phones);
-    lt_mem_free(order);
-    if (status == LT_OK)
-        status = assemble(c, b.st, counts, b.st->recs, b.st->features, b.st->phones, b.st->text,
-                          b.st->speaker_recs);
-    if (status != LT_OK) {
-        free_storage(b.st);
-        memset(c, 0, sizeof *c);
-    }
-    return status;
+    l.mean_frames = (double)frames / s->count;
+    l.mean_positions = (double)positions / s->count;
+    l.mean_phones = (double)phones / s->count;
+    l.mean_sentences = (double)sentences / s->count;
+    return l;
 }
 
 /* ---- the cache file ----
@@ -376,7 +268,13 @@ static lt_status build(lt_speech_corpus *c, const lt_speech_config *cfg,
  *   speech.utts      int32 (utterances, REC_FIELDS), train then dev then test
  *   speech.text      the sentences, each NUL-terminated, in utterance order
  *   speech.features  float32 (total frames, LT_SPEECH_MELS)
- *   speech.phones    int32 (total phones) */
+ *   speech.phones    int32 (total phones)
+ * and, for joined utterances only (one sentence per utterance writes the
+ * six above exactly as before they existed), three more:
+ *   speech.join         int32 utterance_frames, total pieces
+ *   speech.piece_counts int32 (utterances) sentences in each
+ *   speech.pieces       int32 (total pieces, LT_SPEECH_PIECE_FIELDS)
+ * where each utterance's text is its sentences separated by one space. */
 
 static const unsigned char header_magic[8] = {'L', 'T', 'S', 'P', 'E', 'E', 'C', 'H'};
 
@@ -448,6 +346,17 @@ static lt_status write_cache(const lt_speech_corpus *c, const lt_speech_cache_in
     if (status == LT_OK)
         status = lt_ckpt_writer_add(w, "speech.phones", st->phones,
                                     sizeof(int32_t) * (size_t)phones);
+    if (status == LT_OK && st->piece_counts != NULL) {
+        const long pieces = total_pieces(st, n);
+        const int32_t join[2] = {info->utterance_frames, (int32_t)pieces};
+        status = lt_ckpt_writer_add(w, "speech.join", join, sizeof join);
+        if (status == LT_OK)
+            status = lt_ckpt_writer_add(w, "speech.piece_counts", st->piece_counts,
+                                        sizeof(int32_t) * (size_t)n);
+        if (status == LT_OK)
+            status = lt_ckpt_writer_add(w, "speech.pieces", st->piece_recs,
+                                        sizeof(int32_t) * (size_t)pieces * PIECE_FIELDS);
+    }
     if (status != LT_OK) {
         lt_ckpt_writer_abort(w);
         return status;
@@ -472,8 +381,9 @@ static lt_status check_speakers(const char *path, const int32_t *recs)
         const int32_t *r = recs + i * SPK_FIELDS;
         const lt_speech_voice_table *t = lt_speech_voices(speaker_set(i));
         if (r[SPK_VOICE] < 0 || r[SPK_VOICE] >= t->n_voices || r[SPK_VARIANT] < 0 ||
-            r[SPK_VARIANT] >= t->n_variants || r[SPK_RATE] < RATE_MIN ||
-            r[SPK_RATE] > RATE_MAX || r[SPK_PITCH] < PITCH_MIN || r[SPK_PITCH] > PITCH_MAX)
+            r[SPK_VARIANT] >= t->n_variants || r[SPK_RATE] < LT_SPEECH_RATE_MIN ||
+            r[SPK_RATE] > LT_SPEECH_RATE_MAX || r[SPK_PITCH] < LT_SPEECH_PITCH_MIN ||
+            r[SPK_PITCH] > LT_SPEECH_PITCH_MAX)
             return lt_fail(LT_E_INPUT, "%s: speaker %d is not a valid (voice, variant, rate, "
                            "pitch)", path, i);
     }
@@ -511,17 +421,88 @@ static lt_status check_utterances(const char *path, const int32_t *recs, const i
     return LT_OK;
 }
 
-/* n NUL-terminated sentences filling exactly `bytes`, each passing the
- * sentence filter. */
-static lt_status check_text(const char *path, const char *text, uint64_t bytes, int n)
+/* The sentences of a joined corpus: per utterance a count, per sentence
+ * sizes that add up to the utterance's, pauses in the drawn range between
+ * sentences and none after the last, and no utterance longer than the
+ * longest the mean allows. */
+static lt_status check_pieces(const char *path, const int32_t join[2], const int32_t *piece_counts,
+                              const int32_t *piece_recs, const int32_t *recs, int n)
+{
+    const int mean = join[0];
+    if (mean < LT_SPEECH_MIN_UTTERANCE_FRAMES || mean > LT_SPEECH_MAX_UTTERANCE_FRAMES)
+        return lt_fail(LT_E_INPUT, "%s: utterance_frames %d outside [%d, %d]", path, mean,
+                       LT_SPEECH_MIN_UTTERANCE_FRAMES, LT_SPEECH_MAX_UTTERANCE_FRAMES);
+    const long total = join[1];
+    long at = 0;
+    for (int u = 0; u < n; u++) {
+        const int32_t *r = recs + (size_t)u * REC_FIELDS;
+        const int count = piece_counts[u];
+        if (count < 1 || count > total - at)
+            return lt_fail(LT_E_INPUT, "%s: utterance %d claims %d sentences, %ld are left", path,
+                           u, count, total - at);
+        int64_t samples = 0, phones = 0;
+        for (int p = 0; p < count; p++, at++) {
+            const int32_t *pr = piece_recs + (size_t)at * PIECE_FIELDS;
+            const int last = p == count - 1;
+            const int pause_ok = last ? pr[P_PAUSE] == 0
+                                      : pr[P_PAUSE] >= LT_SPEECH_PAUSE_MIN_SAMPLES &&
+                                            pr[P_PAUSE] <= LT_SPEECH_PAUSE_MAX_SAMPLES;
+            if (pr[P_SAMPLES] < 0 || pr[P_PHONES] < 1 || pr[P_TEXT] < 1 || pr[P_SEED] < 0 ||
+                !pause_ok)
+                return lt_fail(LT_E_INPUT,
+                               "%s: sentence %d of utterance %d has impossible sizes (%d samples, "
+                               "%d pause, %d phones, %d text bytes, seed %d)", path, p, u,
+                               pr[P_SAMPLES], pr[P_PAUSE], pr[P_PHONES], pr[P_TEXT], pr[P_SEED]);
+            samples += (int64_t)pr[P_SAMPLES] + pr[P_PAUSE];
+            phones += pr[P_PHONES];
+        }
+        if (samples != r[REC_SAMPLES] || phones != r[REC_PHONES])
+            return lt_fail(LT_E_INPUT,
+                           "%s: the sentences of utterance %d add up to %lld samples and %lld "
+                           "phones, the utterance has %d and %d", path, u, (long long)samples,
+                           (long long)phones, r[REC_SAMPLES], r[REC_PHONES]);
+        if (r[REC_FRAMES] > LT_SPEECH_JOIN_MAX_RATIO * mean)
+            return lt_fail(LT_E_INPUT, "%s: utterance %d has %d frames, more than the %d of "
+                           "utterance_frames %d", path, u, r[REC_FRAMES],
+                           LT_SPEECH_JOIN_MAX_RATIO * mean, mean);
+    }
+    if (at != total)
+        return lt_fail(LT_E_INPUT, "%s: %ld sentences listed, the utterances hold %ld", path,
+                       total, at);
+    return LT_OK;
+}
+
+/* n NUL-terminated texts filling exactly `bytes`. Each is one sentence
+ * passing the sentence filter, or for joined corpora (piece_counts set) its
+ * sentences of the recorded lengths separated by single spaces. */
+static lt_status check_text(const char *path, const char *text, uint64_t bytes, int n,
+                            const int32_t *piece_counts, const int32_t *piece_recs)
 {
     uint64_t at = 0;
+    char sentence[LT_SPEECH_MAX_SENTENCE_BYTES + 1];
     for (int u = 0; u < n; u++) {
         const char *end = at < bytes ? memchr(text + at, '\0', (size_t)(bytes - at)) : NULL;
-        if (end == NULL || !lt_speech_sentence_ok(text + at))
-            return lt_fail(LT_E_INPUT, "%s: sentence %d is missing or not a valid sentence",
-                           path, u);
-        at = (uint64_t)(end - text) + 1;
+        if (end == NULL)
+            return lt_fail(LT_E_INPUT, "%s: text %d is missing", path, u);
+        const uint64_t len = (uint64_t)(end - text) - at;
+        const int count = piece_counts != NULL ? piece_counts[u] : 1;
+        uint64_t pos = 0;
+        for (int p = 0; p < count; p++) {
+            uint64_t part = piece_counts != NULL ? (uint64_t)piece_recs[P_TEXT] : len;
+            piece_recs += piece_counts != NULL ? PIECE_FIELDS : 0;
+            const int last = p == count - 1;
+            if (part > LT_SPEECH_MAX_SENTENCE_BYTES || part > len - pos ||
+                (last ? pos + part != len : text[at + pos + part] != ' '))
+                return lt_fail(LT_E_INPUT, "%s: sentence %d of text %d does not fit its text",
+                               path, p, u);
+            memcpy(sentence, text + at + pos, (size_t)part);
+            sentence[part] = '\0';
+            if (!lt_speech_sentence_ok(sentence))
+                return lt_fail(LT_E_INPUT, "%s: sentence %d of text %d is not a valid sentence",
+                               path, p, u);
+            pos += part + 1;
+        }
+        at += len + 1;
     }
     if (at != bytes)
         return lt_fail(LT_E_INPUT, "%s: %llu bytes of text follow the last sentence", path,
@@ -603,11 +584,28 @@ static lt_status read_cache(lt_speech_corpus *c, lt_speech_cache_info *info, lt_
     LT_TRY(section(ck, "speech.features", sizeof(float) * frames * LT_SPEECH_MELS,
                    (const void **)&features));
     LT_TRY(section(ck, "speech.phones", sizeof(int32_t) * phones, (const void **)&phone_ids));
-    if (lt_ckpt_count(ck) != 6)
-        return lt_fail(LT_E_INPUT, "%s: %zu sections, expected 6", path, lt_ckpt_count(ck));
+    const int32_t *join = NULL, *piece_counts = NULL, *piece_recs = NULL;
+    const int joined = lt_ckpt_has(ck, "speech.join");
+    if (joined) {
+        LT_TRY(section(ck, "speech.join", sizeof(int32_t) * 2, (const void **)&join));
+        /* The section sizes bound the count from above. */
+        if (join[1] < 1)
+            return lt_fail(LT_E_INPUT, "%s: %d sentences, expected at least 1", path, join[1]);
+        LT_TRY(section(ck, "speech.piece_counts", sizeof(int32_t) * (uint64_t)n,
+                       (const void **)&piece_counts));
+        LT_TRY(section(ck, "speech.pieces", sizeof(int32_t) * (uint64_t)join[1] * PIECE_FIELDS,
+                       (const void **)&piece_recs));
+        info->utterance_frames = join[0];
+    }
+    const size_t want_sections = joined ? 9 : 6;
+    if (lt_ckpt_count(ck) != want_sections)
+        return lt_fail(LT_E_INPUT, "%s: %zu sections, expected %zu", path, lt_ckpt_count(ck),
+                       want_sections);
     LT_TRY(check_speakers(path, speaker_recs));
     LT_TRY(check_utterances(path, recs, counts, frames, phones));
-    LT_TRY(check_text(path, text, text_bytes, n));
+    if (joined)
+        LT_TRY(check_pieces(path, join, piece_counts, piece_recs, recs, n));
+    LT_TRY(check_text(path, text, text_bytes, n, piece_counts, piece_recs));
     for (uint64_t i = 0; i < phones; i++)
         if (phone_ids[i] < 0 || phone_ids[i] >= LT_SPEECH_PHONES)
             return lt_fail(LT_E_INPUT, "%s: phone %llu is %d, expected 0..%d", path,
@@ -616,7 +614,17 @@ static lt_status read_cache(lt_speech_corpus *c, lt_speech_cache_info *info, lt_
         if (!isfinite(features[i]))
             return lt_fail(LT_E_INPUT, "%s: feature %llu is not finite", path,
                            (unsigned long long)i);
-    return assemble(c, st, counts, recs, features, phone_ids, text, speaker_recs);
+    /* Pointers into the checkpoint, which the storage does not free. */
+    st->recs = (int32_t *)recs;
+    st->features = (float *)features;
+    st->phones = (int32_t *)phone_ids;
+    st->text = (char *)text;
+    st->speaker_recs = (int32_t *)speaker_recs;
+    st->piece_counts = (int32_t *)piece_counts;
+    st->piece_recs = (int32_t *)piece_recs;
+    lt_speech_layout layout = {.counts = {counts[0], counts[1], counts[2]},
+                               .utterance_frames = info->utterance_frames, .seed = info->seed};
+    return lt_speech_assemble(c, st, &layout);
 }
 
 lt_status lt_speech_cache_read(lt_speech_corpus *c, lt_speech_cache_info *info, const char *path)
@@ -629,7 +637,7 @@ lt_status lt_speech_cache_read(lt_speech_corpus *c, lt_speech_cache_info *info, 
     if (status == LT_OK)
         status = read_cache(c, info, st->ckpt, st);
     if (status != LT_OK) {
-        free_storage(st);
+        lt_speech_storage_free(st);
         memset(c, 0, sizeof *c);
     }
     return status;
@@ -653,6 +661,9 @@ static const char *mismatch(char *buf, size_t size, const lt_speech_cache_info *
 {
     if (got->hours != want->hours)
         snprintf(buf, size, "made for %g hours, not %g", got->hours, want->hours);
+    else if (got->utterance_frames != want->utterance_frames)
+        snprintf(buf, size, "made with utterance_frames %d, not %d", got->utterance_frames,
+                 want->utterance_frames);
     else if (got->seed != want->seed)
         snprintf(buf, size, "made with seed %llu, not %llu", (unsigned long long)got->seed,
                  (unsigned long long)want->seed);
@@ -682,6 +693,7 @@ lt_status lt_speech_load(lt_speech_corpus *c, const lt_speech_config *cfg, lt_pr
         .format_version = LT_SPEECH_FORMAT_VERSION,
         .hours = cfg->hours,
         .seed = cfg->seed,
+        .utterance_frames = cfg->utterance_frames,
         .pool_sentences = (uint32_t)pool.count,
         .pool_crc = pool.crc,
     };
@@ -712,7 +724,7 @@ lt_status lt_speech_load(lt_speech_corpus *c, const lt_speech_config *cfg, lt_pr
             return st;
         }
     }
-    lt_status status = build(c, cfg, &pool, progress);
+    lt_status status = lt_speech_build(c, cfg, &pool, progress);
     lt_speech_pool_free(&pool);
     if (status == LT_OK && path[0] != '\0') {
         status = write_cache(c, &want, path);

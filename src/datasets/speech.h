@@ -22,15 +22,36 @@
  *   unseen in training (dev shares speakers with train, not sentences).
  *   Rate is drawn from 140..210 words per minute, pitch from 30..70 (of
  *   espeak's 0..100).
- * Audio: espeak-ng synthesises at 22050 Hz, 16-bit mono, in a helper process
- *   (see speech_synth.c for why), one utterance at a time.
+ * Utterances: by default one sentence each (about 2 s, 210 frames). With
+ *   utterance_frames set, WSJ-like ones instead (WSJ's average about 800
+ *   frames, at most about 2400): each utterance draws a speaker and a target
+ *   length, Gamma-distributed (shape LT_SPEECH_JOIN_SHAPE) with mean
+ *   utterance_frames and drawn again above LT_SPEECH_JOIN_MAX_RATIO times
+ *   it, then reads its split's next sentences in that one voice, rate and
+ *   pitch, with LT_SPEECH_PAUSE_MIN_MS..LT_SPEECH_PAUSE_MAX_MS of silence
+ *   between them. It takes another sentence while its length plus
+ *   LT_SPEECH_JOIN_LOOKAHEAD frames (about half a sentence) is below the
+ *   target, so it ends nearest the target on average; a sentence that would
+ *   take it past the maximum starts the next utterance instead, and one
+ *   longer than the maximum on its own is passed over. Splits, speakers and
+ *   sentences are held out exactly as for single sentences.
+ * Audio: espeak-ng synthesises at 22050 Hz, 16-bit mono, in helper
+ *   processes (see speech_synth.c for why), each sentence on its own, so a
+ *   sentence's audio depends only on (sentence, speaker, seed). `workers`
+ *   helpers synthesise ahead side by side; what they make is used in order,
+ *   so the corpus does not depend on their number.
  * Labels: the phonemes espeak-ng reports while speaking, folded to 39 phones
- *   (see lt_speech_phone_fold); pauses and stress are dropped.
+ *   (see lt_speech_phone_fold); pauses and stress are dropped. A joined
+ *   utterance's labels are its sentences' labels one after another: the
+ *   pause between sentences adds none, as no pause (a comma's, a sentence
+ *   end's) has a label; CTC's blank covers silence, and a label for it would
+ *   be one the silence gives away, diluting the phone error rate.
  * Features: LT_SPEECH_MELS log-mel energies of a 25 ms Hamming window every
  *   10 ms, normalised per utterance to zero mean and unit variance per
  *   coefficient.
  *
- * Not thread-safe: one lt_speech_load at a time per process. */
+ * Not thread-safe: one lt_speech_load at a time per process (the helpers
+ *   are processes, not threads). */
 #ifndef LT_DATASETS_SPEECH_H
 #define LT_DATASETS_SPEECH_H
 
@@ -57,6 +78,23 @@
 #define LT_SPEECH_MAX_HOURS 100.0
 #define LT_SPEECH_MIN_SPLIT_UTTS 3
 
+/* Joined utterances (utterance_frames): the allowed means, the longest
+ * utterance as a multiple of the mean (WSJ: about 2400 / 800), the shape of
+ * the length distribution (a spread of about 38% of the mean), the look-ahead
+ * of the stopping rule and the pause between sentences. Below the smallest
+ * mean most utterances would be one sentence of about 2 s anyway; the
+ * largest allows utterances of 90 s (9000 frames), beyond any experiment. */
+#define LT_SPEECH_MIN_UTTERANCE_FRAMES 300
+#define LT_SPEECH_MAX_UTTERANCE_FRAMES 3000
+#define LT_SPEECH_JOIN_MAX_RATIO 3
+#define LT_SPEECH_JOIN_SHAPE 7
+#define LT_SPEECH_JOIN_LOOKAHEAD 120
+#define LT_SPEECH_PAUSE_MIN_MS 150
+#define LT_SPEECH_PAUSE_MAX_MS 400
+
+/* Helper processes synthesising side by side, at most. */
+#define LT_SPEECH_MAX_WORKERS 64
+
 #define LT_SPEECH_TRAIN_SPEAKERS 48
 #define LT_SPEECH_TEST_SPEAKERS 8
 
@@ -69,6 +107,14 @@ typedef void (*lt_speech_notice_fn)(void *ctx, const char *message);
 typedef struct lt_speech_config {
     double hours;             /* audio in all splits together */
     uint64_t seed;
+    /* 0: one sentence per utterance (the default). Otherwise joined
+     * utterances of this mean length in frames, in
+     * [LT_SPEECH_MIN_UTTERANCE_FRAMES, LT_SPEECH_MAX_UTTERANCE_FRAMES]; 800
+     * is WSJ's. A corpus of each kind has its own cache file. */
+    int utterance_frames;
+    /* Helper processes synthesising at once; 0: lt_threads_get(). The
+     * corpus is the same for any number. At most LT_SPEECH_MAX_WORKERS. */
+    int workers;
     const char *cache_dir;    /* NULL: build in memory, write no cache */
     const char *wordnet_dir;  /* NULL: /usr/share/wordnet */
     lt_speech_notice_fn notice; /* may be NULL */
@@ -82,6 +128,17 @@ typedef struct lt_speech_speaker {
     int pitch;           /* 0..100 */
 } lt_speech_speaker;
 
+/* One sentence of an utterance, in order: its audio is followed by `pause`
+ * samples of silence (0 after the last), its phones and text are the next
+ * ones of the utterance's (texts are separated by one space). */
+typedef struct lt_speech_piece {
+    int32_t samples;    /* its audio at LT_SPEECH_SAMPLE_RATE */
+    int32_t pause;      /* silence after it */
+    int32_t n_phones;
+    int32_t text_bytes;
+    uint32_t rand_seed; /* espeak-ng's noise seed: the sentence can be read again */
+} lt_speech_piece;
+
 typedef struct lt_utterance {
     int frames;
     const float *features;  /* (frames, LT_SPEECH_MELS) */
@@ -89,7 +146,9 @@ typedef struct lt_utterance {
     const int32_t *phones;  /* (n_phones) ids in 0..LT_SPEECH_PHONES-1 */
     int speaker;            /* index into lt_speech_corpus.speakers */
     long samples;           /* audio length at LT_SPEECH_SAMPLE_RATE */
-    const char *text;       /* the sentence read */
+    const char *text;       /* the sentences read, separated by one space */
+    int n_pieces;           /* sentences: 1 unless joined */
+    const lt_speech_piece *pieces; /* (n_pieces) */
 } lt_utterance;
 
 typedef struct lt_speech_split {
@@ -119,7 +178,8 @@ typedef enum lt_speech_origin {
 
 /* The size checks, before any work: LT_E_USAGE naming `hours` and the range
  * [LT_SPEECH_MIN_HOURS, LT_SPEECH_MAX_HOURS] for a non-finite or impossible
- * size, or naming cache_dir when it is "". */
+ * size, naming utterance_frames or workers outside their ranges, or naming
+ * cache_dir when it is "". */
 lt_status lt_speech_check_config(const lt_speech_config *cfg);
 
 /* Loads the corpus of cfg: from its cache file when one is there and valid,
@@ -136,7 +196,8 @@ lt_status lt_speech_load(lt_speech_corpus *c, const lt_speech_config *cfg, lt_pr
 /* Releases everything; the struct is zeroed. Safe on a zeroed corpus. */
 void lt_speech_free(lt_speech_corpus *c);
 
-/* The cache file of cfg: <cache_dir>/speech-v<version>-h<hours>-s<seed>.ltspeech.
+/* The cache file of cfg: <cache_dir>/speech-v<version>-h<hours>-s<seed>.ltspeech,
+ * or ...-s<seed>-u<utterance_frames>.ltspeech for joined utterances.
  * LT_E_USAGE if cfg has no cache_dir or the name does not fit. */
 lt_status lt_speech_cache_path(char *out, size_t size, const lt_speech_config *cfg);
 
@@ -145,6 +206,7 @@ typedef struct lt_speech_cache_info {
     uint32_t format_version;   /* 0 when not even that could be read */
     double hours;
     uint64_t seed;
+    int utterance_frames;      /* 0: one sentence per utterance */
     uint32_t pool_sentences;   /* sentence pool size and crc32 at build time */
     uint32_t pool_crc;
     char espeak_version[32];
@@ -178,5 +240,25 @@ void lt_speech_phone_histogram(long *counts /* (LT_SPEECH_PHONES) */, const lt_s
  * alone as a plain PNG and the phones in NAME.txt (said on stderr). */
 lt_status lt_speech_figure(const char *dir, const char *name, const lt_utterance *u,
                            const char *model, const int32_t *decoded, int n_decoded);
+
+/* Positions an utterance of `frames` frames gives the encoder when `stack`
+ * consecutive frames are stacked into one (the last group may be short):
+ * ceil(frames / stack). stack >= 1. */
+int lt_speech_positions(int frames, int stack);
+
+/* Utterance lengths of a split: what reaches attention at a stack factor. */
+typedef struct lt_speech_lengths {
+    int utterances;
+    double mean_frames;
+    int max_frames;
+    double mean_positions;  /* lt_speech_positions at the stack given */
+    int max_positions;
+    double mean_phones;
+    int max_phones;
+    double mean_sentences;  /* sentences per utterance */
+} lt_speech_lengths;
+
+/* All zero for an empty split. stack >= 1. */
+lt_speech_lengths lt_speech_split_lengths(const lt_speech_split *s, int stack);
 
 #endif

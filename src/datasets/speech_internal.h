@@ -5,7 +5,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/progress.h"
+#include "core/rng.h"
 #include "datasets/speech.h"
+#include "io/checkpoint.h"
 
 /* ---- features (speech_features.c) ---- */
 
@@ -91,9 +94,92 @@ lt_status lt_speech_synth_say(lt_speech_synth *s, lt_speech_audio *audio,
                               const lt_speech_speaker *speaker, unsigned rand_seed,
                               const char *text);
 
+/* lt_speech_synth_say in two halves, so several helpers can work at once:
+ * requests sent to one helper are answered in order, each by one receive
+ * (given the same speaker and text, which name it in failure messages). On
+ * a failure the helper is stopped. */
+lt_status lt_speech_synth_send(lt_speech_synth *s, const lt_speech_speaker *speaker,
+                               unsigned rand_seed, const char *text);
+lt_status lt_speech_synth_receive(lt_speech_synth *s, lt_speech_audio *audio,
+                                  const lt_speech_speaker *speaker, const char *text);
+
 /* Ends the helper and frees its buffer; `kill_now` for an error path.
  * Safe to call again. */
 void lt_speech_synth_stop(lt_speech_synth *s, int kill_now);
+
+/* ---- corpus layout (speech.c assembles and caches, speech_build.c builds) ---- */
+
+enum { LT_SPEECH_SPLIT_TRAIN, LT_SPEECH_SPLIT_DEV, LT_SPEECH_SPLIT_TEST, LT_SPEECH_N_SPLITS };
+extern const char *const lt_speech_split_names[LT_SPEECH_N_SPLITS];
+
+#define LT_SPEECH_N_SPEAKERS (LT_SPEECH_TRAIN_SPEAKERS + LT_SPEECH_TEST_SPEAKERS)
+#define LT_SPEECH_RATE_MIN 140
+#define LT_SPEECH_RATE_MAX 210
+#define LT_SPEECH_PITCH_MIN 30
+#define LT_SPEECH_PITCH_MAX 70
+#define LT_SPEECH_PAUSE_MIN_SAMPLES (LT_SPEECH_PAUSE_MIN_MS * LT_SPEECH_SAMPLE_RATE / 1000)
+#define LT_SPEECH_PAUSE_MAX_SAMPLES (LT_SPEECH_PAUSE_MAX_MS * LT_SPEECH_SAMPLE_RATE / 1000)
+/* A sentence longer than this is never read (espeak-ng's requests carry at
+ * most this much text). */
+#define LT_SPEECH_MAX_SENTENCE_BYTES 4096
+
+/* One utterance as stored: int32 frames, phones, speaker, samples. */
+enum { LT_SPEECH_REC_FRAMES, LT_SPEECH_REC_PHONES, LT_SPEECH_REC_SPEAKER, LT_SPEECH_REC_SAMPLES,
+       LT_SPEECH_REC_FIELDS };
+/* One speaker as stored: int32 voice, variant (indices into the tables of
+ * its set), rate, pitch. */
+enum { LT_SPEECH_SPK_VOICE, LT_SPEECH_SPK_VARIANT, LT_SPEECH_SPK_RATE, LT_SPEECH_SPK_PITCH,
+       LT_SPEECH_SPK_FIELDS };
+/* One sentence of an utterance as stored (joined corpora only): int32
+ * samples, pause, phones, text bytes, espeak-ng's noise seed (the fields of
+ * lt_speech_piece). */
+enum { LT_SPEECH_PIECE_SAMPLES, LT_SPEECH_PIECE_PAUSE, LT_SPEECH_PIECE_PHONES,
+       LT_SPEECH_PIECE_TEXT, LT_SPEECH_PIECE_SEED, LT_SPEECH_PIECE_FIELDS };
+
+/* Every utterance of a corpus, train then dev then test. Built corpora own
+ * the arrays; read ones point them into ckpt. */
+struct lt_speech_storage {
+    lt_ckpt *ckpt;            /* the arrays below live in it when read from a cache */
+    float *features;          /* built: owned (total_frames, LT_SPEECH_MELS) */
+    int32_t *phones;          /* built: owned (total_phones) */
+    char *text;               /* built: owned, n_utts NUL-terminated texts */
+    int32_t *recs;            /* built: owned (n_utts, LT_SPEECH_REC_FIELDS) */
+    int32_t *speaker_recs;    /* built: owned (LT_SPEECH_N_SPEAKERS, LT_SPEECH_SPK_FIELDS) */
+    int32_t *piece_counts;    /* built joined: owned (n_utts); NULL: one sentence each */
+    int32_t *piece_recs;      /* built joined: owned (total pieces, LT_SPEECH_PIECE_FIELDS) */
+    lt_speech_piece *pieces;  /* (total pieces) */
+    lt_utterance *utts;       /* (n_utts) train, then dev, then test */
+    lt_speech_speaker *speakers; /* (LT_SPEECH_N_SPEAKERS) */
+};
+
+/* How the arrays of a storage were made: utterance_frames 0 for one
+ * sentence per utterance, whose pieces follow from the records and seed. */
+typedef struct lt_speech_layout {
+    int counts[LT_SPEECH_N_SPLITS];
+    int utterance_frames;
+    uint64_t seed;
+} lt_speech_layout;
+
+/* Points c at st's verified arrays (as listed in lt_speech_storage; for
+ * joined corpora piece_counts and piece_recs are set). */
+lt_status lt_speech_assemble(lt_speech_corpus *c, lt_speech_storage *st,
+                             const lt_speech_layout *layout);
+void lt_speech_storage_free(lt_speech_storage *st);
+
+/* Speaker i of a corpus from its stored record (indices already checked). */
+lt_speech_speaker lt_speech_speaker_of(const int32_t *speaker_recs, int i);
+
+/* The speaker and espeak-ng noise seed of utterance i of a split in a
+ * corpus of one sentence per utterance. */
+void lt_speech_single_draw(int *speaker, unsigned *rand_seed, uint64_t seed, int split, long i);
+
+/* Synthesises the corpus of cfg from the sentence pool into c. */
+lt_status lt_speech_build(lt_speech_corpus *c, const lt_speech_config *cfg,
+                          const lt_speech_pool *pool, lt_progress *progress);
+
+/* The target length of joined utterances: Gamma(LT_SPEECH_JOIN_SHAPE) with
+ * mean `mean` frames, drawn again above LT_SPEECH_JOIN_MAX_RATIO x mean. */
+double lt_speech_join_target(lt_rng *rng, int mean);
 
 /* ---- small shared helper ---- */
 

@@ -39,7 +39,7 @@
 
 #define VOICE_PACKAGE "espeak-ng-data"
 #define REQUEST_MAGIC 0x4c545351u /* "LTSQ" */
-#define MAX_TEXT 4096
+#define MAX_TEXT LT_SPEECH_MAX_SENTENCE_BYTES
 #define MAX_NAME 64
 /* A reply that stalls this long means espeak-ng hangs. */
 #define REPLY_TIMEOUT_MS 60000
@@ -388,7 +388,11 @@ lt_status lt_speech_synth_start(lt_speech_synth *s)
                        strerror(err));
     }
     if (pid == 0) {
-        close(fds[0]);
+        /* Only its own end: a copy of another helper's parent end kept here
+         * would hide that parent's close from that helper, which would then
+         * wait for requests forever. */
+        close_range(3, (unsigned)fds[1] - 1, 0);
+        close_range((unsigned)fds[1] + 1, ~0u, 0);
         /* Its own process group, so an error path can end it together with
          * the utterance process it may be waiting for. */
         setpgid(0, 0);
@@ -416,13 +420,18 @@ lt_status lt_speech_synth_start(lt_speech_synth *s)
     return LT_OK;
 }
 
-lt_status lt_speech_synth_say(lt_speech_synth *s, lt_speech_audio *audio,
-                              const lt_speech_speaker *speaker, unsigned rand_seed,
-                              const char *text)
+/* What a reply is for, in failure messages. */
+static void describe(char *doing, size_t size, const lt_speech_speaker *speaker, const char *text)
+{
+    snprintf(doing, size, "reading \"%s\" with voice %s+%s", text, speaker->voice,
+             speaker->variant);
+}
+
+lt_status lt_speech_synth_send(lt_speech_synth *s, const lt_speech_speaker *speaker,
+                               unsigned rand_seed, const char *text)
 {
     char doing[MAX_TEXT + 256];
-    snprintf(doing, sizeof doing, "reading \"%s\" with voice %s+%s", text, speaker->voice,
-             speaker->variant);
+    describe(doing, sizeof doing, speaker, text);
     struct request rq = {
         .magic = REQUEST_MAGIC,
         .voice_len = (uint32_t)strlen(speaker->voice),
@@ -441,6 +450,14 @@ lt_status lt_speech_synth_say(lt_speech_synth *s, lt_speech_audio *audio,
         write_all(s->fd, speaker->variant, rq.variant_len) != 0 ||
         write_all(s->fd, text, rq.text_len) != 0)
         return helper_gone(s, doing);
+    return LT_OK;
+}
+
+lt_status lt_speech_synth_receive(lt_speech_synth *s, lt_speech_audio *audio,
+                                  const lt_speech_speaker *speaker, const char *text)
+{
+    char doing[MAX_TEXT + 256];
+    describe(doing, sizeof doing, speaker, text);
     audio->n_samples = 0;
     audio->n_phones = 0;
     for (;;) {
@@ -490,6 +507,14 @@ lt_status lt_speech_synth_say(lt_speech_synth *s, lt_speech_audio *audio,
             return helper_gone(s, doing);
         }
     }
+}
+
+lt_status lt_speech_synth_say(lt_speech_synth *s, lt_speech_audio *audio,
+                              const lt_speech_speaker *speaker, unsigned rand_seed,
+                              const char *text)
+{
+    LT_TRY(lt_speech_synth_send(s, speaker, rand_seed, text));
+    return lt_speech_synth_receive(s, audio, speaker, text);
 }
 
 /* Ends the helper and returns its wait status (0 if there was none). An

@@ -481,7 +481,6 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
     }
     if (!run->train) /* the experiment measures the untrained model itself */
         return e->finish(self, run, m, NULL, &out);
-    double start = lt_time_now();
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
     lt_batch_source *source = NULL;
@@ -505,8 +504,7 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
         status = resume_model(run, prev, m, &t, &state, eval_every, &resumed);
     if (resumed)
         lt_mem_reset_peak(); /* reading the checkpoint is not the run's work */
-    out.resumed_complete = status == LT_OK && resumed && t.step >= steps;
-    if (out.resumed_complete)
+    if (status == LT_OK && resumed && t.step >= steps)
         status = keep_finished(run, prev, m, &t, steps, &kept);
     model_ctx ctx = {run, self, m};
     char label[128], path[4400];
@@ -529,7 +527,6 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
         snprintf(out.note, sizeof out.note, "%s", out.fit.note);
         *diverged |= strcmp(out.status, "diverged") == 0;
         lt_trainer_plan(&m->config, lt_threads_get(), &out.planned_bytes);
-        out.total_s = lt_time_now() - start;
         out.step_time = lt_fit_step_time(&state, step_scratch);
         /* the finish hook notes the peak where its own work ends */
         state.peak_base = base;

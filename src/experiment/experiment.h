@@ -61,13 +61,11 @@ typedef struct lt_exp_model {
 typedef struct lt_exp_outcome {
     const char *status;    /* ok, interrupted, diverged, not-applicable */
     char note[768];
-    int resumed_complete;  /* an earlier run had finished it */
     lt_fit_result fit;
     lt_fit_state *state;   /* the run's timings, counters and peak */
     lt_summary step_time;  /* of the run's timed updates */
     lt_batch_source *source;
     size_t planned_bytes, params;
-    double total_s;        /* wall time of this invocation, evaluation included */
 } lt_exp_outcome;
 
 typedef struct lt_exp_run lt_exp_run;

@@ -6,6 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+lt_status lt_fail_write(const char *path, int err)
+{
+    return lt_fail(lt_errno_status(err), "cannot write %s: %s", path, strerror(err));
+}
+
 lt_status lt_make_dirs(const char *dir)
 {
     char buf[4096];
@@ -21,7 +26,8 @@ lt_status lt_make_dirs(const char *dir)
         char saved = buf[i];
         buf[i] = '\0';
         if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return lt_fail(LT_E_IO, "cannot create folder %s: %s", buf, strerror(errno));
+            return lt_fail(lt_errno_status(errno), "cannot create folder %s: %s", buf,
+                           strerror(errno));
         struct stat st;
         if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
             return lt_fail(LT_E_IO, "cannot create folder %s: a file of that name exists", buf);
@@ -66,7 +72,7 @@ lt_status lt_atomic_open(lt_atomic_file *af, const char *path)
     LT_TRY(prepare(af, path, tmp));
     int fd = mkstemp(af->tmp_path);
     if (fd < 0)
-        return lt_fail(LT_E_IO, "cannot write %s: %s", path, strerror(errno));
+        return lt_fail_write(path, errno);
     /* mkstemp creates 0600; results are meant to be shared like any file the
      * user writes, so give them the permissions the umask allows. */
     mode_t mask = umask(0);
@@ -77,7 +83,7 @@ lt_status lt_atomic_open(lt_atomic_file *af, const char *path)
         int err = errno;
         close(fd);
         unlink(af->tmp_path);
-        return lt_fail(LT_E_IO, "cannot write %s: %s", path, strerror(err));
+        return lt_fail_write(path, err);
     }
     return LT_OK;
 }
@@ -86,16 +92,23 @@ lt_status lt_atomic_commit(lt_atomic_file *af)
 {
     if (af->f == NULL)
         return lt_fail(LT_E_IO, "cannot write %s: file not open", af->path);
-    int failed = ferror(af->f) || fflush(af->f) != 0 || fsync(fileno(af->f)) != 0;
-    int err = errno;
-    failed |= fclose(af->f) != 0;
-    af->f = NULL;
-    if (!failed && rename(af->tmp_path, af->path) == 0)
-        return LT_OK;
-    if (!failed)
+    /* The errno of the first call that failed. A write that failed before
+     * (ferror) left its errno to its writer, which reports it at once;
+     * here the flush usually fails again the same way. */
+    int err = 0;
+    if (ferror(af->f))
+        err = fflush(af->f) != 0 && errno != 0 ? errno : EIO;
+    else if (fflush(af->f) != 0 || fsync(fileno(af->f)) != 0)
         err = errno;
+    if (fclose(af->f) != 0 && err == 0)
+        err = errno;
+    af->f = NULL;
+    if (err == 0 && rename(af->tmp_path, af->path) != 0)
+        err = errno;
+    if (err == 0)
+        return LT_OK;
     unlink(af->tmp_path);
-    return lt_fail(LT_E_IO, "cannot write %s: %s", af->path, strerror(err));
+    return lt_fail_write(af->path, err);
 }
 
 void lt_atomic_abort(lt_atomic_file *af)
@@ -112,14 +125,18 @@ lt_status lt_atomic_open_named(lt_atomic_file *af, const char *path, const char 
     LT_TRY(prepare(af, path, tmp_path));
     af->f = fopen(af->tmp_path, "wb");
     if (af->f == NULL)
-        return lt_fail(LT_E_IO, "cannot write %s: %s", af->tmp_path, strerror(errno));
+        return lt_fail_write(af->tmp_path, errno);
     return LT_OK;
 }
 
 lt_status lt_atomic_sync(lt_atomic_file *af)
 {
-    if (af->f == NULL || ferror(af->f) || fflush(af->f) != 0 || fsync(fileno(af->f)) != 0)
-        return lt_fail(LT_E_IO, "cannot write %s: %s", af->tmp_path, strerror(errno));
+    if (af->f == NULL)
+        return lt_fail(LT_E_IO, "cannot write %s: file not open", af->tmp_path);
+    if (ferror(af->f))
+        return lt_fail_write(af->tmp_path, fflush(af->f) != 0 && errno != 0 ? errno : EIO);
+    if (fflush(af->f) != 0 || fsync(fileno(af->f)) != 0)
+        return lt_fail_write(af->tmp_path, errno);
     return LT_OK;
 }
 

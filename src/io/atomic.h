@@ -37,13 +37,22 @@ void lt_atomic_detach(lt_atomic_file *af);
 int lt_atomic_remove_stale(const char *path);
 
 /* Flushes, syncs, closes and renames the temporary file over the target.
- * On any failure the temporary file is removed and LT_E_IO returned. */
+ * On any failure the temporary file is removed and lt_fail_write's status
+ * returned. */
 lt_status lt_atomic_commit(lt_atomic_file *af);
 
 /* Closes and removes the temporary file; the target is untouched. */
 void lt_atomic_abort(lt_atomic_file *af);
 
-/* Creates `dir` and its missing parents (like mkdir -p). */
+/* "cannot write PATH: <strerror(err)>", as LT_E_SYSTEM when the machine
+ * failed (disk full, quota, I/O error: exit status 1) or LT_E_IO when the
+ * path is at fault (exit status 2); see lt_errno_status. For every writer
+ * of outputs, with the errno of the call that failed. */
+lt_status lt_fail_write(const char *path, int err);
+
+/* Creates `dir` and its missing parents (like mkdir -p). A folder that
+ * cannot be made is LT_E_IO (a bad --out), unless the machine failed
+ * (lt_errno_status). */
 lt_status lt_make_dirs(const char *dir);
 
 /* Creates the missing parent folders of the file `path`. */

@@ -107,20 +107,20 @@ struct lt_ckpt_writer {
     section_name *names;    /* (names_capacity) names added so far */
     size_t names_capacity;
     uint32_t count;
-    int broken;             /* a section failed half-written: commit refuses */
+    lt_status broken;       /* a section failed half-written: commit refuses, as this */
 };
 
 static lt_status write_bytes(lt_ckpt_writer *w, const void *data, size_t bytes)
 {
     if (bytes > 0 && fwrite(data, 1, bytes, w->file.f) != bytes)
-        return lt_fail(LT_E_IO, "cannot write %s: %s", w->file.path, strerror(errno));
+        return lt_fail_write(w->file.path, errno);
     return LT_OK;
 }
 
 static lt_status seek_to(lt_ckpt_writer *w, off_t offset, int whence)
 {
     if (fseeko(w->file.f, offset, whence) != 0)
-        return lt_fail(LT_E_IO, "cannot write %s: %s", w->file.path, strerror(errno));
+        return lt_fail_write(w->file.path, errno);
     return LT_OK;
 }
 
@@ -272,7 +272,7 @@ static lt_status write_section(lt_ckpt_writer *w, const char *name, const void *
      * rewritten once the compressed size is known. */
     off_t header_at = ftello(w->file.f);
     if (header_at < 0)
-        return lt_fail(LT_E_IO, "cannot write %s: %s", w->file.path, strerror(errno));
+        return lt_fail_write(w->file.path, errno);
     unsigned char header[SECTION_MAX_HEADER];
     size_t header_bytes = encode_section_header(header, name, bytes, 0, data_crc, 0);
     LT_TRY(write_bytes(w, header, header_bytes));
@@ -290,13 +290,13 @@ static lt_status write_section(lt_ckpt_writer *w, const char *name, const void *
 lt_status lt_ckpt_writer_add(lt_ckpt_writer *w, const char *name, const void *data, size_t bytes)
 {
     LT_ASSERT(w != NULL && w->file.f != NULL && (data != NULL || bytes == 0));
-    if (w->broken)
-        return lt_fail(LT_E_IO, "cannot write %s: an earlier section failed", w->file.path);
+    if (w->broken != LT_OK)
+        return lt_fail(w->broken, "cannot write %s: an earlier section failed", w->file.path);
     LT_TRY(remember_name(w, name));
     lt_status status = write_section(w, name, data, bytes);
     if (status != LT_OK) {
         /* Half a section is in the file: only abort is left. */
-        w->broken = 1;
+        w->broken = status;
         return status;
     }
     w->count++;
@@ -306,8 +306,8 @@ lt_status lt_ckpt_writer_add(lt_ckpt_writer *w, const char *name, const void *da
 lt_status lt_ckpt_writer_commit(lt_ckpt_writer *w)
 {
     LT_ASSERT(w != NULL && w->file.f != NULL);
-    if (w->broken) {
-        lt_status status = lt_fail(LT_E_IO, "cannot write %s: an earlier section failed",
+    if (w->broken != LT_OK) {
+        lt_status status = lt_fail(w->broken, "cannot write %s: an earlier section failed",
                                    w->file.path);
         lt_ckpt_writer_abort(w);
         return status;

@@ -191,8 +191,7 @@ lt_status lt_csv_end_row(lt_csv *csv)
     csv->cells = 0;
     csv->rows++;
     if (ferror(f))
-        return record(csv, lt_fail(LT_E_IO, "cannot write %s: %s", csv->file.path,
-                                   strerror(errno)));
+        return record(csv, lt_fail_write(csv->file.path, errno));
     return LT_OK;
 }
 

@@ -419,22 +419,25 @@ static lt_status write_npy_into(lt_atomic_file *opened, const char *path, const 
     unsigned char prefix[NPY_PREFIX_LEN] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                                             (unsigned char)(n & 0xff), (unsigned char)(n >> 8)};
 
-    lt_atomic_file af = *opened;
-    fwrite(prefix, 1, sizeof prefix, af.f);
-    fwrite(header, 1, (size_t)n, af.f);
+    FILE *f = opened->f;
+    if (fwrite(prefix, 1, sizeof prefix, f) != sizeof prefix ||
+        fwrite(header, 1, (size_t)n, f) != (size_t)n)
+        return lt_fail_write(path, errno);
     if (host_is_little_endian()) {
-        fwrite(data, elem_size, (size_t)count, af.f);
+        if (fwrite(data, elem_size, (size_t)count, f) != (size_t)count)
+            return lt_fail_write(path, errno);
     } else {
         unsigned char chunk[NPY_CHUNK * 8];
         for (size_t done = 0; done < (size_t)count;) {
             size_t m = (size_t)count - done < NPY_CHUNK ? (size_t)count - done : NPY_CHUNK;
             memcpy(chunk, (const unsigned char *)data + done * elem_size, m * elem_size);
             swap_bytes(chunk, m, elem_size);
-            fwrite(chunk, elem_size, m, af.f);
+            if (fwrite(chunk, elem_size, m, f) != m)
+                return lt_fail_write(path, errno);
             done += m;
         }
     }
-    return LT_OK; /* the commit checks ferror, so short writes fail there */
+    return LT_OK; /* what stays buffered is checked by the commit */
 }
 
 static lt_status write_npy(const char *path, const void *data, size_t elem_size, int ndim,

@@ -1,5 +1,6 @@
 #include "io/png.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <string.h>
@@ -21,6 +22,27 @@ static void on_png_error(png_structp png, png_const_charp message)
     png_longjmp(png, 1);
 }
 
+/* The errno of the write that failed, which libpng's own writer loses, and
+ * the status of an allocation it could not get. */
+static _Thread_local int png_write_errno;
+static _Thread_local lt_status png_alloc_status;
+
+static void png_write_to_file(png_structp png, png_bytep data, size_t bytes)
+{
+    if (fwrite(data, 1, bytes, png_get_io_ptr(png)) != bytes) {
+        png_write_errno = errno != 0 ? errno : EIO;
+        png_error(png, "Write Error");
+    }
+}
+
+static void png_flush_file(png_structp png)
+{
+    if (fflush(png_get_io_ptr(png)) != 0) {
+        png_write_errno = errno != 0 ? errno : EIO;
+        png_error(png, "Write Error");
+    }
+}
+
 static void on_png_warning(png_structp png, png_const_charp message)
 {
     (void)png; /* nothing in src/ prints; warnings change nothing we write */
@@ -33,7 +55,11 @@ static png_voidp png_alloc(png_structp png, png_alloc_size_t bytes)
 {
     (void)png;
     void *block;
-    return lt_mem_alloc(&block, bytes, "libpng") == LT_OK ? block : NULL;
+    lt_status status = lt_mem_alloc(&block, bytes, "libpng");
+    if (status == LT_OK)
+        return block;
+    png_alloc_status = status;
+    return NULL;
 }
 
 static void png_release(png_structp png, png_voidp block)
@@ -58,12 +84,17 @@ lt_status lt_png_write(const char *path, const uint8_t *pixels, int width, int h
         lt_atomic_abort(&af);
         return lt_fail(LT_E_NOMEM, "cannot write %s: libpng could not start", path);
     }
+    png_write_errno = 0;
+    png_alloc_status = LT_OK;
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
         lt_atomic_abort(&af);
-        return lt_fail(LT_E_IO, "cannot write %s: libpng: %s", path, png_message);
+        if (png_write_errno != 0)
+            return lt_fail_write(path, png_write_errno);
+        return lt_fail(png_alloc_status != LT_OK ? png_alloc_status : LT_E_IO,
+                       "cannot write %s: libpng: %s", path, png_message);
     }
-    png_init_io(png, af.f);
+    png_set_write_fn(png, af.f, png_write_to_file, png_flush_file);
     png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8,
                  channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);

@@ -142,8 +142,12 @@ static lt_status recurrent_step(lt_generator *g, const int32_t *tokens)
     LT_TRY(input_row(g, tokens));
     const float *out;
     LT_TRY(m->body->step(m, g->body_state, g->x, &out));
-    lt_linear_forward(g->logits, out, m->params + m->w_out, m->params + m->b_out, g->batch,
-                      m->body_width, m->config.classes);
+    if (g->batch <= LT_LINEAR_FEW_ROWS)
+        lt_linear_rows_forward(g->logits, out, m->params + m->w_out, m->params + m->b_out,
+                               g->batch, m->body_width, m->config.classes);
+    else
+        lt_linear_forward(g->logits, out, m->params + m->w_out, m->params + m->b_out, g->batch,
+                          m->body_width, m->config.classes);
     return LT_OK;
 }
 
@@ -199,6 +203,49 @@ lt_status lt_model_copy_params(lt_model *dst, const lt_model *src)
         return lt_fail(LT_E_INTERNAL, "copying parameters: %zu into %zu", src->param_count,
                        dst->param_count);
     memcpy(dst->params, src->params, src->param_count * sizeof(float));
+    return LT_OK;
+}
+
+/* ---- the roofline ---- */
+
+/* Floats of the weights a step streams: all but the embedding table. */
+static double streamed_floats(const lt_model *m)
+{
+    const lt_model_config *cfg = &m->config;
+    double table = 0;
+    if (cfg->input == LT_INPUT_TOKENS) {
+        int P = cfg->pos == LT_POS_CONCAT ? cfg->pos_dim : 0;
+        table = (double)cfg->vocab * (m->width - P);
+    }
+    return (double)m->param_count - table;
+}
+
+lt_status lt_generator_bound(const lt_generator *g, double bandwidth_gbs, double peak_gflops,
+                             lt_gen_bound *out)
+{
+    const lt_model *m = g->model;
+    const lt_model_config *cfg = &m->config;
+    const double W = streamed_floats(m), B = g->batch;
+    const int H = cfg->heads, D = cfg->head_dim;
+    memset(out, 0, sizeof *out);
+    for (int p = 0; p < g->max_steps; p++) {
+        double bytes = 4.0 * W, flops = 2.0 * W * B, ab, af;
+        if (g->mode == LT_GEN_RECURRENT) {
+            LT_TRY(lt_attn_step_cost(&m->attn, H, D, D, p, &ab, &af));
+            bytes += B * cfg->layers * ab;
+            flops += B * cfg->layers * af;
+        } else { /* the prefix's forward: every position's products again */
+            lt_attn_shape shape = {.B = 1, .H = H, .N = p + 1, .D = D, .M = D};
+            flops = 2.0 * W * B * (p + 1) + B * cfg->layers * lt_attn_flops(&m->attn, shape, 0);
+        }
+        double memory = bytes / (bandwidth_gbs * 1e9), compute = flops / (peak_gflops * 1e9);
+        out->seconds += memory > compute ? memory : compute;
+        out->memory_share += memory > compute ? memory : 0;
+        out->bytes += bytes / B;
+        out->flops += flops / B;
+    }
+    out->memory_share /= out->seconds > 0 ? out->seconds : 1;
+    out->seconds /= B;
     return LT_OK;
 }
 

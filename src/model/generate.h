@@ -73,6 +73,23 @@ void lt_generator_free(lt_generator *g);
  * batch and length), e.g. a trained model into one planned for generation. */
 lt_status lt_model_copy_params(lt_model *dst, const lt_model *src);
 
+/* The roofline of generating one sequence of g->max_steps tokens at
+ * batch g->batch: per step, the weights streamed once for the batch (the
+ * embedding table excepted: a row of it is gathered) and each sequence's
+ * attention state or cache (lt_attn_step_cost), or, recomputing, the whole
+ * prefix's forward; its FLOPs (two per weight per sequence, plus the
+ * attention's). A step takes at least max(bytes / bandwidth, FLOPs /
+ * peak): *seconds is their sum over the steps, per sequence, and
+ * *memory_share the fraction of it in steps bound by memory. */
+typedef struct lt_gen_bound {
+    double seconds;       /* per sequence, at the roofline */
+    double memory_share;  /* of those seconds, in memory-bound steps */
+    double bytes, flops;  /* per sequence, summed over the steps */
+} lt_gen_bound;
+
+lt_status lt_generator_bound(const lt_generator *g, double bandwidth_gbs, double peak_gflops,
+                             lt_gen_bound *out);
+
 /* ---- generating whole sequences ---- */
 
 /* How a generated position's token is chosen from the logits that predict

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-#include <cblas.h>
 
 #include "core/mem.h"
 #include "core/rng.h"

@@ -7,8 +7,9 @@
  *
  * The batch for an update is the caller's (data generators are fixed by
  * seed and step), dropout masks are drawn from (seed, step), and every
- * reduction has a fixed order, so the same seed and thread count give the
- * same numbers, resumed or not. */
+ * reduction has a fixed order that does not follow the thread count (matrix
+ * products included: lt_sgemm), so the same seed gives the same numbers on
+ * any thread count, resumed or not. */
 #ifndef LT_MODEL_TRAIN_H
 #define LT_MODEL_TRAIN_H
 
@@ -26,7 +27,7 @@ typedef struct lt_train_config {
     lt_schedule schedule;
     double clip_norm; /* global gradient-norm limit; 0 = off */
     uint64_t seed;
-    int threads;      /* recorded: the same seed and threads give the same numbers */
+    int threads;      /* recorded (memory and speed follow it; the numbers do not) */
     /* Data parallelism: each update's batch is split into `shards` equal
      * shards (1 or 0: none); each shard's gradient is computed alone and
      * the shards are summed in a fixed binary tree, across the ranks of an

@@ -475,6 +475,17 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
 
 /* The forward's layers on one row per sequence; the attention reads and
  * extends each layer's state instead of the whole sequence. */
+/* A step's products: a few rows streamed through each weight matrix once
+ * (lt_linear_rows_forward), or, for larger batches, the BLAS product. */
+static void step_linear(float *out, const float *in, const float *weight, const float *bias,
+                        int R, int C_in, int C_out)
+{
+    if (R <= LT_LINEAR_FEW_ROWS)
+        lt_linear_rows_forward(out, in, weight, bias, R, C_in, C_out);
+    else
+        lt_linear_forward(out, in, weight, bias, R, C_in, C_out);
+}
+
 static lt_status transformer_step(const lt_model *m, void *block, const float *x_in,
                                   const float **out)
 {
@@ -488,7 +499,7 @@ static lt_status transformer_step(const lt_model *m, void *block, const float *x
     for (int l = 0; l < cfg->layers; l++) {
         const layer_offsets *o = &t->layer[l];
         lt_layernorm_forward(s->ln, NULL, NULL, s->x, p + o->ln1_gamma, p + o->ln1_beta, B, C);
-        lt_linear_forward(s->qkv, s->ln, p + o->w_qkv, p + o->b_qkv, B, C, 3 * C);
+        step_linear(s->qkv, s->ln, p + o->w_qkv, p + o->b_qkv, B, C, 3 * C);
         /* one position: (B, 3C) rows split into q, k, v of (B, H, Dh) */
         for (int b = 0; b < B; b++) {
             const float *row = s->qkv + (size_t)b * 3 * C;
@@ -498,12 +509,12 @@ static lt_status transformer_step(const lt_model *m, void *block, const float *x
         }
         LT_TRY(lt_attn_step(&m->attn, s->states + (size_t)l * s->state_bytes, s->att, s->q,
                             s->k, s->v));
-        lt_linear_forward(s->branch, s->att, p + o->w_o, p + o->b_o, B, C, C);
+        step_linear(s->branch, s->att, p + o->w_o, p + o->b_o, B, C, C);
         lt_add(s->x, s->x, s->branch, rc);
         lt_layernorm_forward(s->ln, NULL, NULL, s->x, p + o->ln2_gamma, p + o->ln2_beta, B, C);
-        lt_linear_forward(s->hidden, s->ln, p + o->w_ff1, p + o->b_ff1, B, C, F);
+        step_linear(s->hidden, s->ln, p + o->w_ff1, p + o->b_ff1, B, C, F);
         activation_forward(cfg, s->hidden_act, s->hidden, (long)B * F);
-        lt_linear_forward(s->branch, s->hidden_act, p + o->w_ff2, p + o->b_ff2, B, F, C);
+        step_linear(s->branch, s->hidden_act, p + o->w_ff2, p + o->b_ff2, B, F, C);
         lt_add(s->x, s->x, s->branch, rc);
     }
     lt_layernorm_forward(s->out, NULL, NULL, s->x, p + t->lnf_gamma, p + t->lnf_beta, B, C);

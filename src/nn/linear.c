@@ -1,8 +1,8 @@
 #include "nn/linear.h"
 
-#include <cblas.h>
 #include <stddef.h>
 
+#include "core/gemm.h"
 #include "core/status.h"
 #include "nn/colsum.h"
 
@@ -21,8 +21,7 @@ void lt_linear_forward(float *out, const float *in, const float *weight, const f
                 out[(size_t)r * C_out + o] = bias[o];
         beta = 1.0f;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, C_out, C_in, 1.0f, in, C_in, weight, C_in, beta,
-                out, C_out);
+    lt_sgemm(LT_N, LT_T, R, C_out, C_in, 1.0f, in, C_in, weight, C_in, beta, out, C_out);
 }
 
 void lt_linear_backward(float *d_in, float *d_weight, float *d_bias, const float *d_out,
@@ -35,9 +34,7 @@ void lt_linear_backward(float *d_in, float *d_weight, float *d_bias, const float
         lt_colsum_add(d_bias, d_out, R, C_out);
     /* beta = 1 makes BLAS add into the existing gradients. */
     if (d_in)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, C_in, C_out, 1.0f, d_out, C_out, weight,
-                    C_in, 1.0f, d_in, C_in);
+        lt_sgemm(LT_N, LT_N, R, C_in, C_out, 1.0f, d_out, C_out, weight, C_in, 1.0f, d_in, C_in);
     if (d_weight)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, C_out, C_in, R, 1.0f, d_out, C_out, in, C_in,
-                    1.0f, d_weight, C_in);
+        lt_sgemm(LT_T, LT_N, C_out, C_in, R, 1.0f, d_out, C_out, in, C_in, 1.0f, d_weight, C_in);
 }

@@ -1,10 +1,10 @@
 #include "nn/lstm.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
+#include "core/gemm.h"
 #include "core/rng.h"
 #include "nn/linear.h"
 
@@ -151,8 +151,7 @@ lt_status lt_lstm_forward(float *out, int ld_out, int col0, float *saved, void *
         if (s == 0)
             memset(ws.step, 0, sizeof(float) * B * G); /* h_{-1} = 0 */
         else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G, H, 1.0f, ws.h, H, w_hh, H,
-                        0.0f, ws.step, G);
+            lt_sgemm(LT_N, LT_T, B, G, H, 1.0f, ws.h, H, w_hh, H, 0.0f, ws.step, G);
 #pragma omp parallel for schedule(static) if ((long)B * H >= LSTM_PARALLEL_MIN)
         for (int b = 0; b < B; b++) {
             size_t row;
@@ -231,8 +230,7 @@ lt_status lt_lstm_backward(float *d_in, float *d_params, void *workspace, const 
     for (int s = steps - 1; s >= 0; s--) {
         /* dh_{t} from the later step: dz_{t+1} W_hh (zero at the last). */
         if (s < steps - 1)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G, 1.0f, ws.step, G,
-                        w_hh, H, 0.0f, ws.h, H);
+            lt_sgemm(LT_N, LT_N, B, H, G, 1.0f, ws.step, G, w_hh, H, 0.0f, ws.h, H);
 #pragma omp parallel for schedule(static) if ((long)B * H >= LSTM_PARALLEL_MIN)
         for (int b = 0; b < B; b++) {
             size_t row;

@@ -71,10 +71,8 @@ static lt_status resolve(side *s)
         } else if (is_metric(col) && s->nmetrics < MAX_METRICS) {
             int m = s->nmetrics++;
             s->metric_spec[m] = col;
+            /* -1 when missing: align_metrics decides once both files are read */
             s->value[m] = lt_results_column(&s->file, col->name);
-            if (s->value[m] < 0)
-                return lt_fail(LT_E_INPUT, "%s: column '%s' is missing, expected it in a %s CSV",
-                               s->file.path, col->name, schema->name);
             s->median[m] = s->min[m] = s->max[m] = -1;
             if (col->spread != NULL) {
                 char name[3][128];
@@ -283,6 +281,8 @@ static lt_status check_numbers(const side *s)
 {
     for (long long row = 0; row < s->file.table.nrows; row++)
         for (int m = 0; m < s->nmetrics && strcmp(status_of(s, row), "ok") == 0; m++) {
+            if (s->value[m] < 0)
+                continue;
             double value;
             range spread;
             LT_TRY(metric_value(&value, &spread, s, row, m));
@@ -707,6 +707,35 @@ static int summarise(FILE *out, const report *r, const side *base, const lt_comp
     return failed;
 }
 
+/* A metric one file lacks is an error naming that file; one that neither
+ * has (both written before the column existed) is left out of the
+ * comparison, so a version's reference runs still compare with
+ * themselves. */
+static lt_status align_metrics(side *base, side *next)
+{
+    int kept = 0;
+    for (int m = 0; m < base->nmetrics; m++) {
+        const side *lacking = base->value[m] < 0 ? base : next->value[m] < 0 ? next : NULL;
+        if (lacking != NULL && (base->value[m] >= 0 || next->value[m] >= 0))
+            return lt_fail(LT_E_INPUT, "%s: column '%s' is missing, expected it in a %s CSV",
+                           lacking->file.path, base->metric_spec[m]->name, base->schema->name);
+        if (lacking != NULL)
+            continue;
+        side *sides[] = {base, next};
+        for (int i = 0; i < 2; i++) {
+            side *s = sides[i];
+            s->metric_spec[kept] = s->metric_spec[m];
+            s->value[kept] = s->value[m];
+            s->median[kept] = s->median[m];
+            s->min[kept] = s->min[m];
+            s->max[kept] = s->max[m];
+        }
+        kept++;
+    }
+    base->nmetrics = next->nmetrics = kept;
+    return LT_OK;
+}
+
 static lt_status open_side(side *s, const char *path, const char *role,
                            const lt_schema *const *schemas, int count)
 {
@@ -734,6 +763,8 @@ lt_status lt_compare(const lt_schema *const *schemas, int count, const char *bas
     if (status == LT_OK && base.schema != next.schema)
         status = lt_fail(LT_E_INPUT, "%s is a %s CSV but %s is a %s CSV: compare like with like",
                          base.file.path, base.schema->name, next.file.path, next.schema->name);
+    if (status == LT_OK)
+        status = align_metrics(&base, &next);
     if (status == LT_OK) {
         choose_shown_keys(shown, &base, &next);
         status = build_report(&r, &base, &next, o, &matched);

@@ -423,6 +423,7 @@ static lt_status target_speech_cache(const char *dir, const uint8_t *data, size_
             touch(u->features, (size_t)u->frames * LT_SPEECH_MELS * sizeof(float));
             touch(u->phones, (size_t)u->n_phones * sizeof(int32_t));
             touch(u->text, strlen(u->text));
+            touch(u->pieces, (size_t)u->n_pieces * sizeof *u->pieces);
             if (u->speaker < 0 || u->speaker >= c.n_speakers)
                 die("%s: speaker %d of %d accepted", path, u->speaker, c.n_speakers);
         }

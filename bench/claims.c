@@ -1,0 +1,351 @@
+/* The paper's conclusions, judged on ltbench's own rows. Each rule is
+ * written into the claim it decides, so a reader can check the verdict
+ * against the table it sits under. */
+#include "claims.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A number of the paper's table by its method column; NAN without it. */
+static double paper_num(const lt_csv_table *paper, const char *method, const char *column)
+{
+    return paper ? lt_claim_num(paper, lt_claim_row(paper, "method", method, NULL), column)
+                 : NAN;
+}
+
+/* ---- copy (Figure 2) ---- */
+
+enum { COPY_CONVERGED = 97, COPY_CLOSE = 2 }; /* hundredths of held-out accuracy */
+
+int bench_copy_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_claim *claims)
+{
+    (void)paper;
+    long long soft = lt_claim_row(t, "variant", "softmax", NULL);
+    long long lin = lt_claim_row(t, "variant", "linear", NULL);
+    double acc_s = lt_claim_num(t, soft, "eval_copy_accuracy");
+    double acc_l = lt_claim_num(t, lin, "eval_copy_accuracy");
+    lt_claim *c = &claims[0];
+    lt_claim_say(c->paper, "Fig. 2: linear attention converges smoothly to the same loss as "
+                           "softmax");
+    lt_claim_say(c->measured, "held-out copy accuracy: softmax %.3f, linear %.3f (held-out loss "
+                              "%.4f and %.4f nats)",
+                 acc_s, acc_l, lt_claim_num(t, soft, "eval_loss"),
+                 lt_claim_num(t, lin, "eval_loss"));
+    lt_claim_say(c->rule, "holds: both at least 0.%d and within 0.%02d of each other; caveat: "
+                          "within 0.%02d, but neither has converged",
+                 COPY_CONVERGED, COPY_CLOSE, COPY_CLOSE);
+    int close = fabs(acc_s - acc_l) <= COPY_CLOSE / 100.0 + 1e-9;
+    int converged = fmin(acc_s, acc_l) >= COPY_CONVERGED / 100.0;
+    c->verdict = isnan(acc_s) || isnan(acc_l) ? LT_CLAIM_UNTESTED
+                 : close && converged         ? LT_CLAIM_HOLDS
+                 : close                      ? LT_CLAIM_CAVEAT
+                                              : LT_CLAIM_FAILS;
+
+    /* every Reformer row below both */
+    c = &claims[1];
+    lt_claim_say(c->paper, "Fig. 2: Reformer (LSH-1, LSH-4) converges to a worse loss than "
+                           "softmax and linear attention");
+    lt_claim_say(c->rule, "holds: every LSH row's held-out accuracy below both softmax's and "
+                          "linear's");
+    int variant = lt_csv_table_column(t, "variant"), lsh_rows = 0, below = 1;
+    c->measured[0] = '\0';
+    for (long long r = 0; variant >= 0 && r < t->nrows; r++) {
+        const char *name = lt_csv_table_cell(t, r, variant);
+        if (strncmp(name, "lsh", 3) != 0 || lt_claim_row(t, "variant", name, NULL) != r)
+            continue;
+        double acc = lt_claim_num(t, r, "eval_copy_accuracy");
+        lt_claim_append(c->measured, "%s%s %.3f", lsh_rows ? ", " : "held-out accuracy: ", name,
+                        acc);
+        below &= acc < acc_s && acc < acc_l;
+        lsh_rows++;
+    }
+    if (lsh_rows > 0)
+        lt_claim_append(c->measured, " (softmax %.3f, linear %.3f)", acc_s, acc_l);
+    c->verdict = lsh_rows == 0 || isnan(acc_s) || isnan(acc_l) ? LT_CLAIM_UNTESTED
+                 : below                                      ? LT_CLAIM_HOLDS
+                                                              : LT_CLAIM_FAILS;
+    return 2;
+}
+
+/* ---- scaling (Figure 1) ---- */
+
+/* The fastest (or smallest) of a variant's kernels at one N and mode. */
+static double best_at(const lt_csv_table *t, const char *variant, const char *causal,
+                      const char *n, const char *column)
+{
+    int v = lt_csv_table_column(t, "variant"), k = lt_csv_table_column(t, "causal");
+    int nc = lt_csv_table_column(t, "N"), s = lt_csv_table_column(t, "status");
+    double best = NAN;
+    for (long long r = 0; v >= 0 && k >= 0 && nc >= 0 && r < t->nrows; r++) {
+        if (strcmp(lt_csv_table_cell(t, r, v), variant) != 0 ||
+            strcmp(lt_csv_table_cell(t, r, k), causal) != 0 ||
+            strcmp(lt_csv_table_cell(t, r, nc), n) != 0 ||
+            (s >= 0 && strcmp(lt_csv_table_cell(t, r, s), "ok") != 0))
+            continue;
+        double x = lt_claim_num(t, r, column);
+        if (!isnan(x) && !(x >= best))
+            best = x;
+    }
+    return best;
+}
+
+enum { MAX_N = 64 };
+
+/* The sequence lengths with both softmax and linear rows in a mode, sorted. */
+static int lengths_of(const lt_csv_table *t, const char *causal, const char *column,
+                      double *ns, double *soft, double *lin)
+{
+    int nc = lt_csv_table_column(t, "N"), count = 0;
+    for (long long r = 0; nc >= 0 && r < t->nrows; r++) {
+        const char *n = lt_csv_table_cell(t, r, nc);
+        double x = lt_claim_num(t, r, "N");
+        int seen = 0;
+        for (int i = 0; i < count; i++)
+            seen |= ns[i] == x;
+        double s = best_at(t, "softmax", causal, n, column), l = best_at(t, "linear", causal, n, column);
+        if (seen || isnan(s) || isnan(l) || count == MAX_N)
+            continue;
+        int at = count++;
+        for (; at > 0 && ns[at - 1] > x; at--) {
+            ns[at] = ns[at - 1];
+            soft[at] = soft[at - 1];
+            lin[at] = lin[at - 1];
+        }
+        ns[at] = x;
+        soft[at] = s;
+        lin[at] = l;
+    }
+    return count;
+}
+
+/* Linear below softmax at every N (holds), from some N on (caveat), or not
+ * at the largest N (fails). */
+static void below_claim(const lt_csv_table *t, const char *column, const char *what,
+                        const char *unit, double scale, lt_claim *c)
+{
+    static const char *const modes[2][2] = {{"0", "non-causal"}, {"1", "causal"}};
+    lt_verdict worst = LT_CLAIM_HOLDS;
+    int any = 0;
+    c->measured[0] = '\0';
+    for (int m = 0; m < 2; m++) {
+        double ns[MAX_N], soft[MAX_N], lin[MAX_N];
+        int count = lengths_of(t, modes[m][0], column, ns, soft, lin);
+        if (count == 0)
+            continue;
+        any = 1;
+        int from = count; /* the first N from which linear stays below */
+        while (from > 0 && lin[from - 1] < soft[from - 1])
+            from--;
+        lt_verdict v = from == 0 ? LT_CLAIM_HOLDS : from < count ? LT_CLAIM_CAVEAT : LT_CLAIM_FAILS;
+        worst = v > worst ? v : worst;
+        const int last = count - 1;
+        char at[96] = "";
+        if (v == LT_CLAIM_CAVEAT)
+            snprintf(at, sizeof at, " (below from N = %.0f on)", ns[from]);
+        else if (v == LT_CLAIM_HOLDS)
+            snprintf(at, sizeof at, " (below at all %d lengths)", count);
+        lt_claim_append(c->measured, "%s%s at N = %.0f: softmax %.4g %s, linear %.4g %s%s",
+                        c->measured[0] ? "; " : "", modes[m][1], ns[last], soft[last] * scale,
+                        unit, lin[last] * scale, unit, at);
+    }
+    c->verdict = any ? worst : LT_CLAIM_UNTESTED;
+    lt_claim_say(c->rule, "holds: linear's %s below softmax's (its fastest kernel) at every N "
+                          "measured; caveat: from some N on",
+                 what);
+}
+
+/* The exponent a in time ~ N^a over the (up to) three largest lengths. */
+static double growth(const double *ns, const double *y, int count)
+{
+    int from = count > 3 ? count - 3 : 0, k = count - from;
+    if (k < 2)
+        return NAN;
+    double mx = 0, my = 0, sxy = 0, sxx = 0;
+    for (int i = from; i < count; i++) {
+        mx += log(ns[i]) / k;
+        my += log(y[i]) / k;
+    }
+    for (int i = from; i < count; i++) {
+        sxy += (log(ns[i]) - mx) * (log(y[i]) - my);
+        sxx += (log(ns[i]) - mx) * (log(ns[i]) - mx);
+    }
+    return sxy / sxx;
+}
+
+int bench_scaling_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_claim *claims)
+{
+    (void)paper;
+    lt_claim_say(claims[0].paper, "Fig. 1: linear attention is faster than softmax for every "
+                                  "sequence length N");
+    below_claim(t, "fwd_bwd_per_sample_s", "forward+backward time per sample", "ms", 1e3,
+                &claims[0]);
+    lt_claim_say(claims[1].paper, "Fig. 1: linear attention needs less memory than softmax for "
+                                  "every N");
+    below_claim(t, "peak_bytes_per_sample", "peak memory per sample", "MiB", 1.0 / 1048576.0,
+                &claims[1]);
+
+    lt_claim *c = &claims[2];
+    lt_claim_say(c->paper, "Fig. 1: linear attention's time grows linearly with N, softmax's "
+                           "quadratically");
+    lt_claim_say(c->rule, "holds: time ~ N^a fitted over the three largest N, a <= 1.3 for "
+                          "linear and a >= 1.6 for softmax, in both modes");
+    c->verdict = LT_CLAIM_HOLDS;
+    int any = 0;
+    c->measured[0] = '\0';
+    for (int m = 0; m < 2; m++) {
+        double ns[MAX_N], soft[MAX_N], lin[MAX_N];
+        int count = lengths_of(t, m ? "1" : "0", "fwd_bwd_per_sample_s", ns, soft, lin);
+        double a_soft = growth(ns, soft, count), a_lin = growth(ns, lin, count);
+        if (isnan(a_soft) || isnan(a_lin))
+            continue;
+        any = 1;
+        if (!(a_lin <= 1.3 && a_soft >= 1.6))
+            c->verdict = LT_CLAIM_FAILS;
+        lt_claim_append(c->measured, "%s%s, N = %.0f to %.0f: linear N^%.2f, softmax N^%.2f",
+                        c->measured[0] ? "; " : "", m ? "causal" : "non-causal",
+                        ns[count > 3 ? count - 3 : 0], ns[count - 1], a_lin, a_soft);
+    }
+    if (!any)
+        c->verdict = LT_CLAIM_UNTESTED;
+    return 3;
+}
+
+/* ---- image (Tables 1 and 2) ---- */
+
+enum { BITS_CLOSE = 5 }; /* percent */
+#define LEARNED_MARGIN 0.5   /* bits/dim below the histogram baseline */
+
+int bench_image_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_claim *claims)
+{
+    long long soft = lt_claim_row(t, "variant", "softmax", NULL);
+    long long lin = lt_claim_row(t, "variant", "linear", NULL);
+    double b_s = lt_claim_num(t, soft, "test_bits_per_dim");
+    double b_l = lt_claim_num(t, lin, "test_bits_per_dim");
+    double hist = lt_claim_num(t, soft >= 0 ? soft : lin, "histogram_bits_per_dim");
+
+    lt_claim *c = &claims[0];
+    lt_claim_say(c->paper, "linear attention's bits/dim is close to softmax's (%.3f against "
+                           "%.3f)",
+                 paper_num(paper, "linear", "bits_per_dim"),
+                 paper_num(paper, "softmax", "bits_per_dim"));
+    lt_claim_say(c->measured, "test bits/dim: softmax %.4f, linear %.4f (%+.1f%%); the "
+                              "per-channel histogram of the training pixels %.4f",
+                 b_s, b_l, 100.0 * (b_l - b_s) / b_s, hist);
+    lt_claim_say(c->rule, "holds: linear within %d%% of softmax, both at least %.1f bits/dim "
+                          "below the histogram; caveat: within %d%%, but not clearly below "
+                          "the histogram (barely trained)",
+                 BITS_CLOSE, LEARNED_MARGIN, BITS_CLOSE);
+    int close = fabs(b_l - b_s) <= BITS_CLOSE / 100.0 * b_s;
+    int learned = fmax(b_s, b_l) <= hist - LEARNED_MARGIN;
+    c->verdict = isnan(b_s) || isnan(b_l) ? LT_CLAIM_UNTESTED
+                 : close && learned        ? LT_CLAIM_HOLDS
+                 : close                   ? LT_CLAIM_CAVEAT
+                                           : LT_CLAIM_FAILS;
+
+    /* the speed-up over recomputing the prefix, at the recompute batch */
+    c = &claims[1];
+    double p_speedup = paper_num(paper, "linear", "speedup");
+    double order = isnan(p_speedup) ? 100.0 : pow(10.0, floor(log10(p_speedup)));
+    long long rec = lt_claim_row(t, "variant", "softmax", "gen_mode", "recompute", NULL);
+    double speedup = lt_claim_num(t, rec, "linear_speedup");
+    lt_claim_say(c->paper, "linear attention (recurrent) generates %.0fx faster than softmax "
+                           "recomputing the prefix",
+                 p_speedup);
+    lt_claim_say(c->measured, "%.0fx at batch %.0f (%.4g against %.4g images/s)", speedup,
+                 lt_claim_num(t, rec, "gen_batch"),
+                 speedup * lt_claim_num(t, rec, "images_per_s"),
+                 lt_claim_num(t, rec, "images_per_s"));
+    lt_claim_say(c->rule, "holds: the same order of magnitude or more (at least %.0fx)", order);
+    c->verdict = isnan(speedup) ? LT_CLAIM_UNTESTED
+                 : speedup >= order ? LT_CLAIM_HOLDS
+                                    : LT_CLAIM_FAILS;
+
+    /* against the key/value cache: faster at every batch measured */
+    c = &claims[2];
+    lt_claim_say(c->paper, "the appendix: linear attention generates faster than a softmax "
+                           "that caches keys and values (%.1fx on the authors' GPU)",
+                 paper_num(paper, "linear", "images_per_s") /
+                     paper_num(paper, "stateful softmax", "images_per_s"));
+    lt_claim_say(c->rule, "holds: linear recurrent faster than softmax cached at every batch "
+                          "measured");
+    int batch = lt_csv_table_column(t, "gen_batch"), rows = 0, faster = 1;
+    c->measured[0] = '\0';
+    for (long long r = 0; batch >= 0 && r < t->nrows; r++) {
+        if (r != lt_claim_row(t, "variant", "softmax", "gen_mode", "cached", "gen_batch",
+                               lt_csv_table_cell(t, r, batch), NULL))
+            continue;
+        double x = lt_claim_num(t, r, "linear_speedup");
+        faster &= x > 1.0;
+        lt_claim_append(c->measured, "%s%.1fx at batch %.0f", rows ? ", " : "", x,
+                        lt_claim_num(t, r, "gen_batch"));
+        rows++;
+    }
+    c->verdict = rows == 0 ? LT_CLAIM_UNTESTED : faster ? LT_CLAIM_HOLDS : LT_CLAIM_FAILS;
+    return 3;
+}
+
+/* ---- speech (Table 3) ---- */
+
+int bench_speech_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_claim *claims)
+{
+    double p_soft = paper_num(paper, "softmax", "per_percent");
+    double p_lin = paper_num(paper, "linear", "per_percent");
+    long long soft = lt_claim_row(t, "model", "softmax", NULL);
+    long long lin = lt_claim_row(t, "model", "linear", NULL);
+    long long lstm = lt_claim_row(t, "model", "bilstm", NULL);
+    long long lsh = lt_claim_row(t, "model", "lsh-4", NULL);
+    double per_s = 100 * lt_claim_num(t, soft, "test_per");
+    double per_l = 100 * lt_claim_num(t, lin, "test_per");
+    double per_b = 100 * lt_claim_num(t, lstm, "test_per");
+    double per_h = 100 * lt_claim_num(t, lsh, "test_per");
+
+    lt_claim *c = &claims[0];
+    lt_claim_say(c->paper, "Table 3: both transformers beat the Bi-LSTM (PER softmax %.2f%%, "
+                           "linear %.2f%%, Bi-LSTM %.2f%%)",
+                 p_soft, p_lin, paper_num(paper, "Bi-LSTM", "per_percent"));
+    lt_claim_say(c->measured, "test PER: softmax %.2f%%, linear %.2f%%, Bi-LSTM %.2f%%", per_s,
+                 per_l, per_b);
+    lt_claim_say(c->rule, "holds: softmax's and linear's PER below the Bi-LSTM's");
+    c->verdict = isnan(per_s) || isnan(per_l) || isnan(per_b) ? LT_CLAIM_UNTESTED
+                 : per_s < per_b && per_l < per_b           ? LT_CLAIM_HOLDS
+                                                            : LT_CLAIM_FAILS;
+
+    c = &claims[1];
+    lt_claim_say(c->paper, "Table 3: softmax has a lower PER than linear attention (%.2f%% "
+                           "against %.2f%%)",
+                 p_soft, p_lin);
+    lt_claim_say(c->measured, "test PER: softmax %.2f%%, linear %.2f%%", per_s, per_l);
+    lt_claim_say(c->rule, "holds: softmax's PER at most linear's");
+    c->verdict = isnan(per_s) || isnan(per_l) ? LT_CLAIM_UNTESTED
+                 : per_s <= per_l             ? LT_CLAIM_HOLDS
+                                              : LT_CLAIM_FAILS;
+
+    c = &claims[2];
+    double s_s = lt_claim_num(t, soft, "seconds_per_epoch");
+    double s_l = lt_claim_num(t, lin, "seconds_per_epoch");
+    double e_soft = paper_num(paper, "softmax", "seconds_per_epoch");
+    double e_lin = paper_num(paper, "linear", "seconds_per_epoch");
+    lt_claim_say(c->paper, "Table 3: linear attention is %.1fx faster per epoch than softmax "
+                           "(%.0f s against %.0f s)",
+                 e_soft / e_lin, e_lin, e_soft);
+    lt_claim_say(c->measured, "%.2fx (softmax %.4g s/epoch, linear %.4g) on utterances of %.0f "
+                              "positions on average",
+                 s_s / s_l, s_s, s_l, lt_claim_num(t, lin, "mean_positions"));
+    lt_claim_say(c->rule, "holds: at least 2x; caveat: faster, but less than 2x");
+    c->verdict = isnan(s_s) || isnan(s_l) ? LT_CLAIM_UNTESTED
+                 : s_s >= 2 * s_l         ? LT_CLAIM_HOLDS
+                 : s_s > s_l              ? LT_CLAIM_CAVEAT
+                                          : LT_CLAIM_FAILS;
+
+    c = &claims[3];
+    lt_claim_say(c->paper, "Table 3: Reformer LSH-4 has a higher PER than linear attention "
+                           "(%.2f%% against %.2f%%)",
+                 paper_num(paper, "LSH-4", "per_percent"), p_lin);
+    lt_claim_say(c->measured, "test PER: LSH-4 %.2f%%, linear %.2f%%", per_h, per_l);
+    lt_claim_say(c->rule, "holds: LSH-4's PER above linear's");
+    c->verdict = isnan(per_h) || isnan(per_l) ? LT_CLAIM_UNTESTED
+                 : per_h > per_l              ? LT_CLAIM_HOLDS
+                                              : LT_CLAIM_FAILS;
+    return 4;
+}

@@ -1,0 +1,99 @@
+#include "results/claims.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *lt_verdict_name(lt_verdict v)
+{
+    switch (v) {
+    case LT_CLAIM_HOLDS: return "holds";
+    case LT_CLAIM_CAVEAT: return "holds at this scale, with a caveat";
+    case LT_CLAIM_FAILS: return "does not hold";
+    default: return "not measured";
+    }
+}
+
+/* A table cell holds no '|' or line break. */
+static void markdown_cell(FILE *f, const char *text)
+{
+    fputc(' ', f);
+    for (const char *c = text; *c; c++)
+        if (*c == '|')
+            fputs("\\|", f);
+        else
+            fputc(*c == '\n' ? ' ' : *c, f);
+    fputs(" |", f);
+}
+
+void lt_claims_markdown(FILE *f, const lt_claim *claims, int count)
+{
+    if (count == 0)
+        return;
+    fprintf(f, "\n| the paper says | measured here | conclusion |\n|---|---|---|\n");
+    for (int i = 0; i < count; i++) {
+        char verdict[2 * LT_CLAIM_TEXT];
+        snprintf(verdict, sizeof verdict, "**%s** (%s)", lt_verdict_name(claims[i].verdict),
+                 claims[i].rule);
+        fputc('|', f);
+        markdown_cell(f, claims[i].paper);
+        markdown_cell(f, claims[i].measured);
+        markdown_cell(f, verdict);
+        fputc('\n', f);
+    }
+}
+
+void lt_claim_say(char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(field, LT_CLAIM_TEXT, fmt, ap);
+    va_end(ap);
+}
+
+void lt_claim_append(char *field, const char *fmt, ...)
+{
+    size_t used = strlen(field);
+    if (used + 1 >= LT_CLAIM_TEXT)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(field + used, LT_CLAIM_TEXT - used, fmt, ap);
+    va_end(ap);
+}
+
+static int cell_is(const lt_csv_table *t, long long row, const char *column, const char *value)
+{
+    int c = lt_csv_table_column(t, column);
+    return c >= 0 && strcmp(lt_csv_table_cell(t, row, c), value) == 0;
+}
+
+long long lt_claim_row(const lt_csv_table *t, ...)
+{
+    int status = lt_csv_table_column(t, "status");
+    for (long long r = 0; r < t->nrows; r++) {
+        if (status >= 0 && strcmp(lt_csv_table_cell(t, r, status), "ok") != 0)
+            continue;
+        va_list ap;
+        va_start(ap, t);
+        int match = 1;
+        for (const char *column; match && (column = va_arg(ap, const char *)) != NULL;)
+            match = cell_is(t, r, column, va_arg(ap, const char *));
+        va_end(ap);
+        if (match)
+            return r;
+    }
+    return -1;
+}
+
+double lt_claim_num(const lt_csv_table *t, long long row, const char *column)
+{
+    int c = lt_csv_table_column(t, column);
+    if (row < 0 || c < 0)
+        return NAN;
+    const char *text = lt_csv_table_cell(t, row, c);
+    char *end;
+    double v = strtod(text, &end);
+    return end == text ? NAN : v;
+}
