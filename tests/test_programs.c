@@ -1706,6 +1706,11 @@ Test(suite, runs_experiments_and_writes_the_report, .timeout = 300)
     cr_assert(strstr((char *)text, "## Copy task") != NULL, "%s", text);
     cr_assert(strstr((char *)text, "ltbench copy --preset=quick") != NULL, "%s", text);
     cr_assert(strstr((char *)text, "linear-causal-chunked") != NULL);
+    /* the paper's claims under the table, each with its rule and verdict */
+    cr_assert(strstr((char *)text, "The paper's conclusions, judged on the rows above") != NULL,
+              "%s", text);
+    cr_assert(strstr((char *)text, "Fig. 2: linear attention converges smoothly") != NULL, "%s",
+              text);
     free(text);
     snprintf(path, sizeof path, "%s/figures/copy-curves.gp", dir);
     cr_assert_eq(access(path, F_OK), 0, "the figure's script is written");

@@ -15,6 +15,7 @@
 #include "io/outdir.h"
 #include "experiment/program.h"
 #include "results/report.h"
+#include "claims.h"
 #include "tables.h"
 
 enum { MAX_ARGS = 32, MAX_STEPS = 8 };
@@ -59,38 +60,38 @@ static const lt_report_section sections[] = {
     {"copy", NULL, "Copy task (the paper's Figure 2)", "copy/summary.csv", &bench_copy_summary,
      "copy/curves.csv", &bench_copy_curves, NULL,
      "linear attention converges smoothly to the same loss as softmax; Reformer LSH does "
-     "worse; chance accuracy is 0.1.", 0},
+     "worse; chance accuracy is 0.1.", 0, bench_copy_claims},
     {"scaling", NULL, "Scaling (the paper's Figure 1)", "scaling/scaling.csv", &bench_scaling,
      NULL, &bench_scaling, NULL,
      "linear attention is faster and needs less memory for every N; its time and memory grow "
      "linearly with N, softmax's quadratically (softmax ran out of its 11 GB GPU above N = "
-     "4096).", 0},
+     "4096).", 0, bench_scaling_claims},
     {"image", "mnist", "Image generation (the paper's Table 1)", "image/mnist.csv",
      &bench_image_results, NULL, &bench_image_results, "table1-mnist.csv",
      "linear attention's bits/dim is close to softmax's, and it generates hundreds of times "
-     "faster than softmax recomputing the prefix.", 0},
+     "faster than softmax recomputing the prefix.", 0, bench_image_claims},
     {"image", "cifar10", "Image generation (the paper's Table 2)", "image/cifar10.csv",
      &bench_image_results, NULL, &bench_image_results, "table2-cifar10.csv",
      "linear attention matches softmax's bits/dim and generates thousands of times faster "
-     "than softmax recomputing the prefix.", 0},
+     "than softmax recomputing the prefix.", 0, bench_image_claims},
     {"speech", NULL, "Speech recognition (the paper's Table 3)", "speech/speech.csv",
      &bench_speech_results, "speech/speech-curves.csv", &bench_speech_curves, "table3-wsj.csv",
      "softmax has the lowest PER, then linear, then the Bi-LSTM; linear attention is about "
-     "3.3x faster per epoch than softmax.", 0},
+     "3.3x faster per epoch than softmax.", 0, bench_speech_claims},
     {"crossover", NULL, "Crossover: where linear attention overtakes softmax",
      "crossover/crossover-table.csv", &bench_crossover, NULL, &bench_crossover, NULL,
      "For each head dimension D, the smallest sequence length N from which each linear "
      "kernel is faster per sample than each softmax kernel at every larger N measured, "
      "forward and forward+backward (`ltbench crossover`; every case is in "
      "`crossover/crossover.csv`).",
-     1},
+     1, NULL},
     {"decode", NULL, "Decoding: time per token and memory against the context",
      "decode/decode.csv", &bench_decode, NULL, &bench_decode, NULL,
      "Per generated token, at each context position: the median time of a window of steps "
      "and the bytes generation holds there (the recurrent state, the key/value cache, or "
      "recompute's forward over the prefix), for every generation mode at each batch size "
      "(`ltbench decode`). Recompute is measured only where its time budget allows.",
-     1},
+     1, NULL},
 };
 enum { SECTIONS = sizeof sections / sizeof sections[0] };
 

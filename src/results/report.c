@@ -64,8 +64,13 @@ static void paper_table(FILE *f, const lt_report *o, const char *file)
         fprintf(f, "\n(the paper's numbers, %s, could not be read)\n", path);
         return;
     }
-    fprintf(f, "\nThe paper (%s; times measured on the authors' GPU, so only ratios compare):\n\n",
-            file);
+    if (lt_csv_table_column(&t, "device") >= 0)
+        fprintf(f, "\nThe paper (%s; times measured on the machine its device column names):\n\n",
+                file);
+    else
+        fprintf(f,
+                "\nThe paper (%s; times measured on the authors' GPU, so only ratios compare):\n\n",
+                file);
     int first = 1;
     for (int c = 0; c < t.ncols; c++)
         if (strcmp(t.names[c], "source") != 0) {
@@ -106,6 +111,29 @@ static void figure_link(FILE *f, const lt_report *o, const lt_report_section *s,
         fprintf(f, "\n![%s](%s/%s.png)\n", fig->title, link, name);
 }
 
+/* The section's claims, each with the numbers and the rule that decide it. */
+static void conclusions(FILE *f, const lt_report *o, const lt_report_section *s,
+                        const lt_csv_table *t)
+{
+    if (s->conclude == NULL)
+        return;
+    lt_csv_table paper;
+    int have_paper = 0;
+    if (s->paper != NULL) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", o->paper, s->paper);
+        have_paper = exists(path) && lt_csv_read(&paper, path) == LT_OK;
+    }
+    lt_claim claims[LT_CLAIMS_MAX];
+    int count = s->conclude(t, have_paper ? &paper : NULL, claims);
+    if (have_paper)
+        lt_csv_table_free(&paper);
+    if (count == 0)
+        return;
+    fprintf(f, "\nThe paper's conclusions, judged on the rows above:\n\n");
+    lt_claims_markdown(f, claims, count);
+}
+
 static void write_section(FILE *f, const lt_report *o, const lt_report_section *s,
                           const lt_csv_table *t, int repeat)
 {
@@ -137,6 +165,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     if (s->paper != NULL)
         paper_table(f, o, s->paper);
     fprintf(f, "\nThe paper: %s\n", s->says);
+    conclusions(f, o, s, t);
     figure_link(f, o, s, repeat);
 }
 

@@ -7,6 +7,7 @@
 #define LT_RESULTS_REPORT_H
 
 #include "core/status.h"
+#include "results/claims.h"
 #include "results/table.h"
 
 typedef struct lt_report_section {
@@ -20,6 +21,9 @@ typedef struct lt_report_section {
     const char *paper;      /* the paper's CSV in the paper folder, or NULL */
     const char *says;       /* the paper's claim, in words; beyond: what the sweep shows */
     int beyond;             /* a sweep the paper does not run: under "Beyond the paper" */
+    /* The paper's claims judged on the results (and the paper's CSV),
+     * printed as a table under them; NULL: none. */
+    lt_conclude_fn conclude;
 } lt_report_section;
 
 typedef struct lt_report {
