@@ -112,6 +112,27 @@ Test(mem, calloc_zeroes_and_zero_size_is_valid)
     lt_mem_free(p);
 }
 
+Test(mem, grow_doubles_and_keeps_the_contents)
+{
+    int *buf = NULL;
+    size_t cap = 0;
+    cr_assert_eq(lt_mem_grow((void **)&buf, &cap, 10, sizeof(int), "ints"), LT_OK);
+    cr_assert_eq(cap, 64, "starts at 64 elements");
+    for (int i = 0; i < 64; i++)
+        buf[i] = i * 3;
+    int *before = buf;
+    cr_assert_eq(lt_mem_grow((void **)&buf, &cap, 64, sizeof(int), "ints"), LT_OK);
+    cr_assert(buf == before && cap == 64, "room enough: unchanged");
+    cr_assert_eq(lt_mem_grow((void **)&buf, &cap, 300, sizeof(int), "ints"), LT_OK);
+    cr_assert_eq(cap, 512, "doubled to the first power of two past 300");
+    for (int i = 0; i < 64; i++)
+        cr_assert_eq(buf[i], i * 3);
+    cr_assert_eq(lt_mem_grow((void **)&buf, &cap, SIZE_MAX / 2, 16, "huge"), LT_E_NOMEM);
+    cr_assert(strstr(lt_last_error(), "huge") != NULL, "%s", lt_last_error());
+    cr_assert_eq(cap, 512, "a refused growth leaves the buffer");
+    lt_mem_free(buf);
+}
+
 /* In an AddressSanitizer build the slack after the bytes asked for (and the
  * header before them) is poisoned, so overflows into it are reported. */
 #if defined(__SANITIZE_ADDRESS__)

@@ -195,3 +195,23 @@ const char *lt_mem_format(char *buf, size_t buf_size, size_t bytes)
         snprintf(buf, buf_size, "%.2f %s", value, units[unit]);
     return buf;
 }
+
+lt_status lt_mem_grow(void **buf, size_t *cap, size_t need, size_t elem, const char *what)
+{
+    if (need <= *cap)
+        return LT_OK;
+    size_t next = *cap > 0 ? *cap : 64;
+    while (next < need) {
+        if (next > SIZE_MAX / 2 / elem)
+            return lt_fail(LT_E_NOMEM, "%s: %zu elements do not fit in memory", what, need);
+        next *= 2;
+    }
+    void *bigger;
+    LT_TRY(lt_mem_alloc(&bigger, next * elem, what));
+    if (*cap > 0)
+        memcpy(bigger, *buf, *cap * elem);
+    lt_mem_free(*buf);
+    *buf = bigger;
+    *cap = next;
+    return LT_OK;
+}

@@ -15,6 +15,11 @@
 
 #define LT_MEM_ALIGN 64
 
+/* Grows the buffer *buf of *cap elements of `elem` bytes to hold at least
+ * `need`, doubling (from 64), keeping its contents; LT_E_NOMEM naming
+ * `what` when it cannot. */
+lt_status lt_mem_grow(void **buf, size_t *cap, size_t need, size_t elem, const char *what);
+
 /* Allocates `bytes` (rounded up to a multiple of 64) into *out; `what` names
  * the buffer for the error message. Zero bytes yields a valid unique block. */
 lt_status lt_mem_alloc(void **out, size_t bytes, const char *what);

@@ -416,21 +416,21 @@ static lt_status take_sentence(builder *b, const job *j, int pieces)
                        "expected at least one phone and no more phones than frames",
                        j->text, speaker->voice, speaker->variant, a->n_phones, frames);
     const long pause = pieces > 0 ? j->pause : 0;
-    LT_TRY(lt_speech_grow((void **)&b->utt_samples, &b->utt_samples_cap,
+    LT_TRY(lt_mem_grow((void **)&b->utt_samples, &b->utt_samples_cap,
                           (size_t)(b->utt_len + pause + a->n_samples), sizeof(int16_t),
                           "utterance audio"));
     memset(b->utt_samples + b->utt_len, 0, sizeof(int16_t) * (size_t)pause);
     memcpy(b->utt_samples + b->utt_len + pause, a->samples,
            sizeof(int16_t) * (size_t)a->n_samples);
     b->utt_len += pause + a->n_samples;
-    LT_TRY(lt_speech_grow((void **)&st->phones, &b->phones_cap,
+    LT_TRY(lt_mem_grow((void **)&st->phones, &b->phones_cap,
                           (size_t)(b->total_phones + b->utt_phones + a->n_phones),
                           sizeof(int32_t), "speech phones"));
     memcpy(st->phones + b->total_phones + b->utt_phones, a->phones,
            sizeof(int32_t) * (size_t)a->n_phones);
     b->utt_phones += a->n_phones;
     const size_t len = strlen(j->text);
-    LT_TRY(lt_speech_grow((void **)&st->text, &b->text_cap, b->text_len + len + 1, 1,
+    LT_TRY(lt_mem_grow((void **)&st->text, &b->text_cap, b->text_len + len + 1, 1,
                           "speech text"));
     if (pieces > 0)
         st->text[b->text_len++] = ' ';
@@ -438,7 +438,7 @@ static lt_status take_sentence(builder *b, const job *j, int pieces)
     b->text_len += len;
     if (!b->joined)
         return LT_OK;
-    LT_TRY(lt_speech_grow((void **)&st->piece_recs, &b->pieces_cap,
+    LT_TRY(lt_mem_grow((void **)&st->piece_recs, &b->pieces_cap,
                           (size_t)(b->total_pieces + 1) * PIECE_FIELDS, sizeof(int32_t),
                           "utterance sentences"));
     int32_t *r = st->piece_recs + (size_t)b->total_pieces * PIECE_FIELDS;
@@ -461,13 +461,13 @@ static lt_status close_utterance(builder *b, int speaker, int pieces)
     const long samples = b->utt_len;
     const long frames = lt_speech_frame_count(samples);
     LT_ASSERT(pieces >= 1 && frames >= b->utt_phones);
-    LT_TRY(lt_speech_grow((void **)&st->features, &b->features_cap,
+    LT_TRY(lt_mem_grow((void **)&st->features, &b->features_cap,
                           (size_t)(b->total_frames + frames) * LT_SPEECH_MELS, sizeof(float),
                           "speech features"));
-    LT_TRY(lt_speech_grow((void **)&st->recs, &b->recs_cap, (size_t)(b->n_utts + 1) * REC_FIELDS,
+    LT_TRY(lt_mem_grow((void **)&st->recs, &b->recs_cap, (size_t)(b->n_utts + 1) * REC_FIELDS,
                           sizeof(int32_t), "utterance records"));
     if (b->joined) {
-        LT_TRY(lt_speech_grow((void **)&st->piece_counts, &b->counts_cap,
+        LT_TRY(lt_mem_grow((void **)&st->piece_counts, &b->counts_cap,
                               (size_t)b->n_utts + 1, sizeof(int32_t), "utterance sentences"));
         st->piece_counts[b->n_utts] = pieces;
     }

@@ -181,10 +181,5 @@ lt_status lt_speech_build(lt_speech_corpus *c, const lt_speech_config *cfg,
  * mean `mean` frames, drawn again above LT_SPEECH_JOIN_MAX_RATIO x mean. */
 double lt_speech_join_target(lt_rng *rng, int mean);
 
-/* ---- small shared helper ---- */
-
-/* Makes room for `need` elements of `elem` bytes in a tracked buffer,
- * doubling its capacity (in elements) as needed. */
-lt_status lt_speech_grow(void **buf, size_t *cap, size_t need, size_t elem, const char *what);
 
 #endif

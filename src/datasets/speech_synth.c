@@ -105,26 +105,6 @@ lt_status lt_speech_check_voices(void)
     return LT_OK;
 }
 
-lt_status lt_speech_grow(void **buf, size_t *cap, size_t need, size_t elem, const char *what)
-{
-    if (need <= *cap)
-        return LT_OK;
-    size_t next = *cap > 0 ? *cap : 64;
-    while (next < need) {
-        if (next > SIZE_MAX / 2 / elem)
-            return lt_fail(LT_E_NOMEM, "%s: %zu elements do not fit in memory", what, need);
-        next *= 2;
-    }
-    void *bigger;
-    LT_TRY(lt_mem_alloc(&bigger, next * elem, what));
-    if (*cap > 0)
-        memcpy(bigger, *buf, *cap * elem);
-    lt_mem_free(*buf);
-    *buf = bigger;
-    *cap = next;
-    return LT_OK;
-}
-
 /* ---- helper side (never returns to the caller's code: it ends in _exit) ---- */
 
 struct request {
@@ -471,7 +451,7 @@ lt_status lt_speech_synth_receive(lt_speech_synth *s, lt_speech_audio *audio,
                 return lt_fail(LT_E_INTERNAL, "espeak-ng produced over %ld samples while %s",
                                MAX_SAMPLES, doing);
             }
-            LT_TRY(lt_speech_grow((void **)&audio->samples, &audio->samples_cap,
+            LT_TRY(lt_mem_grow((void **)&audio->samples, &audio->samples_cap,
                                   (size_t)audio->n_samples + n, sizeof(int16_t), "audio"));
             LT_TRY(receive_or_fail(s, audio->samples + audio->n_samples, sizeof(int16_t) * n,
                                    doing));
@@ -488,7 +468,7 @@ lt_status lt_speech_synth_receive(lt_speech_synth *s, lt_speech_audio *audio,
                                "(src/datasets/speech_phones.c), met while %s", name, doing);
             }
             if (id != LT_SPEECH_PHONE_DROP) {
-                LT_TRY(lt_speech_grow((void **)&audio->phones, &audio->phones_cap,
+                LT_TRY(lt_mem_grow((void **)&audio->phones, &audio->phones_cap,
                                       (size_t)audio->n_phones + 1, sizeof(int32_t), "phones"));
                 audio->phones[audio->n_phones++] = id;
             }

@@ -56,7 +56,7 @@ typedef struct collector {
 static lt_status add_example(collector *c, const char *begin, const char *end)
 {
     size_t room = (size_t)(end - begin) + 1;
-    LT_TRY(lt_speech_grow((void **)&c->arena, &c->arena_cap, c->arena_len + room, 1,
+    LT_TRY(lt_mem_grow((void **)&c->arena, &c->arena_cap, c->arena_len + room, 1,
                           "sentence text"));
     char *out = c->arena + c->arena_len;
     size_t n = 0;
@@ -71,7 +71,7 @@ static lt_status add_example(collector *c, const char *begin, const char *end)
     out[n] = '\0';
     if (!lt_speech_sentence_ok(out))
         return LT_OK;
-    LT_TRY(lt_speech_grow((void **)&c->offsets, &c->offsets_cap, c->count + 1, sizeof(size_t),
+    LT_TRY(lt_mem_grow((void **)&c->offsets, &c->offsets_cap, c->count + 1, sizeof(size_t),
                           "sentence list"));
     c->offsets[c->count++] = c->arena_len;
     c->arena_len += n + 1;
