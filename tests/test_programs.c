@@ -1035,6 +1035,25 @@ Test(sweeps, decode_bad_flags_exit_2_naming_the_flag)
     cr_assert_eq(check_count_entries(dir), 0, "nothing written");
 }
 
+/* Positions closer together than the window: each is timed from its own
+ * context (the session starts afresh when the last window ran past it). */
+Test(sweeps, decode_positions_closer_than_the_window, .timeout = 300)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/d.csv", dir);
+    const char *reach[] = {"skip", "step"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args,
+                 "decode --layers 1 --heads 2 --head-dim 8 --ffn 16 --modes linear-elu,cached "
+                 "--batches 1 --positions 1,2,3 --window 40 --reach %s --out %s/%s.csv",
+                 reach[i], dir, reach[i]);
+        snprintf(path, sizeof path, "%s/%s.csv", dir, reach[i]);
+        cr_assert_eq(ltbench(args), 0, "%s:\n%s", args, output);
+        cr_assert_eq(csv_rows(path), 6, "three positions in each of two modes");
+    }
+}
+
 Test(sweeps, decode_interrupted_writes_what_was_measured, .timeout = 300)
 {
     char dir[64], path[160];

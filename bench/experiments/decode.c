@@ -301,6 +301,9 @@ static lt_status time_window(decode_run *d, lt_gen_session *s, const gen_spec *g
 {
     long to = p - 1;
     *out = lt_summarize(d->samples, 0); /* not timed: interrupted on the way */
+    /* the previous position's window ran past this one: start afresh */
+    if (s->g.steps > to)
+        LT_TRY(lt_generator_reset(&s->g));
     if (d->reach_by_stepping && g->kind != GEN_RECOMPUTE)
         while (s->g.steps < to && !lt_interrupted())
             LT_TRY(step(s));
