@@ -218,7 +218,7 @@ static const lt_figure image_figures[] = {
      LT_FIGURE_BARS, {"variant", "dataset", "gen_batch", "kernel", NULL}, 1, "gen_mode",
      {{NULL, "test_bits_per_dim", NULL, "test bits/dim", 1, 0, 0},
       {NULL, "images_per_s", NULL, "images/s (generation)", 1, 0, 1}},
-     {"threads", NULL}},
+     {"dataset", "preset", "threads", NULL}},
 };
 
 const lt_schema bench_image_results = {"image", "image", image_result_columns,

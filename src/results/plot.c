@@ -1,6 +1,7 @@
 #include "results/plot.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +302,24 @@ static void write_bar_data(FILE *f, const plan *p)
     }
 }
 
+/* Whether any drawn bar of cluster c has a finite value in the panel: a
+ * cluster with none (recompute not timed, say) is left out of that panel,
+ * as gnuplot refuses a log axis without a valid point. */
+static int cluster_has_values(const plan *p, const lt_panel *panel, int c)
+{
+    int cluster_col = lt_results_column(&p->file, p->spec->cluster);
+    int y_col = lt_results_column(&p->file, panel->y);
+    for (long long r = 0; r < p->file.table.nrows; r++) {
+        double v;
+        if (p->series_of[r] >= 0 && p->series[p->series_of[r]].drawn > 0 && is_ok(p, r) &&
+            strcmp(lt_results_cell(&p->file, r, cluster_col), p->clusters[c]) == 0 &&
+            lt_results_number(&v, &p->file, r, y_col) == LT_OK && isfinite(v) &&
+            (!panel->log_y || v > 0))
+            return 1;
+    }
+    return 0;
+}
+
 static void write_panel_axes(FILE *f, const lt_panel *panel)
 {
     fprintf(f, "unset logscale\n");
@@ -351,7 +370,7 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
     fputc('\n', f);
     if (spec->style == LT_FIGURE_BARS)
         fprintf(f, "set style data histograms\nset style histogram clustered gap 1\n"
-                   "set style fill solid 0.8 border -1\nset xtics nomirror\n");
+                   "set style fill solid 0.8 border -1\nset xtics nomirror rotate by 30 right\n");
     const char *cols[4];
     int ncols = spec->style == LT_FIGURE_LINES ? line_columns(spec, cols) : 0;
     for (int i = 0; i < lt_figure_panels(spec); i++) {
@@ -379,12 +398,16 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
             }
         } else {
             for (int c = 0; c < p->nclusters; c++) {
+                if (!cluster_has_values(p, panel, c))
+                    continue;
                 fprintf(f, "%s\"%s.dat\" using ", first ? "" : ", \\\n     ", p->name);
                 write_y(f, panel, 2 + i * p->nclusters + c);
-                fprintf(f, "%s title ", c == 0 ? ":xtic(1)" : "");
+                fprintf(f, "%s title ", first ? ":xtic(1)" : "");
                 gp_string(f, p->clusters[c]);
                 first = 0;
             }
+            if (first) /* nothing measured in this panel: an empty frame that says so */
+                fprintf(f, "[0:1] [0:1] NaN title \"(no value measured)\"");
         }
         fputc('\n', f);
     }
