@@ -130,7 +130,7 @@ static void conclusions(FILE *f, const lt_report *o, const lt_report_section *s,
         lt_csv_table_free(&paper);
     if (count == 0)
         return;
-    fprintf(f, "\nThe paper's conclusions, judged on the rows above:\n\n");
+    fprintf(f, "\nThe paper's conclusions, judged on the rows above:\n");
     lt_claims_markdown(f, claims, count);
 }
 
