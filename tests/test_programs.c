@@ -121,6 +121,37 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
     lt_csv_table_free(&t);
 }
 
+/* Beyond the paper: linear attention with the FAVOR+ and Taylor feature
+ * maps, and decayed linear attention, each learn the copy task at the quick
+ * preset as elu+1 does. */
+Test(copy, new_feature_maps_and_decay_learn, .timeout = 300)
+{
+    const char *runs[][2] = {{"linear", "favor"}, {"linear", "taylor"}, {"decay", "elu"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char dir[64], args[256], path[160];
+        make_temp_dir(dir);
+        snprintf(args, sizeof args,
+                 "copy --preset quick --variants %s --feature-map %s --quiet --out %s", runs[i][0],
+                 runs[i][1], dir);
+        cr_assert_eq(ltbench(args), 0, "%s\n%s", args, output);
+        snprintf(path, sizeof path, "%s/summary.csv", dir);
+        lt_csv_table t;
+        cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+        cr_assert_eq(t.nrows, 1);
+        cr_assert_str_eq(cell_str(&t, 0, "status"), "ok");
+        char variant[64], map[64];
+        snprintf(variant, sizeof variant, " variant=%s ", runs[i][0]);
+        snprintf(map, sizeof map, " feature_map=%s ", runs[i][1]);
+        const char *config = cell_str(&t, 0, "config");
+        cr_assert(strstr(config, variant) && strstr(config, map), "%s: config %s", args, config);
+        double start = cell_num(&t, 0, "loss_start"), end = cell_num(&t, 0, "loss_end");
+        cr_assert_lt(end, start - 0.5, "%s: loss %f -> %f", args, start, end);
+        cr_assert_gt(cell_num(&t, 0, "eval_copy_accuracy"), 0.2, "%s: above chance (0.1)",
+                     args);
+        lt_csv_table_free(&t);
+    }
+}
+
 /* Cells of `columns` in every row of DIR_A/name and DIR_B/name, compared
  * as written (full precision, so equal text is equal bits). */
 static void expect_same_cells(const char *dir_a, const char *dir_b, const char *name,

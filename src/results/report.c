@@ -134,11 +134,39 @@ static void conclusions(FILE *f, const lt_report *o, const lt_report_section *s,
     lt_claims_markdown(f, claims, count);
 }
 
+/* Where the machine section's table was measured: a table measured
+ * elsewhere (a report rewritten from CSVs of several runs) says where,
+ * under its heading. */
+static const char *const provenance_fields[] = {"cpu_model", "blas", "git_revision", "build"};
+enum { PROVENANCE_FIELDS = sizeof provenance_fields / sizeof provenance_fields[0] };
+typedef struct provenance {
+    char value[PROVENANCE_FIELDS][256];
+} provenance;
+
+static void provenance_of(provenance *p, const lt_csv_table *t)
+{
+    for (int i = 0; i < PROVENANCE_FIELDS; i++)
+        snprintf(p->value[i], sizeof p->value[i], "%s", cell(t, 0, provenance_fields[i]));
+}
+
+static void provenance_note(FILE *f, const provenance *machine, const lt_csv_table *t)
+{
+    int differs = 0;
+    for (int i = 0; i < PROVENANCE_FIELDS; i++)
+        differs |= strcmp(machine->value[i], cell(t, 0, provenance_fields[i])) != 0;
+    if (differs)
+        fprintf(f, "Measured by another run than the one under \"Machine and build\": CPU %s, "
+                   "BLAS %s, git revision %s, build %s, on %s.\n\n",
+                cell(t, 0, "cpu_model"), cell(t, 0, "blas"), cell(t, 0, "git_revision"),
+                cell(t, 0, "build"), cell(t, 0, "date"));
+}
+
 static void write_section(FILE *f, const lt_report *o, const lt_report_section *s,
-                          const lt_csv_table *t, int repeat)
+                          const lt_csv_table *t, const provenance *machine, int repeat)
 {
     if (s->beyond) {
         fprintf(f, "\n### %s\n\n%s\n\n", s->title, s->says);
+        provenance_note(f, machine, t);
         lt_table_markdown(s->schema, t, f);
         figure_link(f, o, s, repeat);
         return;
@@ -147,6 +175,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     if (s->dataset != NULL)
         fprintf(f, ": %s", cell(t, 0, "data"));
     fprintf(f, "\n\n");
+    provenance_note(f, machine, t);
     if (lt_csv_table_column(t, "preset") >= 0)
         fprintf(f, "Preset %s", cell(t, 0, "preset"));
     if (s->dataset != NULL)
@@ -188,21 +217,24 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
         if (o->notes[i][0])
             fprintf(f, "- %s: %s\n", o->names[i], o->notes[i]);
     int described = 0, repeat = 0, beyond = 0;
+    provenance machine;
     for (int i = 0; i < count; i++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
         lt_csv_table t;
         if (!exists(path) || lt_csv_read(&t, path) != LT_OK)
             continue;
-        if (!described)
+        if (!described) {
             machine_section(f, &t);
+            provenance_of(&machine, &t);
+        }
         described = 1;
         if (sections[i].beyond && !beyond++)
             fprintf(f, "\n## Beyond the paper\n\nSweeps the paper does not run, over the "
                        "same attention core and generator.\n");
         /* plot names a figure drawn again in the same run NAME-2, NAME-3 */
         repeat = i > 0 && sections[i].drawn == sections[i - 1].drawn ? repeat + 1 : 1;
-        write_section(f, o, &sections[i], &t, repeat);
+        write_section(f, o, &sections[i], &t, &machine, repeat);
         lt_csv_table_free(&t);
     }
     if (!described)

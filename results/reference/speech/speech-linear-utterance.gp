@@ -1,0 +1,10 @@
+# ltbench speech: test utterance 0, 136 frames of 40 log-mel energies
+set terminal pngcairo size 1200,420 font ',10'
+set output 'speech-linear-utterance.png'
+set title "\"a shady sylvan glade\"\nreference: ah sh ey d iy s ih l v ah n g l ey d\nlinear: ah sh eh d s ih l v m ah n g l d" noenhanced
+set xlabel 'frame (10 ms)'
+set ylabel 'mel bin'
+unset key
+set xrange [-0.5:135.5]
+set yrange [-0.5:39.5]
+plot 'speech-linear-utterance.dat' matrix with image
