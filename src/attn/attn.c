@@ -1,5 +1,8 @@
 /* Dispatch and validation for the attention variants, the recurrent-state
- * header, and the helpers the variants share (thread plan, row softmax). */
+ * header, and the helpers the variants share (thread plan, row softmax).
+ * Longer than most files because it holds all of attn.h's thirty-odd entry
+ * points: each is short, a check written once for every variant and then a
+ * call through the variant's table. */
 #include "attn/attn.h"
 
 #include <limits.h>

@@ -33,7 +33,12 @@
  *
  * Gradients include the normaliser: with num_i = phi(Q_i)^T S_i and den_i,
  * d num_i = g_i / den_i and d den_i = -g_i . out_i / den_i, and pass through
- * phi to q and k (attn_phi_backprop). */
+ * phi to q and k (attn_phi_backprop).
+ *
+ * The longest file in src: linear and decay are two variant tables over the
+ * same kernels, which share the chunk plan (linear-gemm and the chunked
+ * kernel), the saved layout and the token update (the prefix kernel and the
+ * recurrent step); splitting the kernels apart would export all of those. */
 #include <math.h>
 #include <string.h>
 

@@ -59,7 +59,12 @@
  * generation recomputes the prefix. The same holds within one causal
  * forward: changing a later query can move chunk boundaries and so change
  * which earlier keys an earlier query sees (never a later key's score or
- * value). */
+ * value).
+ *
+ * Longer than most files, 60 lines of it this comment: both kernels share
+ * the hashing, the carving of a head's workspace and the saved rounds
+ * (order, weights, window probabilities) that backward reads, and splitting
+ * them would move all three into a header. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

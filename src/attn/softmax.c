@@ -12,7 +12,12 @@
  * not the default: the paper's baseline materialises P.
  *
  * softmax-reference is the same computation in plain loops, kept to test the
- * fast kernels against. */
+ * fast kernels against.
+ *
+ * The key/value cache that steps softmax during generation is here too.
+ * Longer than most files because each attention variant is one file: the
+ * three kernels, their flop counts and the cache are what its table at the
+ * bottom points to. No part of it passes 250 lines. */
 #include <math.h>
 #include <string.h>
 

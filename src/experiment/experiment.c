@@ -1,3 +1,7 @@
+/* The driver under every training experiment (see experiment.h): flags,
+ * models, one model's training with resume, then the run. One file because
+ * every step reads and writes the one lt_exp_run, in the order
+ * experiment.h lists; the standard flag table alone is about 100 lines. */
 #include "experiment/experiment.h"
 
 #include <math.h>

@@ -1,3 +1,7 @@
+/* Checkpoint files (the format is in checkpoint.h): the writer, then the
+ * reader that verifies a whole file. One file because both sides share the
+ * format's sizes, the name rule, the crc and the zlib plumbing (tracked work
+ * areas, buffers fed in pieces): together they define the format once. */
 #include "io/checkpoint.h"
 
 #include <errno.h>

@@ -1,3 +1,8 @@
+/* `ltbench compare`'s engine (see compare.h): the two files read and their
+ * metrics aligned, rows matched through a hash index, each metric judged,
+ * then the Markdown report and the optional JSON files written. One file
+ * because every stage works on the private side and report structs behind
+ * lt_compare; splitting it would put them in a header. */
 #include "results/compare.h"
 
 #include <math.h>

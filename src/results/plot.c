@@ -1,3 +1,8 @@
+/* `ltbench plot`'s engine (see plot.h): a plan per figure groups a CSV's
+ * rows into series, then the data, the gnuplot script and the PNG are
+ * written from it. One file because every stage reads the private plan
+ * struct behind the one entry, lt_plot; splitting it would put the plan in
+ * a header. */
 #include "results/plot.h"
 
 #include <limits.h>
