@@ -12,11 +12,13 @@ set logscale y
 set xlabel "update"
 set ylabel "loss on the copied half (nats)"
 set yrange [*:*]
-plot "copy-curves.dat" index 0 using 1:2 with lines title "softmax"
+plot "copy-curves.dat" index 0 using 1:2 with lines title "softmax", \
+     "copy-curves.dat" index 1 using 1:2 with lines title "linear"
 unset logscale
 set logscale y
 set xlabel "seconds"
 set ylabel "loss on the copied half (nats)"
 set yrange [*:*]
-plot "copy-curves.dat" index 0 using 3:2 with lines title "softmax"
+plot "copy-curves.dat" index 0 using 3:2 with lines title "softmax", \
+     "copy-curves.dat" index 1 using 3:2 with lines title "linear"
 unset multiplot

@@ -1,0 +1,32 @@
+# ltbench plot: Attention forward+backward per sample against sequence length (paper Fig. 1)
+# from results/reference/scaling/scaling.csv; data in scaling.dat.
+# Redraw with `gnuplot scaling.gp` in this folder; restyle freely.
+if (!exists("output")) output = "scaling.png"
+set terminal pngcairo size 1200,560 noenhanced font ",10"
+set output output
+set grid
+set key below
+set multiplot layout 1,2 title "Attention forward+backward per sample against sequence length (paper Fig. 1)\nheads=8 head_dim=64 threads=2\nnot drawn: linformer causal=1 none: refused"
+unset logscale
+set logscale x 2
+set logscale y
+set xlabel "sequence length N"
+set ylabel "time per sample (s)"
+set yrange [*:*]
+plot "scaling.dat" index 0 using 1:2 with linespoints title "softmax causal=0 softmax-gemm", \
+     "scaling.dat" index 1 using 1:2 with linespoints title "softmax causal=1 softmax-gemm", \
+     "scaling.dat" index 2 using 1:2 with linespoints title "linear causal=0 linear-gemm", \
+     "scaling.dat" index 3 using 1:2 with linespoints title "linear causal=1 linear-causal-chunked", \
+     "scaling.dat" index 4 using 1:2 with linespoints title "linformer causal=0 linformer-gemm"
+unset logscale
+set logscale x 2
+set logscale y
+set xlabel "sequence length N"
+set ylabel "peak memory per sample (MiB)"
+set yrange [*:*]
+plot "scaling.dat" index 0 using 1:($3/1048576) with linespoints title "softmax causal=0 softmax-gemm", \
+     "scaling.dat" index 1 using 1:($3/1048576) with linespoints title "softmax causal=1 softmax-gemm", \
+     "scaling.dat" index 2 using 1:($3/1048576) with linespoints title "linear causal=0 linear-gemm", \
+     "scaling.dat" index 3 using 1:($3/1048576) with linespoints title "linear causal=1 linear-causal-chunked", \
+     "scaling.dat" index 4 using 1:($3/1048576) with linespoints title "linformer causal=0 linformer-gemm"
+unset multiplot
