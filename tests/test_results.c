@@ -131,6 +131,65 @@ Test(results, a_row_updated_after_journaling_reaches_the_committed_file)
     check_scratch_remove();
 }
 
+/* A resumed run keeps the rows an earlier process measured: they must keep
+ * that process's revision, date and loads, not take the resuming one's. */
+Test(results, a_kept_row_keeps_the_provenance_of_the_run_that_measured_it)
+{
+    check_scratch_make("results");
+    const char *old_path = check_path("old.csv");
+    FILE *f = fopen(old_path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "experiment,variant,N,loss,new_metric");
+    for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++)
+        fprintf(f, ",%s", lt_csv_provenance_columns[i]);
+    fprintf(f, "\ntest,softmax,1,0.5,2,0.0.1,oldrev1234,Old CPU,Old BLAS,2020-01-02T03:04:05Z,"
+               "8,0.25,0.50,unset,old build,1\n");
+    fclose(f);
+    lt_csv_table old;
+    cr_assert_eq(lt_csv_read(&old, old_path), LT_OK);
+    /* journaled as a resume does, then an update forces a fresh commit */
+    for (int updated = 0; updated < 2; updated++) {
+        const char *path = check_path(updated ? "updated.csv" : "journaled.csv");
+        lt_table t;
+        lt_table_init(&t, &test_table);
+        cr_assert_eq(lt_row_carry(&t, &old, 0, old_path), LT_OK);
+        cr_assert_eq(lt_table_journal(&t, path), LT_OK);
+        lt_row_begin(&t);
+        lt_set_str(&t, "experiment", "test");
+        lt_set_str(&t, "variant", "linear");
+        lt_set_int(&t, "N", 1);
+        lt_set_num(&t, "loss", 0.75);
+        lt_set_num(&t, "new_metric", 3);
+        cr_assert_eq(lt_row_end(&t), LT_OK);
+        if (updated)
+            lt_table_update_num(&t, 0, "new_metric", 4);
+        cr_assert_eq(lt_table_commit(&t, path), LT_OK);
+        lt_table_free(&t);
+        lt_csv_table rows;
+        cr_assert_eq(lt_csv_read(&rows, path), LT_OK);
+        cr_assert_eq(rows.nrows, 2);
+        const char *expected[LT_CSV_PROVENANCE_COLUMNS] = {
+            "0.0.1", "oldrev1234", "Old CPU", "Old BLAS", "2020-01-02T03:04:05Z", "8", "0.25",
+            "0.50", "unset", "old build", "1"};
+        for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {
+            int col = lt_csv_table_column(&rows, lt_csv_provenance_columns[i]);
+            cr_assert_str_eq(lt_csv_table_cell(&rows, 0, col), expected[i], "%s, %s",
+                             lt_csv_provenance_columns[i], path);
+        }
+        /* the new row says this process measured it */
+        const lt_provenance *now = lt_csv_process_provenance();
+        cr_assert_str_eq(lt_csv_table_cell(&rows, 1, lt_csv_table_column(&rows, "git_revision")),
+                         now->git_revision);
+        cr_assert_str_eq(lt_csv_table_cell(&rows, 1, lt_csv_table_column(&rows, "date")),
+                         now->date);
+        cr_assert_str_eq(lt_csv_table_cell(&rows, 0, lt_csv_table_column(&rows, "new_metric")),
+                         updated ? "4" : "2");
+        lt_csv_table_free(&rows);
+    }
+    lt_csv_table_free(&old);
+    check_scratch_remove();
+}
+
 /* Large files are matched by their keys' hashes, not pair by pair: a
  * comparison of many rows completes (the tools test times nothing). */
 Test(results, many_rows_are_matched_whatever_their_order)

@@ -163,7 +163,27 @@ static void format_load(char *buf, size_t size, double load)
         snprintf(buf, size, "%.2f", load);
 }
 
-lt_status lt_csv_end_row(lt_csv *csv)
+/* The provenance cells of `p` with `load_end`, in column order; the
+ * buffers live in `text`. */
+typedef struct provenance_text {
+    char cores[16], load_start[32], load_end[32], ranks[16];
+} provenance_text;
+
+static void provenance_cells(const lt_provenance *p, double load_end, provenance_text *text,
+                             const char *cells[LT_CSV_PROVENANCE_COLUMNS])
+{
+    snprintf(text->cores, sizeof text->cores, "%d", p->cores);
+    snprintf(text->ranks, sizeof text->ranks, "%d", p->ranks);
+    format_load(text->load_start, sizeof text->load_start, p->load_start);
+    format_load(text->load_end, sizeof text->load_end, load_end);
+    const char *all[LT_CSV_PROVENANCE_COLUMNS] = {
+        p->version, p->git_revision, p->cpu_model, p->blas, p->date, text->cores,
+        text->load_start, text->load_end, p->wait_policy, p->build, text->ranks,
+    };
+    memcpy(cells, all, sizeof all);
+}
+
+lt_status lt_csv_end_row_as(lt_csv *csv, const char *const provenance[LT_CSV_PROVENANCE_COLUMNS])
 {
     if (csv->failure != LT_OK)
         return csv->failure;
@@ -172,20 +192,10 @@ lt_status lt_csv_end_row(lt_csv *csv)
     if (csv->cells != csv->ncols)
         return record(csv, lt_fail(LT_E_INTERNAL, "%s: row %lld has %d cells, expected %d",
                                    csv->file.path, csv->rows + 1, csv->cells, csv->ncols));
-    const lt_provenance *p = &csv->prov;
-    char cores[16], load_start[32], load_end[32], ranks[16];
-    snprintf(cores, sizeof cores, "%d", p->cores);
-    snprintf(ranks, sizeof ranks, "%d", p->ranks);
-    format_load(load_start, sizeof load_start, p->load_start);
-    format_load(load_end, sizeof load_end, lt_provenance_load_now());
-    const char *prov[LT_CSV_PROVENANCE_COLUMNS] = {
-        p->version, p->git_revision, p->cpu_model, p->blas, p->date, cores, load_start, load_end,
-        p->wait_policy, p->build, ranks,
-    };
     FILE *f = csv->file.f;
     for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {
         fputc(',', f);
-        put_field(f, prov[i]);
+        put_field(f, provenance[i]);
     }
     fputc('\n', f);
     csv->cells = 0;
@@ -193,6 +203,36 @@ lt_status lt_csv_end_row(lt_csv *csv)
     if (ferror(f))
         return record(csv, lt_fail_write(csv->file.path, errno));
     return LT_OK;
+}
+
+lt_status lt_csv_end_row(lt_csv *csv)
+{
+    provenance_text text;
+    const char *cells[LT_CSV_PROVENANCE_COLUMNS];
+    provenance_cells(&csv->prov, lt_provenance_load_now(), &text, cells);
+    return lt_csv_end_row_as(csv, cells);
+}
+
+const lt_provenance *lt_csv_process_provenance(void)
+{
+    static lt_provenance process;
+    static int taken;
+    if (!taken) {
+        lt_provenance_get(&process);
+        taken = 1;
+    }
+    return &process;
+}
+
+void lt_csv_provenance_now(char *cells[LT_CSV_PROVENANCE_COLUMNS])
+{
+    provenance_text text;
+    const char *shared[LT_CSV_PROVENANCE_COLUMNS];
+    provenance_cells(lt_csv_process_provenance(), lt_provenance_load_now(), &text, shared);
+    for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {
+        cells[i] = strdup(shared[i]);
+        LT_ASSERT(cells[i] != NULL);
+    }
 }
 
 lt_status lt_csv_close(lt_csv *csv)

@@ -59,6 +59,19 @@ lt_status lt_csv_num(lt_csv *csv, double value);
  * had exactly ncols cells. */
 lt_status lt_csv_end_row(lt_csv *csv);
 
+/* As lt_csv_end_row, with given provenance cells: a row kept from an
+ * earlier run keeps the provenance of the process that measured it. */
+lt_status lt_csv_end_row_as(lt_csv *csv, const char *const provenance[LT_CSV_PROVENANCE_COLUMNS]);
+
+/* This process's provenance, taken at the first call (a program's tables
+ * call it when they start, which dates the run), so every row a process
+ * measures agrees. */
+const lt_provenance *lt_csv_process_provenance(void);
+
+/* Its cells as a row ending now gets them (load_end is the load now), in
+ * lt_csv_provenance_columns order, as strings the caller frees. */
+void lt_csv_provenance_now(char *cells[LT_CSV_PROVENANCE_COLUMNS]);
+
 /* Commits the file (rename over `path`). If any earlier call failed or a row
  * is left unfinished, removes the temporary file instead and returns that
  * failure (LT_E_INTERNAL for the unfinished row). */

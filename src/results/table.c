@@ -65,16 +65,23 @@ void lt_table_init(lt_table *t, const lt_schema *schema)
 {
     memset(t, 0, sizeof *t);
     t->schema = schema;
+    lt_csv_process_provenance(); /* dates this process's rows to now */
 }
 
 static int ncols(const lt_table *t) { return t->schema->ncols; }
 
+enum { PROV = LT_CSV_PROVENANCE_COLUMNS };
+
 void lt_table_free(lt_table *t)
 {
-    if (t->schema != NULL)
+    if (t->schema != NULL) {
         for (long i = 0; i < (t->rows + t->open_row) * ncols(t); i++)
             free(t->cells[i]);
+        for (long i = 0; i < (t->rows + t->open_row) * PROV; i++)
+            free(t->provenance[i]);
+    }
     free(t->cells);
+    free(t->provenance);
     if (t->journaled)
         lt_csv_detach(&t->journal);
     memset(t, 0, sizeof *t);
@@ -88,9 +95,13 @@ void lt_row_begin(lt_table *t)
         char **grown = realloc(t->cells, (size_t)capacity * ncols(t) * sizeof *grown);
         LT_ASSERT(grown != NULL);
         t->cells = grown;
+        grown = realloc(t->provenance, (size_t)capacity * PROV * sizeof *grown);
+        LT_ASSERT(grown != NULL);
+        t->provenance = grown;
         t->capacity = capacity;
     }
     memset(t->cells + t->rows * ncols(t), 0, (size_t)ncols(t) * sizeof *t->cells);
+    memset(t->provenance + t->rows * PROV, 0, PROV * sizeof *t->provenance);
     t->open_row = 1;
 }
 
@@ -124,12 +135,15 @@ void lt_set_num(lt_table *t, const char *column, double value)
     lt_set_str(t, column, buf);
 }
 
-static lt_status journal_row(lt_table *t, long row)
+/* Row `row` with its own provenance. */
+static lt_status write_row(const lt_table *t, lt_csv *csv, long row)
 {
     for (int c = 0; c < ncols(t); c++)
-        lt_csv_str(&t->journal, t->cells[row * ncols(t) + c]);
-    return lt_csv_end_row(&t->journal);
+        lt_csv_str(csv, t->cells[row * ncols(t) + c]);
+    return lt_csv_end_row_as(csv, (const char *const *)t->provenance + row * PROV);
 }
+
+static lt_status journal_row(lt_table *t, long row) { return write_row(t, &t->journal, row); }
 
 lt_status lt_row_end(lt_table *t)
 {
@@ -140,6 +154,9 @@ lt_status lt_row_end(lt_table *t)
                     t->schema->name, t->schema->columns[c].name);
             abort();
         }
+    char **provenance = t->provenance + t->rows * PROV;
+    if (provenance[0] == NULL)
+        lt_csv_provenance_now(provenance);
     t->open_row = 0;
     t->rows++;
     return t->journaled ? journal_row(t, t->rows - 1) : LT_OK;
@@ -193,6 +210,16 @@ lt_status lt_row_carry(lt_table *t, const lt_csv_table *from, long long row,
     for (int c = 0; c < ncols(t); c++) {
         const char *name = t->schema->columns[c].name;
         lt_set_str(t, name, lt_csv_table_cell(from, row, lt_csv_table_column(from, name)));
+    }
+    int has_provenance = 1;
+    for (int i = 0; i < PROV; i++)
+        has_provenance &= lt_csv_table_column(from, lt_csv_provenance_columns[i]) >= 0;
+    char **provenance = t->provenance + t->rows * PROV;
+    for (int i = 0; i < PROV && has_provenance; i++) {
+        const char *cell = lt_csv_table_cell(from, row,
+                                             lt_csv_table_column(from, lt_csv_provenance_columns[i]));
+        provenance[i] = strdup(cell != NULL ? cell : "");
+        LT_ASSERT(provenance[i] != NULL);
     }
     return lt_row_end(t);
 }
@@ -250,11 +277,8 @@ lt_status lt_table_commit(lt_table *t, const char *path)
     lt_status status = lt_csv_open(&csv, path, names, ncols(t));
     free(names);
     LT_TRY(status);
-    for (long r = 0; r < t->rows && status == LT_OK; r++) {
-        for (int c = 0; c < ncols(t); c++)
-            lt_csv_str(&csv, t->cells[r * ncols(t) + c]);
-        status = lt_csv_end_row(&csv);
-    }
+    for (long r = 0; r < t->rows && status == LT_OK; r++)
+        status = write_row(t, &csv, r);
     if (status != LT_OK) {
         lt_csv_abort(&csv);
         return status;

@@ -104,6 +104,10 @@ typedef struct lt_table {
     const lt_schema *schema;
     long rows, capacity;
     char **cells;      /* (capacity, ncols) owned strings */
+    /* (capacity, LT_CSV_PROVENANCE_COLUMNS) owned strings: who measured each
+     * row, set when it ends (this process) or carried with it (an earlier
+     * run's row keeps its revision, date and loads) */
+    char **provenance;
     int open_row;      /* a row is being filled */
     lt_csv journal;    /* rows streamed here as they end, when journaled */
     int journaled;
@@ -132,7 +136,8 @@ const char *lt_cell(const lt_table *t, long row, const char *column);
 double lt_cell_num(const lt_table *t, long row, const char *column);
 
 /* Appends row `row` of a table read from an earlier run, cell by cell by
- * name; LT_E_INPUT naming the file and column if it lacks one. */
+ * name, with its provenance cells when the file has them; LT_E_INPUT naming
+ * the file and column if it lacks one of the schema's. */
 lt_status lt_row_carry(lt_table *t, const lt_csv_table *from, long long row,
                        const char *from_path);
 
