@@ -59,7 +59,7 @@ Test(copy, help_documents_flags_and_bad_flags_exit_2)
         {"copy --dropout 1", "--dropout"},
         {"copy --variants softmax,reformer", "reformer"},
         {"copy --lr-drops 100", "--lr-drops"},
-        {"copy --preset huge", "quick|small|paper"},
+        {"copy --preset huge", "quick|small|medium|paper"},
         {"copy --threads -1", "--threads"},
         {"copy --mem-budget 12Q", "--mem-budget"},
     };
@@ -119,6 +119,36 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
     cr_assert_eq(t.nrows, 4 * 1000, "one row per update and variant");
     lt_csv_table_free(&t);
+}
+
+/* The medium preset sets its sizes (the paper's head width) in every
+ * program that has presets; a flag given still overrides it. */
+Test(copy, medium_preset_sets_its_sizes_and_flags_override_them, .timeout = 300)
+{
+    char dir[64], args[256], path[160];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args,
+             "copy --preset medium --steps 2 --eval-batches 1 --variants linear --quiet --out %s",
+             dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_str_eq(cell_str(&t, 0, "preset"), "medium");
+    cr_assert_eq(cell_num(&t, 0, "head_dim"), 32);
+    cr_assert_eq(cell_num(&t, 0, "ffn"), 512);
+    cr_assert_eq(cell_num(&t, 0, "heads"), 4);
+    cr_assert_eq(cell_num(&t, 0, "last_step"), 2, "--steps overrides the preset's 6000");
+    lt_csv_table_free(&t);
+    const char *programs[] = {"copy", "image", "speech"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "%s --help", programs[i]);
+        cr_assert_eq(ltbench(args), 0);
+        ASSERT_MENTIONS("quick|small|medium|paper");
+        ASSERT_MENTIONS("medium: ");
+    }
+    cr_assert_eq(ltbench("suite --help"), 0);
+    ASSERT_MENTIONS("quick|small|medium|paper");
 }
 
 /* Beyond the paper: linear attention with the FAVOR+ and Taylor feature

@@ -22,7 +22,7 @@ enum { MAX_ARGS = 32, MAX_STEPS = 8 };
 
 /* The programs that write CSVs at --out PATH and take no preset: where
  * they write, and their arguments for the quick preset (seconds) and the
- * small one (nothing: their defaults). */
+ * small and medium ones (nothing: their defaults). */
 typedef struct csv_program {
     const char *name, *out;
     const char *quick[10], *small[2];
@@ -304,8 +304,8 @@ static int suite_flags(suite_options *o, lt_flag *f)
     int n = 0;
     f[n++] = (lt_flag){"--preset", LT_FLAG_CHOICE, &o->preset, NULL,
                        "preset of every experiment (quick: minutes in all; small: about an hour; "
-                       "paper: days)",
-                       0, 0, "quick|small|paper", 0};
+                       "medium: hours per experiment; paper: days)",
+                       0, 0, "quick|small|medium|paper", 0};
     f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "DIR",
                        "folder for every experiment's results, figures/ and REPORT.md (default "
                        "results/suite-PRESET)",
