@@ -490,6 +490,30 @@ static void hash_round(const lsh_head *t, int r, int32_t *order)
     sort_by_bucket(order, t->b.bucket, t->n, t->plan.buckets, t->b.count);
 }
 
+/* Rows ahead of the one gathered whose loads are started: far enough to
+ * hide a memory access, near enough to stay in L1. */
+enum { GATHER_AHEAD = 32 };
+
+/* Starts loading a row of n floats (its cache lines), for writing when
+ * `write`. */
+static inline void prefetch_row(const float *row, int n, int write)
+{
+    const char *at = (const char *)row, *end = (const char *)(row + n);
+    for (; at < end; at += 64) {
+        if (write)
+            __builtin_prefetch(at, 1);
+        else
+            __builtin_prefetch(at, 0);
+    }
+}
+
+/* Starts loading position i's query and value rows. */
+static inline void prefetch_rows(const lsh_head *t, size_t i)
+{
+    prefetch_row(t->h.q + i * t->z.D, t->z.D, 0);
+    prefetch_row(t->h.v + i * t->z.M, t->z.M, 0);
+}
+
 /* Queries, unit keys and values of round `order` in sorted rows. */
 static void gather(const lsh_head *t, const int32_t *order)
 {
@@ -497,13 +521,19 @@ static void gather(const lsh_head *t, const int32_t *order)
 #pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
     for (int s = 0; s < t->n; s++) {
         const size_t i = (size_t)order[s];
+        if (s + GATHER_AHEAD < t->n) /* rows in bucket order are scattered: fetch ahead */
+            prefetch_rows(t, (size_t)order[s + GATHER_AHEAD]);
         const float *q = t->h.q + i * D, inv = t->b.inv[i];
         float *qs = t->b.qs + (size_t)s * D, *ks = t->b.ks + (size_t)s * D;
         for (int d = 0; d < D; d++) {
             qs[d] = q[d];
             ks[d] = q[d] * inv;
         }
-        memcpy(t->b.vs + (size_t)s * M, t->h.v + i * M, sizeof(float) * (size_t)M);
+        /* a loop, not memcpy: a call per short row cost more than the copy */
+        const float *v = t->h.v + i * M;
+        float *vs = t->b.vs + (size_t)s * M;
+        for (int m = 0; m < M; m++)
+            vs[m] = v[m];
     }
 }
 
@@ -563,6 +593,14 @@ static void merge_round(const lsh_head *t, int i, float z, int alone, const floa
     lsh_buffers b = t->b;
     if (alone && b.other[i])
         return;
+    if (b.m[i] == -INFINITY) { /* its first round: the same bits as the general path */
+        for (int m = 0; m < M; m++)
+            out[m] = o[m];
+        b.m[i] = z;
+        b.l[i] = 1.0f;
+        b.other[i] = (unsigned char)!alone;
+        return;
+    }
     if (!alone && !b.other[i]) { /* drop the rounds that showed only itself */
         b.other[i] = 1;
         b.m[i] = -INFINITY;
@@ -631,6 +669,9 @@ static void chunked_round_forward(const lsh_head *t, int r, saved_round s, const
         float *S = s.P != NULL ? s.P + (size_t)ch.s0 * W : w.block;
         float *z = s.w != NULL ? s.w + ch.s0 : w.z;
         unsigned char *alone = t->b.alone + (size_t)r * t->z.N + ch.s0;
+        /* the rows merge_round updates lie scattered: their loads overlap the products */
+        for (int q = 0; q < ch.rows; q++)
+            prefetch_row(t->h.out + (size_t)order[ch.s0 + q] * M, M, 1);
         lt_sgemm_serial(LT_N, LT_T, ch.rows, ch.wid, D, t->scale,
                     t->b.qs + (size_t)ch.s0 * D, D, t->b.ks + (size_t)ch.w0 * D, D, 0.0f, S, W);
         chunk_softmax(S, (size_t)W, ch, order, t->causal, z, alone);
@@ -699,6 +740,8 @@ static void gather_gradients(const lsh_head *t, const int32_t *order, const floa
 #pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
     for (int s = 0; s < t->n; s++) {
         const size_t i = (size_t)order[s];
+        if (s + GATHER_AHEAD < t->n)
+            prefetch_row(t->h.d_out + (size_t)order[s + GATHER_AHEAD] * M, M, 0);
         const float *g = t->h.d_out + i * M;
         float *gs = t->b.gs + (size_t)s * M;
         for (int m = 0; m < M; m++)
@@ -717,6 +760,14 @@ static void chunk_backward(const lsh_head *t, const int32_t *order, const float 
     const int D = t->z.D, M = t->z.M, W = t->z.W;
     lsh_scratch w = scratch_of(t);
     const float *p = P + (size_t)ch.s0 * W;
+    /* the rows the sums below update lie scattered: their loads overlap the products */
+    for (int r = 0; r < ch.rows; r++)
+        prefetch_row(t->h.dq + (size_t)order[ch.s0 + r] * D, D, 1);
+    for (int a = 0; a < ch.wid; a++) {
+        const size_t i = (size_t)order[ch.w0 + a];
+        prefetch_row(t->b.dkacc + i * D, D, 1);
+        prefetch_row(t->h.dv + i * M, M, 1);
+    }
     lt_sgemm_serial(LT_N, LT_T, ch.rows, ch.wid, M, 1.0f,
                 t->b.gs + (size_t)ch.s0 * M, M, t->b.vs + (size_t)ch.w0 * M, M, 0.0f, w.block, W);
     for (int r = 0; r < ch.rows; r++) {
