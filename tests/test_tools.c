@@ -463,6 +463,8 @@ static const char scaling_csv[] =
     "scaling,softmax,softmax-gemm,0,512,ok,0.017,16842752,2\n"
     "scaling,softmax,softmax-gemm,0,1024,ok,0.055,50593792,2\n"
     "scaling,softmax,softmax-gemm,0,2048,skipped-budget,nan,nan,2\n"
+    "scaling,softmax,softmax-gemm,1,512,ok,0.012,16842752,2\n"
+    "scaling,softmax,softmax-gemm,1,1024,ok,0.040,50593792,2\n"
     "scaling,linear,linear-gemm,0,512,ok,0.005,8421376,2\n"
     "scaling,linear,linear-gemm,0,1024,ok,0.012,16842752,2\n"
     "scaling,linear,linear-gemm,0,2048,ok,0.025,33685504,2\n"
@@ -511,7 +513,7 @@ static const struct fixture {
     {"scaling.csv", scaling_csv, "scaling",
      "# columns: N fwd_bwd_per_sample_s peak_bytes_per_sample"},
     {"curves.csv", curves_csv, "copy-curves", "# columns: step loss elapsed_s"},
-    {"image.csv", image_csv, "image", "# columns: group test_bits_per_dim:recompute"},
+    {"image.csv", image_csv, "image", "# columns: group images_per_s:recompute"},
     {"speech.csv", speech_csv, "speech", "# columns: epoch dev_per elapsed_s"},
     {"crossover.csv", crossover_csv, "crossover", "# columns: head_dim crossover_n\n"},
     {"decode.csv", decode_csv, "decode", "# columns: context token_median_s held_bytes"},
@@ -584,6 +586,19 @@ Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)
                               "peak memory per sample (MiB)"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
         cr_assert(strstr(script, expected[i]) != NULL, "missing %s in:\n%s", expected[i], script);
+    /* Softmax's memory is the same causal or not: the line that would hide
+     * under the other is dashed and its legend says so, in that panel only. */
+    const char *hidden = "softmax causal=1 softmax-gemm (dashed: the same values as softmax "
+                         "causal=0 softmax-gemm)";
+    const char *at = strstr(script, hidden);
+    cr_assert(at != NULL && strstr(at + 1, hidden) == NULL, "once, memory panel:\n%s", script);
+    cr_assert(strstr(script, "title \"softmax causal=1 softmax-gemm\"") != NULL, "%s", script);
+    /* Bits/dim: one bar per variant, not one per generation mode and batch */
+    snprintf(path, sizeof path, "%s/figs/image-bits.dat", dir);
+    script = read_text(path);
+    cr_assert(strstr(script, "# columns: group test_bits_per_dim:mnist\n\"softmax\" 0.62\n"
+                             "\"linear\" 0.64") != NULL && strstr(script, "cached") == NULL,
+              "%s", script);
     /* One panel: the crossover N against the head dimension */
     snprintf(path, sizeof path, "%s/figs/crossover.gp", dir);
     script = read_text(path);
@@ -620,7 +635,8 @@ Test(plot, without_gnuplot_writes_scripts_and_says_how_to_draw)
         cr_assert(exists(path), "%s", path);
     }
     snprintf(path, sizeof path, "%s/figs", dir);
-    cr_assert_eq(check_count_entries(path), 2 * FIXTURES, "scripts and data, no PNG");
+    /* the image table draws two figures (bits/dim, images/s) */
+    cr_assert_eq(check_count_entries(path), 2 * (FIXTURES + 1), "scripts and data, no PNG");
 }
 
 Test(plot, unknown_or_malformed_csv_exits_2_and_writes_nothing)

@@ -350,6 +350,42 @@ static void write_y(FILE *f, const lt_panel *panel, int column)
         fprintf(f, "%d", column);
 }
 
+/* A number of a row known to be one (build_plan checked every drawn cell). */
+static double drawn_value(const plan *p, long long row, const char *column)
+{
+    double v = NAN;
+    lt_results_number(&v, &p->file, row, lt_results_column(&p->file, column));
+    return v;
+}
+
+/* Whether series a draws the same points as series b in a panel (every x
+ * of each with a y within 0.1% in the other): a's line would hide under
+ * b's, so the legend must say so (softmax's memory is the same causal or
+ * not). */
+static int same_curve(const plan *p, const lt_panel *panel, int a, int b)
+{
+    long long rows_a = 0, rows_b = 0;
+    for (long long r = 0; r < p->file.table.nrows; r++) {
+        if (!is_ok(p, r) || (p->series_of[r] != a && p->series_of[r] != b))
+            continue;
+        if (p->series_of[r] == b) {
+            rows_b++;
+            continue;
+        }
+        rows_a++;
+        double x = drawn_value(p, r, panel->x), y = drawn_value(p, r, panel->y);
+        int matched = 0;
+        for (long long q = 0; q < p->file.table.nrows && !matched; q++)
+            if (p->series_of[q] == b && is_ok(p, q) && drawn_value(p, q, panel->x) == x) {
+                double yb = drawn_value(p, q, panel->y);
+                matched = fabs(yb - y) <= 1e-3 * fmax(fabs(y), fabs(yb));
+            }
+        if (!matched)
+            return 0;
+    }
+    return rows_a > 0 && rows_a == rows_b;
+}
+
 static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
 {
     const lt_figure *spec = p->spec;
@@ -397,8 +433,17 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
                         p->name, block++, column_index(cols, ncols, panel->x) + 1);
                 write_y(f, panel, column_index(cols, ncols, panel->y) + 1);
                 /* Points help to read a sweep, not a curve of thousands. */
-                fprintf(f, " with %s title ", si->drawn > 50 ? "lines" : "linespoints");
-                gp_string(f, si->title);
+                int under = -1;
+                for (int t = 0; t < s && under < 0; t++)
+                    if (p->series[t].drawn > 0 && same_curve(p, panel, s, t))
+                        under = t;
+                fprintf(f, " with %s%s title ", si->drawn > 50 ? "lines" : "linespoints",
+                        under >= 0 ? " dt 2 lw 2" : "");
+                char title[600];
+                snprintf(title, sizeof title, "%s%s%s%s", si->title,
+                         under >= 0 ? " (dashed: the same values as " : "",
+                         under >= 0 ? p->series[under].title : "", under >= 0 ? ")" : "");
+                gp_string(f, title);
                 first = 0;
             }
         } else {

@@ -93,22 +93,24 @@ static void paper_table(FILE *f, const lt_report *o, const char *file)
     lt_csv_table_free(&t);
 }
 
-/* The figure plot drew from this section's CSV, if any: plot names a
+/* The figures plot drew from this section's CSV, if any: plot names a
  * figure again in the same run NAME-2. */
 static void figure_link(FILE *f, const lt_report *o, const lt_report_section *s, int repeat)
 {
-    if (s->drawn == NULL || s->drawn->nfigures == 0)
+    if (s->drawn == NULL)
         return;
-    const lt_figure *fig = &s->drawn->figures[0];
-    char name[128], path[4400], link[4200];
-    if (repeat > 1)
-        snprintf(name, sizeof name, "%s-%d", fig->name, repeat);
-    else
-        snprintf(name, sizeof name, "%s", fig->name);
-    snprintf(path, sizeof path, "%s/figures/%s.png", o->out, name);
-    figures_link(o, link, sizeof link);
-    if (exists(path))
-        fprintf(f, "\n![%s](%s/%s.png)\n", fig->title, link, name);
+    for (int i = 0; i < s->drawn->nfigures; i++) {
+        const lt_figure *fig = &s->drawn->figures[i];
+        char name[128], path[4400], link[4200];
+        if (repeat > 1)
+            snprintf(name, sizeof name, "%s-%d", fig->name, repeat);
+        else
+            snprintf(name, sizeof name, "%s", fig->name);
+        snprintf(path, sizeof path, "%s/figures/%s.png", o->out, name);
+        figures_link(o, link, sizeof link);
+        if (exists(path))
+            fprintf(f, "\n![%s](%s/%s.png)\n", fig->title, link, name);
+    }
 }
 
 /* The section's claims, each with the numbers and the rule that decide it. */
