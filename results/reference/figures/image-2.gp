@@ -1,4 +1,4 @@
-# ltbench plot: Image generation: test bits/dim and generation speed (paper Tables 1-2)
+# ltbench plot: Image generation speed by mode and batch (paper Tables 1-2)
 # from results/reference/image/cifar10.csv; data in image-2.dat.
 # Redraw with `gnuplot image-2.gp` in this folder; restyle freely.
 if (!exists("output")) output = "image-2.png"
@@ -6,22 +6,16 @@ set terminal pngcairo size 1200,560 noenhanced font ",10"
 set output output
 set grid
 set key below
-set multiplot layout 1,2 title "Image generation: test bits/dim and generation speed (paper Tables 1-2)\ncifar10-catdog small threads=2"
+set multiplot layout 1,1 title "Image generation speed by mode and batch (paper Tables 1-2)\ncifar10-catdog small threads=2"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set xtics nomirror rotate by 30 right
 unset logscale
-set ylabel "test bits/dim"
-set yrange [0:*]
-plot "image-2.dat" using 2:xtic(1) title "cached", \
-     "image-2.dat" using 3 title "recompute", \
-     "image-2.dat" using 4 title "recurrent"
-unset logscale
 set logscale y
 set ylabel "images/s (generation)"
 set yrange [*:*]
-plot "image-2.dat" using 5:xtic(1) title "cached", \
-     "image-2.dat" using 6 title "recompute", \
-     "image-2.dat" using 7 title "recurrent"
+plot "image-2.dat" using 2:xtic(1) title "cached", \
+     "image-2.dat" using 3 title "recompute", \
+     "image-2.dat" using 4 title "recurrent"
 unset multiplot

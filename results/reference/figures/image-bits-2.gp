@@ -1,0 +1,18 @@
+# ltbench plot: Image modelling: test bits/dim per variant (paper Tables 1-2)
+# from results/reference/image/cifar10.csv; data in image-bits-2.dat.
+# Redraw with `gnuplot image-bits-2.gp` in this folder; restyle freely.
+if (!exists("output")) output = "image-bits-2.png"
+set terminal pngcairo size 1200,560 noenhanced font ",10"
+set output output
+set grid
+set key below
+set multiplot layout 1,1 title "Image modelling: test bits/dim per variant (paper Tables 1-2)\ncifar10-catdog small layers=2 head_dim=16 steps=300"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set xtics nomirror rotate by 30 right
+unset logscale
+set ylabel "test bits/dim (lower is better)"
+set yrange [0:*]
+plot "image-bits-2.dat" using 2:xtic(1) title "cifar10-catdog"
+unset multiplot
