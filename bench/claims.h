@@ -13,4 +13,15 @@ int bench_image_claims(const lt_csv_table *results, const lt_csv_table *paper, l
 int bench_speech_claims(const lt_csv_table *results, const lt_csv_table *paper,
                         lt_claim *claims);
 
+/* The paper's appendix: seconds per CIFAR-10 image at batch 1 on a CPU,
+ * per generation mode, against the rows of a --gen-only run at its
+ * architecture. */
+int bench_image_cpu_claims(const lt_csv_table *results, const lt_csv_table *paper,
+                           lt_claim *claims);
+
+/* The copy ablation under its section: training copy accuracy at several
+ * update counts and held-out accuracy, for each head width run in the
+ * suite's folder `out` (copy/ and copy-h16/). */
+void bench_copy_ablation(FILE *f, const char *out);
+
 #endif

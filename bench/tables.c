@@ -50,7 +50,7 @@ static const lt_figure copy_figures[] = {
      {"variant", "kernel", "N", NULL}, 1, NULL,
      {{"step", "loss", "update", "loss on the copied half (nats)", 1, 0, 1},
       {"elapsed_s", "loss", "seconds", "loss on the copied half (nats)", 1, 0, 1}},
-     {"preset", "N", "batch", "threads", NULL}},
+     .context = {"preset", "N", "batch", "threads", NULL}},
 };
 
 const lt_schema bench_copy_curves = {"copy curves", "copy", copy_curve_columns,
@@ -143,7 +143,7 @@ static const lt_figure scaling_figures[] = {
      {{"N", "fwd_bwd_per_sample_s", "sequence length N", "time per sample (s)", 1, 1, 1},
       {"N", "peak_bytes_per_sample", "sequence length N", "peak memory per sample (MiB)",
        1 << 20, 1, 1}},
-     {"heads", "head_dim", "threads", NULL}},
+     .context = {"heads", "head_dim", "threads", NULL}},
 };
 
 const lt_schema bench_scaling = {"scaling", "scaling", scaling_columns, COUNT(scaling_columns),
@@ -219,11 +219,16 @@ static const lt_figure image_figures[] = {
     {"image-bits", "Image modelling: test bits/dim per variant (paper Tables 1-2)",
      LT_FIGURE_BARS, {"variant", "kernel", NULL}, 1, "dataset",
      {{NULL, "test_bits_per_dim", NULL, "test bits/dim (lower is better)", 1, 0, 0}},
-     {"dataset", "preset", "layers", "head_dim", "steps", NULL}},
+     {"dataset", "preset", "layers", "head_dim", "steps", NULL},
+     .paper_by = "dataset",
+     .paper_files = {"mnist", "table1-mnist.csv", "cifar10", "table2-cifar10.csv",
+                     "cifar10-catdog", "table2-cifar10.csv", NULL},
+     .paper_y = {"bits_per_dim", NULL},
+     .paper_label = "the paper (its full-size models)"},
     {"image", "Image generation speed by mode and batch (paper Tables 1-2)", LT_FIGURE_BARS,
      {"variant", "dataset", "gen_batch", "kernel", NULL}, 1, "gen_mode",
      {{NULL, "images_per_s", NULL, "images/s (generation)", 1, 0, 1}},
-     {"dataset", "preset", "threads", NULL}},
+     .context = {"dataset", "preset", "threads", NULL}},
 };
 
 const lt_schema bench_image_results = {"image", "image", image_result_columns,
@@ -258,7 +263,7 @@ static const lt_figure speech_figures[] = {
      {"model", "kernel", NULL}, 1, NULL,
      {{"epoch", "dev_per", "epoch", "dev PER", 1, 0, 0},
       {"elapsed_s", "dev_per", "seconds", "dev PER", 1, 0, 0}},
-     {"threads", NULL}},
+     .context = {"threads", NULL}},
 };
 
 const lt_schema bench_speech_curves = {"speech curves", "speech", speech_curve_columns,
@@ -357,7 +362,7 @@ static const lt_figure crossover_figures[] = {
                   "than softmax per sample",
      LT_FIGURE_LINES, {"linear_kernel", "feature_map", "softmax_kernel", "pass", NULL}, 1, NULL,
      {{"head_dim", "crossover_n", "head dimension D", "crossover N", 1, 1, 1}, {0}},
-     {"heads", "tokens", "threads", NULL}},
+     .context = {"heads", "tokens", "threads", NULL}},
 };
 
 const lt_schema bench_crossover = {"crossover", "crossover", crossover_columns,
@@ -408,7 +413,7 @@ static const lt_figure decode_figures[] = {
                                                           "batch)", 1, 1, 1},
       {"context", "held_bytes", "context position p", "state, cache or recompute memory (MiB)",
        1 << 20, 1, 1}},
-     {"layers", "heads", "head_dim", "ffn", "threads", NULL}},
+     .context = {"layers", "heads", "head_dim", "ffn", "threads", NULL}},
 };
 
 const lt_schema bench_decode = {"decode", "decode", decode_columns, COUNT(decode_columns),

@@ -499,3 +499,100 @@ Test(results, claims_print_as_a_markdown_table_with_their_rules)
               "%s", text);
     free(text);
 }
+
+/* Writes a copy run's summary and curves into DIR/name: softmax at
+ * accuracy 1 throughout, linear rising as step / 6000. */
+static void write_copy_run(const char *dir, const char *name, int head_dim, double linear_eval)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    cr_assert_eq(mkdir(path, 0755), 0, "%s", path);
+    snprintf(path, sizeof path, "%s/%s/summary.csv", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "experiment,variant,head_dim,status,eval_copy_accuracy\n"
+               "copy,softmax,%d,ok,1\ncopy,linear,%d,ok,%g\n",
+            head_dim, head_dim, linear_eval);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/%s/curves.csv", dir, name);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "experiment,variant,step,copy_accuracy\n");
+    for (int step = 1; step <= 6000; step++)
+        fprintf(f, "copy,softmax,%d,1\ncopy,linear,%d,%.17g\n", step, step, step / 6000.0);
+    fclose(f);
+}
+
+/* The ablation's table: accuracy over the 100 updates ending at each count,
+ * per head width, and the gaps said in words from the same numbers. */
+Test(results, copy_ablation_sets_both_head_widths_side_by_side)
+{
+    check_scratch_make("results");
+    const char *dir = check_scratch_dir();
+    write_copy_run(dir, "copy", 32, 0.98);
+    write_copy_run(dir, "copy-h16", 16, 0.75);
+    static char text[8192];
+    FILE *out = fmemopen(text, sizeof text, "w");
+    bench_copy_ablation(out, dir);
+    fclose(out);
+    /* linear @1000: the mean of 901..1000 over 6000 */
+    const char *expected[] = {
+        "| head dim | variant | @1000 | @3000 | @5000 | @6000 | held-out |",
+        "| 16 | softmax | 1.000 | 1.000 | 1.000 | 1.000 | 1.000 |",
+        "| 16 | linear | 0.158 | 0.492 | 0.825 | 0.992 | 0.750 |",
+        "| 32 | linear | 0.158 | 0.492 | 0.825 | 0.992 | 0.980 |",
+        "gap to softmax: 0.250 at head dim 16, 0.020 at head dim 32",
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        cr_assert(strstr(text, expected[i]) != NULL, "missing %s in:\n%s", expected[i], text);
+    /* without the second run there is nothing to set side by side */
+    char path[512];
+    snprintf(path, sizeof path, "%s/copy-h16/curves.csv", dir);
+    cr_assert_eq(remove(path), 0);
+    out = fmemopen(text, sizeof text, "w");
+    bench_copy_ablation(out, dir);
+    long written = ftell(out);
+    fclose(out);
+    cr_assert_eq(written, 0, "nothing without the second run");
+    check_scratch_remove();
+}
+
+/* The appendix's CPU timings: the order of the three modes decides, and the
+ * speed-ups are said beside the paper's. */
+Test(results, image_cpu_claim_orders_the_three_modes)
+{
+    check_scratch_make("claims");
+    lt_csv_table paper = csv_of("source,table,method,gen_mode,batch,seconds_per_image,device\n"
+                                "paper,A,softmax,recompute,1,8651,CPU\n"
+                                "paper,A,stateful softmax,cached,1,71.9,CPU\n"
+                                "paper,A,linear,recurrent,1,45.1,CPU\n");
+    const char *header = "variant,gen_mode,gen_batch,status,seconds_per_image\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", header,
+             "softmax,recompute,1,ok,2000\nsoftmax,cached,1,ok,40\nsoftmax,cached,16,ok,5\n"
+             "linear,recurrent,1,ok,10\n");
+    lt_csv_table t = csv_of(text);
+    lt_claim c[LT_CLAIMS_MAX];
+    cr_assert_eq(bench_image_cpu_claims(&t, &paper, c), 1);
+    cr_assert_eq(c[0].verdict, LT_CLAIM_HOLDS, "%s", c[0].measured);
+    cr_assert(strstr(c[0].measured, "linear is 200x faster than recompute (the paper: 192x) "
+                                     "and 4.0x than cached softmax (the paper: 1.6x)") != NULL,
+              "%s", c[0].measured);
+    cr_assert(strstr(c[0].paper, "softmax cached 71.9 s") != NULL, "%s", c[0].paper);
+    lt_csv_table_free(&t);
+    /* linear slower than cached softmax: fails */
+    snprintf(text, sizeof text, "%s%s", header,
+             "softmax,recompute,1,ok,2000\nsoftmax,cached,1,ok,8\nlinear,recurrent,1,ok,10\n");
+    t = csv_of(text);
+    bench_image_cpu_claims(&t, &paper, c);
+    cr_assert_eq(c[0].verdict, LT_CLAIM_FAILS);
+    lt_csv_table_free(&t);
+    /* recompute not run: not measured */
+    snprintf(text, sizeof text, "%s%s", header, "softmax,cached,1,ok,8\nlinear,recurrent,1,ok,1\n");
+    t = csv_of(text);
+    bench_image_cpu_claims(&t, NULL, c);
+    cr_assert_eq(c[0].verdict, LT_CLAIM_UNTESTED);
+    lt_csv_table_free(&t);
+    lt_csv_table_free(&paper);
+    check_scratch_remove();
+}

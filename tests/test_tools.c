@@ -564,7 +564,14 @@ Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)
     char dir[64], args[2048], inputs[1024];
     make_temp_dir(dir);
     write_fixtures(dir, inputs, sizeof inputs);
-    snprintf(args, sizeof args, "plot %s -o %s/figs --width 640 --height 360", inputs, dir);
+    char paper[160];
+    snprintf(paper, sizeof paper, "%s/paper", dir);
+    cr_assert_eq(mkdir(paper, 0755), 0);
+    snprintf(paper, sizeof paper, "%s/paper/table1-mnist.csv", dir);
+    write_file(paper, "source,table,method,bits_per_dim\npaper,Table 1,softmax,0.621\n"
+                      "paper,Table 1,LSH-1,0.745\npaper,Table 1,linear,0.644\n");
+    snprintf(args, sizeof args, "plot %s -o %s/figs --width 640 --height 360 --paper %s/paper",
+             inputs, dir, dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     for (int i = 0; i < FIXTURES; i++) {
         char path[256];
@@ -588,17 +595,17 @@ Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)
         cr_assert(strstr(script, expected[i]) != NULL, "missing %s in:\n%s", expected[i], script);
     /* Softmax's memory is the same causal or not: the line that would hide
      * under the other is dashed and its legend says so, in that panel only. */
-    const char *hidden = "softmax causal=1 softmax-gemm (dashed: the same values as softmax "
-                         "causal=0 softmax-gemm)";
+    const char *hidden = "softmax causal=1 softmax-gemm (dashed: as causal=0)";
     const char *at = strstr(script, hidden);
     cr_assert(at != NULL && strstr(at + 1, hidden) == NULL, "once, memory panel:\n%s", script);
     cr_assert(strstr(script, "title \"softmax causal=1 softmax-gemm\"") != NULL, "%s", script);
     /* Bits/dim: one bar per variant, not one per generation mode and batch */
     snprintf(path, sizeof path, "%s/figs/image-bits.dat", dir);
     script = read_text(path);
-    cr_assert(strstr(script, "# columns: group test_bits_per_dim:mnist\n\"softmax\" 0.62\n"
+    cr_assert(strstr(script, "# columns: group test_bits_per_dim:mnist test_bits_per_dim:the "
+                             "paper (its full-size models)\n\"softmax\" 0.62 0.621\n"
                              "\"linear\" 0.64") != NULL && strstr(script, "cached") == NULL,
-              "%s", script);
+              "the paper's value beside each variant's, matched by name:\n%s", script);
     /* One panel: the crossover N against the head dimension */
     snprintf(path, sizeof path, "%s/figs/crossover.gp", dir);
     script = read_text(path);

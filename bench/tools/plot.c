@@ -16,7 +16,8 @@ static const char details[] =
     "                        (skipped, refused) are listed under the title\n"
     "  copy curves.csv    -> copy-curves.png: loss against update and against seconds,\n"
     "                        a line per variant (and kernel or N where several)\n"
-    "  image CSV          -> image-bits.png: test bits/dim, a bar per variant;\n"
+    "  image CSV          -> image-bits.png: test bits/dim, a bar per variant, beside\n"
+    "                        the paper's (Tables 1-2, from --paper);\n"
     "                        image.png: images/s per variant and batch, a bar per\n"
     "                        generation mode\n"
     "  speech curves CSV  -> speech.png: dev PER against epoch and against seconds\n"
@@ -29,7 +30,8 @@ static const char details[] =
 
 int main(int argc, char **argv)
 {
-    lt_plot_options o = {.out = "results/figures", .width = 1200, .height = 560};
+    lt_plot_options o = {.out = "results/figures", .width = 1200, .height = 560,
+                         .paper = "data/paper"};
     lt_flag flags[] = {
         {"--out", LT_FLAG_STRING, &o.out, "DIR", "folder for the figures, scripts and data", 0,
          0, NULL, 0},
@@ -38,6 +40,10 @@ int main(int argc, char **argv)
          NULL, 0},
         {"--height", LT_FLAG_INT, &o.height, "PX", "height of each PNG in pixels", 150, 10000,
          NULL, 0},
+        {"--paper", LT_FLAG_STRING, &o.paper, "DIR",
+         "folder of the paper's CSVs: figures that have the paper's values draw them beside the "
+         "measured ones (a missing file draws none)",
+         0, 0, NULL, 0},
     };
     lt_cli cli = {"ltbench plot", "Draw the paper's figures from result CSVs with gnuplot.",
                   details, flags, (int)(sizeof flags / sizeof flags[0])};

@@ -74,6 +74,16 @@ static const lt_report_section sections[] = {
      &bench_image_results, NULL, &bench_image_results, "table2-cifar10.csv",
      "linear attention matches softmax's bits/dim and generates thousands of times faster "
      "than softmax recomputing the prefix.", 0, bench_image_claims},
+    {"image", "cifar10", "CIFAR-10 generation on a CPU at the paper's size (its appendix)",
+     "image-paper/cifar10.csv", &bench_image_results, NULL, NULL, "appendix-cpu-cifar10.csv",
+     "on a CPU, one CIFAR-10 image at batch 1 takes softmax recomputing the prefix 8651 s, "
+     "softmax with a key/value cache (stateful) 71.9 s and linear attention 45.1 s. Here the "
+     "paper's CIFAR-10 architecture (16 layers, 8 heads of 32, FFN 1024) generates with "
+     "untrained weights (speed does not depend on them; medium preset only).",
+     0, bench_image_cpu_claims, "medium",
+     {"--layers=16", "--heads=8", "--head-dim=32", "--ffn=1024", "--gen-only",
+      "--gen-batches=1", "--gen-images=1", "--variants=softmax,linear", "--completions=0",
+      NULL}},
     {"speech", NULL, "Speech recognition (the paper's Table 3)", "speech/speech.csv",
      &bench_speech_results, "speech/speech-curves.csv", &bench_speech_curves, "table3-wsj.csv",
      "softmax has the lowest PER, then linear, then the Bi-LSTM; linear attention is about "
@@ -92,6 +102,13 @@ static const lt_report_section sections[] = {
      "recompute's forward over the prefix), for every generation mode at each batch size "
      "(`ltbench decode`). Recompute is measured only where its time budget allows.",
      1, NULL},
+    {"copy", NULL, "Copy task: what drives convergence (an ablation)", "copy-h16/summary.csv",
+     &bench_copy_summary, "copy-h16/curves.csv", &bench_copy_curves, NULL,
+     "The medium preset's copy task again with heads of 16 dimensions instead of 32 (the "
+     "small preset's), softmax and linear only, to tell the head width's part in linear "
+     "attention's convergence from the number of updates' (medium preset only).",
+     1, NULL, "medium", {"--head-dim=16", "--variants=softmax,linear", NULL},
+     bench_copy_ablation},
 };
 enum { SECTIONS = sizeof sections / sizeof sections[0] };
 
@@ -216,7 +233,8 @@ static int plan_steps(const suite_options *o, suite_step *steps)
     snprintf(threads, sizeof threads, "%ld", o->common.threads);
     for (int i = 0; i < SECTIONS; i++) {
         const lt_report_section *sec = &sections[i];
-        if (!wanted(o, sec->experiment))
+        if (!wanted(o, sec->experiment) ||
+            (sec->only_preset != NULL && strcmp(sec->only_preset, o->preset) != 0))
             continue;
         suite_step *s = &steps[n++];
         memset(s, 0, sizeof *s);
@@ -242,6 +260,8 @@ static int plan_steps(const suite_options *o, suite_step *steps)
             *strrchr(out, '/') = '\0';
             add_arg(s, "--out=%s", out);
         }
+        for (int a = 0; a < 12 && sec->args[a] != NULL; a++)
+            add_arg(s, "%s", sec->args[a]);
         /* recomputing 3072-byte images takes minutes even for tiny models */
         if (sec->dataset != NULL && strcmp(sec->dataset, "cifar10") == 0 && quick)
             add_arg(s, "%s", "--gen-modes=fast");
@@ -295,6 +315,7 @@ static void plot_all(const suite_options *o, int *failed)
             add_arg(&plot, "%s", path);
     }
     add_arg(&plot, "--out=%s/figures", o->out);
+    add_arg(&plot, "--paper=%s", o->paper);
     if (plot.argc > 1 && run_step(&plot) != 0)
         *failed = 1;
 }

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "core/mem.h"
 #include "core/process.h"
@@ -37,6 +39,8 @@ typedef struct plan {
     const char *clusters[MAX_CLUSTERS];
     int *series_of; /* (rows) */
     char not_drawn[1024]; /* a line per series with cases not drawn */
+    lt_csv_table paper;   /* the paper's table for the paper cluster */
+    int paper_cluster;    /* its index in clusters, or -1 */
 } plan;
 
 static int is_ok(const plan *p, long long row)
@@ -186,6 +190,58 @@ static lt_status build_plan(plan *p)
     return LT_OK;
 }
 
+/* The paper's CSV for this figure, when the spec names one for the CSV's
+ * `paper_by` value and the paper folder holds it: a last cluster. A
+ * paper folder without the file draws no paper bars (not an error: the
+ * data may come from elsewhere). */
+static lt_status add_paper_cluster(plan *p, const lt_plot_options *o)
+{
+    const lt_figure *spec = p->spec;
+    if (spec->style != LT_FIGURE_BARS || spec->paper_by == NULL || o->paper == NULL ||
+        p->file.table.nrows == 0)
+        return LT_OK;
+    int by = lt_results_column(&p->file, spec->paper_by);
+    const char *value = by >= 0 ? lt_results_cell(&p->file, 0, by) : "";
+    for (int i = 0; spec->paper_files[i] != NULL; i += 2) {
+        if (strcmp(spec->paper_files[i], value) != 0)
+            continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", o->paper, spec->paper_files[i + 1]);
+        if (access(path, R_OK) != 0)
+            return LT_OK;
+        LT_TRY(lt_csv_read(&p->paper, path));
+        if (p->nclusters == MAX_CLUSTERS)
+            return lt_fail(LT_E_INPUT, "%s: more than %d bar clusters with the paper's",
+                           p->file.path, MAX_CLUSTERS);
+        p->paper_cluster = p->nclusters;
+        p->clusters[p->nclusters++] = spec->paper_label;
+        return LT_OK;
+    }
+    return LT_OK;
+}
+
+/* The paper's value for series s in panel i, as its CSV writes it: the
+ * row whose method is the series' first key, case aside; NULL when there
+ * is none or it is not a finite number. */
+static const char *paper_cell(const plan *p, int s, int i)
+{
+    const char *column = p->spec->paper_y[i];
+    int method = lt_csv_table_column(&p->paper, "method");
+    int y = column ? lt_csv_table_column(&p->paper, column) : -1;
+    if (method < 0 || y < 0)
+        return NULL;
+    const char *key = lt_results_cell(&p->file, p->series[s].first_row,
+                                      lt_results_column(&p->file, p->spec->series[0]));
+    for (long long r = 0; r < p->paper.nrows; r++)
+        if (strcasecmp(lt_csv_table_cell(&p->paper, r, method), key) == 0) {
+            const char *cell = lt_csv_table_cell(&p->paper, r, y);
+            char *end;
+            double v = strtod(cell, &end);
+            return end != cell && *end == '\0' && isfinite(v) ? cell : NULL;
+        }
+    return NULL;
+}
+
 /* ---- writing ---- */
 
 /* A double-quoted gnuplot string (where \n is a line break). */
@@ -293,6 +349,11 @@ static void write_bar_data(FILE *f, const plan *p)
         gp_string(f, p->series[s].title);
         for (int i = 0; i < lt_figure_panels(p->spec); i++)
             for (int c = 0; c < p->nclusters; c++) {
+                if (c == p->paper_cluster) {
+                    const char *cell = paper_cell(p, s, i);
+                    fprintf(f, " %s", cell != NULL ? cell : "NaN");
+                    continue;
+                }
                 long long row = -1;
                 for (long long r = 0; r < p->file.table.nrows && row < 0; r++)
                     if (p->series_of[r] == s && is_ok(p, r) &&
@@ -312,6 +373,15 @@ static void write_bar_data(FILE *f, const plan *p)
  * as gnuplot refuses a log axis without a valid point. */
 static int cluster_has_values(const plan *p, const lt_panel *panel, int c)
 {
+    if (c == p->paper_cluster) {
+        int i = panel == &p->spec->panels[0] ? 0 : 1;
+        for (int s = 0; s < p->nseries; s++) {
+            const char *cell = paper_cell(p, s, i);
+            if (p->series[s].drawn > 0 && cell != NULL && (!panel->log_y || strtod(cell, NULL) > 0))
+                return 1;
+        }
+        return 0;
+    }
     int cluster_col = lt_results_column(&p->file, p->spec->cluster);
     int y_col = lt_results_column(&p->file, panel->y);
     for (long long r = 0; r < p->file.table.nrows; r++) {
@@ -386,6 +456,22 @@ static int same_curve(const plan *p, const lt_panel *panel, int a, int b)
     return rows_a > 0 && rows_a == rows_b;
 }
 
+/* " (dashed: as causal=0)": the series keys in which series a, drawn
+ * under b, differs from it, with b's values; short enough for the key. */
+static void same_as_label(char *title, size_t size, const plan *p, int a, int b)
+{
+    char keys[256] = "";
+    for (int k = 0; p->spec->series[k]; k++) {
+        int col = lt_results_column(&p->file, p->spec->series[k]);
+        const char *va = lt_results_cell(&p->file, p->series[a].first_row, col);
+        const char *vb = lt_results_cell(&p->file, p->series[b].first_row, col);
+        if (strcmp(va, vb) != 0)
+            lt_results_label_append(keys, sizeof keys, p->spec->series[k], vb);
+    }
+    size_t used = strlen(title);
+    snprintf(title + used, size - used, " (dashed: as %s)", keys);
+}
+
 static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
 {
     const lt_figure *spec = p->spec;
@@ -440,9 +526,9 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
                 fprintf(f, " with %s%s title ", si->drawn > 50 ? "lines" : "linespoints",
                         under >= 0 ? " dt 2 lw 2" : "");
                 char title[600];
-                snprintf(title, sizeof title, "%s%s%s%s", si->title,
-                         under >= 0 ? " (dashed: the same values as " : "",
-                         under >= 0 ? p->series[under].title : "", under >= 0 ? ")" : "");
+                snprintf(title, sizeof title, "%s", si->title);
+                if (under >= 0)
+                    same_as_label(title, sizeof title, p, s, under);
                 gp_string(f, title);
                 first = 0;
             }
@@ -545,6 +631,7 @@ static void free_plans(plan *plans, int count)
     for (int i = 0; i < count; i++) {
         lt_results_free(&plans[i].file);
         lt_mem_free(plans[i].series_of);
+        lt_csv_table_free(&plans[i].paper);
     }
 }
 
@@ -627,9 +714,12 @@ lt_status lt_plot(const lt_schema *const *schemas, int count, const char *const 
             plan *p = &plans[nplans++];
             memset(p, 0, sizeof *p);
             p->spec = &schema->figures[f];
+            p->paper_cluster = -1;
             status = lt_results_read(&p->file, paths[i]); /* each figure its own copy */
             if (status == LT_OK)
                 status = build_plan(p);
+            if (status == LT_OK)
+                status = add_paper_cluster(p, o);
             if (status == LT_OK)
                 choose_name(plans, nplans - 1);
         }

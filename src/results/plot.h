@@ -14,6 +14,7 @@
 typedef struct lt_plot_options {
     const char *out;    /* folder */
     long width, height; /* pixels of each PNG */
+    const char *paper;  /* folder of the paper's CSVs (NULL: draw none) */
 } lt_plot_options;
 
 /* Recognises each CSV among `schemas` and draws its figures; a line per

@@ -170,6 +170,8 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
         fprintf(f, "\n### %s\n\n%s\n\n", s->title, s->says);
         provenance_note(f, machine, t);
         lt_table_markdown(s->schema, t, f);
+        if (s->extra != NULL)
+            s->extra(f, o->out);
         figure_link(f, o, s, repeat);
         return;
     }
@@ -197,7 +199,17 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
         paper_table(f, o, s->paper);
     fprintf(f, "\nThe paper: %s\n", s->says);
     conclusions(f, o, s, t);
+    if (s->extra != NULL)
+        s->extra(f, o->out);
     figure_link(f, o, s, repeat);
+}
+
+/* The CSV a section's figure is drawn from, as the suite hands it to plot. */
+static const char *drawn_csv(const lt_report *o, const lt_report_section *s, char *buf,
+                             size_t size)
+{
+    snprintf(buf, size, "%s/%s", o->out, s->curves ? s->curves : s->results);
+    return buf;
 }
 
 lt_status lt_report_write(const lt_report *o, const lt_report_section *sections, int count)
@@ -218,7 +230,7 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
     for (int i = 0; i < o->count; i++)
         if (o->notes[i][0])
             fprintf(f, "- %s: %s\n", o->names[i], o->notes[i]);
-    int described = 0, repeat = 0, beyond = 0;
+    int described = 0, repeat, beyond = 0;
     provenance machine;
     for (int i = 0; i < count; i++) {
         char path[4400];
@@ -234,8 +246,13 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
         if (sections[i].beyond && !beyond++)
             fprintf(f, "\n## Beyond the paper\n\nSweeps the paper does not run, over the "
                        "same attention core and generator.\n");
-        /* plot names a figure drawn again in the same run NAME-2, NAME-3 */
-        repeat = i > 0 && sections[i].drawn == sections[i - 1].drawn ? repeat + 1 : 1;
+        /* plot, given the sections' CSVs that exist in this order, names a
+         * figure drawn again NAME-2, NAME-3 */
+        repeat = 1;
+        for (int j = 0; j < i; j++)
+            repeat += sections[j].drawn != NULL && sections[j].drawn == sections[i].drawn &&
+                      exists(drawn_csv(o, &sections[j], path, sizeof path));
+        snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
         write_section(f, o, &sections[i], &t, &machine, repeat);
         lt_csv_table_free(&t);
     }

@@ -10,6 +10,10 @@
 #include "results/claims.h"
 #include "results/table.h"
 
+/* Writes more under a section's tables from the CSVs in the suite's output
+ * folder `out` (an ablation that sets several runs side by side). */
+typedef void (*lt_section_extra_fn)(FILE *f, const char *out);
+
 typedef struct lt_report_section {
     const char *experiment; /* the program */
     const char *dataset;    /* image: the --dataset it ran with, else NULL */
@@ -24,6 +28,11 @@ typedef struct lt_report_section {
     /* The paper's claims judged on the results (and the paper's CSV),
      * printed as a table under them; NULL: none. */
     lt_conclude_fn conclude;
+    /* For the suite: the one preset this section runs at (NULL: every
+     * preset) and arguments added to its command line. */
+    const char *only_preset;
+    const char *args[12];
+    lt_section_extra_fn extra; /* NULL: nothing more */
 } lt_report_section;
 
 typedef struct lt_report {

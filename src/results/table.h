@@ -76,6 +76,15 @@ typedef struct lt_figure {
     lt_panel panels[2];  /* a second panel with no y: one panel */
     /* Columns whose first-row values say under the title what was run. */
     const char *context[LT_FIGURE_CONTEXT + 1];
+    /* BARS: a last bar cluster with the paper's values, from the CSV of
+     * the paper folder that paper_files names (pairs of a value of column
+     * paper_by in the first row, and a file name; NULL-ended). A series
+     * takes the value of the paper's row whose "method" equals its first
+     * key (case aside), column paper_y[panel] (NULL: none in that panel). */
+    const char *paper_by;
+    const char *paper_files[8];
+    const char *paper_y[2];
+    const char *paper_label;
 } lt_figure;
 
 typedef struct lt_schema {
