@@ -60,55 +60,55 @@ static const lt_report_section sections[] = {
     {"copy", NULL, "Copy task (the paper's Figure 2)", "copy/summary.csv", &bench_copy_summary,
      "copy/curves.csv", &bench_copy_curves, NULL,
      "linear attention converges smoothly to the same loss as softmax; Reformer LSH does "
-     "worse; chance accuracy is 0.1.", 0, bench_copy_claims},
+     "worse; chance accuracy is 0.1.", 0, .conclude = bench_copy_claims},
     {"scaling", NULL, "Scaling (the paper's Figure 1)", "scaling/scaling.csv", &bench_scaling,
      NULL, &bench_scaling, NULL,
      "linear attention is faster and needs less memory for every N; its time and memory grow "
      "linearly with N, softmax's quadratically (softmax ran out of its 11 GB GPU above N = "
-     "4096).", 0, bench_scaling_claims},
+     "4096).", 0, .conclude = bench_scaling_claims},
     {"image", "mnist", "Image generation (the paper's Table 1)", "image/mnist.csv",
      &bench_image_results, NULL, &bench_image_results, "table1-mnist.csv",
      "linear attention's bits/dim is close to softmax's, and it generates hundreds of times "
-     "faster than softmax recomputing the prefix.", 0, bench_image_claims},
+     "faster than softmax recomputing the prefix.", 0, .conclude = bench_image_claims},
     {"image", "cifar10", "Image generation (the paper's Table 2)", "image/cifar10.csv",
      &bench_image_results, NULL, &bench_image_results, "table2-cifar10.csv",
      "linear attention matches softmax's bits/dim and generates thousands of times faster "
-     "than softmax recomputing the prefix.", 0, bench_image_claims},
+     "than softmax recomputing the prefix.", 0, .conclude = bench_image_claims},
     {"image", "cifar10", "CIFAR-10 generation on a CPU at the paper's size (its appendix)",
      "image-paper/cifar10.csv", &bench_image_results, NULL, NULL, "appendix-cpu-cifar10.csv",
      "on a CPU, one CIFAR-10 image at batch 1 takes softmax recomputing the prefix 8651 s, "
      "softmax with a key/value cache (stateful) 71.9 s and linear attention 45.1 s. Here the "
      "paper's CIFAR-10 architecture (16 layers, 8 heads of 32, FFN 1024) generates with "
      "untrained weights (speed does not depend on them; medium preset only).",
-     0, bench_image_cpu_claims, "medium",
-     {"--layers=16", "--heads=8", "--head-dim=32", "--ffn=1024", "--gen-only",
+     0, bench_image_cpu_claims, .only_preset = "medium",
+     .args = {"--layers=16", "--heads=8", "--head-dim=32", "--ffn=1024", "--gen-only",
       "--gen-batches=1", "--gen-images=1", "--variants=softmax,linear", "--completions=0",
       NULL}},
     {"speech", NULL, "Speech recognition (the paper's Table 3)", "speech/speech.csv",
      &bench_speech_results, "speech/speech-curves.csv", &bench_speech_curves, "table3-wsj.csv",
      "softmax has the lowest PER, then linear, then the Bi-LSTM; linear attention is about "
-     "3.3x faster per epoch than softmax.", 0, bench_speech_claims},
+     "3.3x faster per epoch than softmax.", 0, .conclude = bench_speech_claims},
     {"crossover", NULL, "Crossover: where linear attention overtakes softmax",
      "crossover/crossover-table.csv", &bench_crossover, NULL, &bench_crossover, NULL,
      "For each head dimension D, the smallest sequence length N from which each linear "
      "kernel is faster per sample than each softmax kernel at every larger N measured, "
      "forward and forward+backward (`ltbench crossover`; every case is in "
      "`crossover/crossover.csv`).",
-     1, NULL},
+     1, .conclude = NULL},
     {"decode", NULL, "Decoding: time per token and memory against the context",
      "decode/decode.csv", &bench_decode, NULL, &bench_decode, NULL,
      "Per generated token, at each context position: the median time of a window of steps "
      "and the bytes generation holds there (the recurrent state, the key/value cache, or "
      "recompute's forward over the prefix), for every generation mode at each batch size "
      "(`ltbench decode`). Recompute is measured only where its time budget allows.",
-     1, NULL},
+     1, .conclude = NULL},
     {"copy", NULL, "Copy task: what drives convergence (an ablation)", "copy-h16/summary.csv",
      &bench_copy_summary, "copy-h16/curves.csv", &bench_copy_curves, NULL,
      "The medium preset's copy task again with heads of 16 dimensions instead of 32 (the "
      "small preset's), softmax and linear only, to tell the head width's part in linear "
      "attention's convergence from the number of updates' (medium preset only).",
-     1, NULL, "medium", {"--head-dim=16", "--variants=softmax,linear", NULL},
-     bench_copy_ablation},
+     1, NULL, .only_preset = "medium", .args = {"--head-dim=16", "--variants=softmax,linear", NULL},
+     .extra = bench_copy_ablation},
 };
 enum { SECTIONS = sizeof sections / sizeof sections[0] };
 
