@@ -1848,6 +1848,40 @@ Test(suite, sweeps_beyond_the_paper_in_the_report, .timeout = 300)
 
 /* An unknown or repeated experiment is refused before anything runs or is
  * written. */
+/* The medium preset's plan has a step for every section (the ablation and
+ * the appendix's CPU run besides the experiments), each with its own
+ * arguments; --report-only runs none of them. */
+Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
+{
+    char dir[64], args[512], path[200];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, "suite --preset medium --report-only --out %s/out", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/out/REPORT.md", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char report[65536];
+    report[fread(report, 1, sizeof report - 1, f)] = '\0';
+    fclose(f);
+    const char *expected[] = {"ltbench copy --preset=medium",
+                              "copy-h16 --head-dim=16 --variants=softmax,linear",
+                              "image-paper --layers=16", "--gen-only --gen-batches=1",
+                              "ltbench speech --preset=medium", "ltbench decode"};
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        cr_assert(strstr(report, expected[i]) != NULL, "missing %s in:\n%s", expected[i],
+                  report);
+    /* at other presets the medium-only steps are left out */
+    snprintf(args, sizeof args, "suite --preset small --report-only --out %s/small", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/small/REPORT.md", dir);
+    f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    report[fread(report, 1, sizeof report - 1, f)] = '\0';
+    fclose(f);
+    cr_assert(strstr(report, "copy-h16") == NULL && strstr(report, "image-paper") == NULL,
+              "%s", report);
+}
+
 Test(suite, bad_experiment_lists_exit_2_and_write_nothing)
 {
     char dir[64], args[512], path[200];
