@@ -14,7 +14,7 @@ set xlabel "head dimension D"
 set ylabel "crossover N"
 set yrange [*:*]
 plot "crossover.dat" index 0 using 1:2 with linespoints title "linear-gemm softmax-gemm fwd", \
-     "crossover.dat" index 1 using 1:2 with linespoints dt 2 lw 2 title "linear-gemm softmax-gemm fwd+bwd (dashed: the same values as linear-gemm softmax-gemm fwd)", \
+     "crossover.dat" index 1 using 1:2 with linespoints dt 2 lw 2 title "linear-gemm softmax-gemm fwd+bwd (dashed: as fwd)", \
      "crossover.dat" index 2 using 1:2 with linespoints title "linear-gemm softmax-tiled fwd", \
      "crossover.dat" index 3 using 1:2 with linespoints title "linear-gemm softmax-tiled fwd+bwd", \
      "crossover.dat" index 4 using 1:2 with linespoints title "linear-causal-chunked softmax-gemm fwd", \

@@ -35,14 +35,14 @@ set ylabel "state, cache or recompute memory (MiB)"
 set yrange [*:*]
 plot "decode.dat" index 0 using 1:($3/1048576) with linespoints title "recurrent linear elu batch=1", \
      "decode.dat" index 1 using 1:($3/1048576) with linespoints title "recurrent linear elu batch=16", \
-     "decode.dat" index 2 using 1:($3/1048576) with linespoints dt 2 lw 2 title "recurrent linear relu batch=1 (dashed: the same values as recurrent linear elu batch=1)", \
-     "decode.dat" index 3 using 1:($3/1048576) with linespoints dt 2 lw 2 title "recurrent linear relu batch=16 (dashed: the same values as recurrent linear elu batch=16)", \
+     "decode.dat" index 2 using 1:($3/1048576) with linespoints dt 2 lw 2 title "recurrent linear relu batch=1 (dashed: as elu)", \
+     "decode.dat" index 3 using 1:($3/1048576) with linespoints dt 2 lw 2 title "recurrent linear relu batch=16 (dashed: as elu)", \
      "decode.dat" index 4 using 1:($3/1048576) with linespoints title "recurrent linear favor batch=1", \
      "decode.dat" index 5 using 1:($3/1048576) with linespoints title "recurrent linear favor batch=16", \
      "decode.dat" index 6 using 1:($3/1048576) with linespoints title "recurrent linear taylor batch=1", \
      "decode.dat" index 7 using 1:($3/1048576) with linespoints title "recurrent linear taylor batch=16", \
-     "decode.dat" index 8 using 1:($3/1048576) with linespoints dt 2 lw 2 title "recurrent decay elu batch=1 (dashed: the same values as recurrent linear elu batch=1)", \
-     "decode.dat" index 9 using 1:($3/1048576) with linespoints dt 2 lw 2 title "recurrent decay elu batch=16 (dashed: the same values as recurrent linear elu batch=16)", \
+     "decode.dat" index 8 using 1:($3/1048576) with linespoints dt 2 lw 2 title "recurrent decay elu batch=1 (dashed: as linear)", \
+     "decode.dat" index 9 using 1:($3/1048576) with linespoints dt 2 lw 2 title "recurrent decay elu batch=16 (dashed: as linear)", \
      "decode.dat" index 10 using 1:($3/1048576) with linespoints title "cached softmax none batch=1", \
      "decode.dat" index 11 using 1:($3/1048576) with linespoints title "cached softmax none batch=16", \
      "decode.dat" index 12 using 1:($3/1048576) with linespoints title "recompute softmax none batch=1", \

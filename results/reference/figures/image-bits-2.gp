@@ -14,5 +14,6 @@ set xtics nomirror rotate by 30 right
 unset logscale
 set ylabel "test bits/dim (lower is better)"
 set yrange [0:*]
-plot "image-bits-2.dat" using 2:xtic(1) title "cifar10-catdog"
+plot "image-bits-2.dat" using 2:xtic(1) title "cifar10-catdog", \
+     "image-bits-2.dat" using 3 title "the paper (its full-size models)"
 unset multiplot
