@@ -627,7 +627,7 @@ static void start_rounds(const lsh_head *t)
         t->b.l[i] = 0.0f;
         t->b.other[i] = 0;
     }
-    memset(t->h.out, 0, sizeof(float) * (size_t)t->n * t->z.M);
+    /* no zeroing of out: each query's first round stores its row (merge_round) */
 }
 
 /* out_i /= l_i; with saved, each round's log-sum-exp (stored as w) becomes
