@@ -672,6 +672,11 @@ Test(plot, unknown_or_malformed_csv_exits_2_and_writes_nothing)
     }
     cr_assert_eq(ltbench("plot"), 2, "%s", output);
     ASSERT_MENTIONS("CSV...");
+    snprintf(args, sizeof args, "plot %s --paper %s/no-such-folder -o %s/figs", good, dir, dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--paper: expected a folder");
+    snprintf(path, sizeof path, "%s/figs", dir);
+    cr_assert(!exists(path), "a bad --paper wrote %s", path);
 }
 
 Test(dispatcher, lists_the_tools_as_available)

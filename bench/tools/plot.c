@@ -1,6 +1,7 @@
 /* ltbench plot: the paper's figures from result CSVs, as the tables in
  * bench/tables.c declare them; the drawing is src/results/plot.c. */
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "core/cli.h"
 #include "results/plot.h"
@@ -53,6 +54,14 @@ int main(int argc, char **argv)
     int code = lt_cli_parse_tool(&cli, &operands, argc, argv, &exit_now);
     if (exit_now)
         return code;
+    /* the default folder may be absent (plot run elsewhere): no paper bars;
+     * a folder named on the command line must exist */
+    struct stat st;
+    if (lt_cli_flag(&cli, "--paper")->seen && (stat(o.paper, &st) != 0 || !S_ISDIR(st.st_mode)))
+        return lt_cli_report(cli.program,
+                             lt_fail(LT_E_USAGE, "--paper: expected a folder of the paper's "
+                                                 "CSVs, got '%s' (no such folder)",
+                                     o.paper));
     int drawn = 0;
     lt_status status = lt_plot(bench_tables, bench_table_count, files, operands.count, &o,
                                stdout, &drawn);

@@ -261,7 +261,8 @@ static int plan_steps(const suite_options *o, suite_step *steps)
             *strrchr(out, '/') = '\0';
             add_arg(s, "--out=%s", out);
         }
-        for (int a = 0; a < 12 && sec->args[a] != NULL; a++)
+        for (size_t a = 0; a < sizeof sec->args / sizeof sec->args[0] && sec->args[a] != NULL;
+             a++)
             add_arg(s, "%s", sec->args[a]);
         /* recomputing 3072-byte images takes minutes even for tiny models */
         if (sec->dataset != NULL && strcmp(sec->dataset, "cifar10") == 0 && quick)
@@ -319,7 +320,8 @@ static void plot_all(const suite_options *o, int *failed)
         }
     }
     add_arg(&plot, "--out=%s/figures", o->out);
-    add_arg(&plot, "--paper=%s", o->paper);
+    if (exists(o->paper)) /* else plot draws the figures without the paper's bars */
+        add_arg(&plot, "--paper=%s", o->paper);
     if (csvs > 0 && run_step(&plot) != 0)
         *failed = 1;
 }

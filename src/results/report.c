@@ -249,10 +249,11 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
         /* plot, given the sections' CSVs that exist in this order, names a
          * figure drawn again NAME-2, NAME-3 */
         repeat = 1;
-        for (int j = 0; j < i; j++)
+        for (int j = 0; j < i; j++) {
+            char drawn[4400];
             repeat += sections[j].drawn != NULL && sections[j].drawn == sections[i].drawn &&
-                      exists(drawn_csv(o, &sections[j], path, sizeof path));
-        snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
+                      exists(drawn_csv(o, &sections[j], drawn, sizeof drawn));
+        }
         write_section(f, o, &sections[i], &t, &machine, repeat);
         lt_csv_table_free(&t);
     }
