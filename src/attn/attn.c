@@ -417,7 +417,8 @@ static lt_status check_call(const lt_attn *attn, lt_attn_shape shape, const void
     if (!scan)
         return LT_OK;
     LT_TRY(check_finite(attn, q, qk, "q"));
-    LT_TRY(check_finite(attn, k, qk, "k"));
+    if (!attn->impl->ignores_k)
+        LT_TRY(check_finite(attn, k, qk, "k"));
     LT_TRY(check_finite(attn, v, vo, "v"));
     LT_TRY(check_finite(attn, params, n_params, "params"));
     return LT_OK;

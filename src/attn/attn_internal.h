@@ -125,6 +125,9 @@ struct lt_attn_variant {
     /* Why no kernel serves causal (non-causal) attention, when none does. */
     const char *no_causal_reason;
     const char *no_noncausal_reason;
+    /* 1: keys come from the queries (shared query-key), k is never read, so
+     * forward does not scan it for NaN and Inf either. */
+    int ignores_k;
     /* Recurrent form; NULL step when the variant has none, with the reason. */
     const char *no_recurrence_reason;
     size_t (*state_payload_bytes)(const lt_attn *attn, int B, int H, int D, int M,

@@ -165,23 +165,30 @@ void attn_lsh_rotations(float *R, size_t ld, int D, int cols, lt_attn_shape shap
         draw_column(R + c, ld, D, key, round, c);
 }
 
+/* The first j with x[j] == value, 0 if none (a NaN row). */
+static int first_equal(const float *x, int n, float value)
+{
+    for (int j = 0; j < n; j++)
+        if (x[j] == value)
+            return j;
+    return 0;
+}
+
 /* argmax over [x, -x] (2 half entries), the first of equal maxima as
- * numpy's argmax; 0 when half is 0 (a factor of one bucket). */
+ * numpy's argmax (so x's half wins a tie with -x's); 0 when half is 0 (a
+ * factor of one bucket). The extremes first, in one vectorised pass; then
+ * the search for where the winner lies. */
 static int argmax_signed(const float *x, int half)
 {
-    int best = 0;
-    float value = half > 0 ? x[0] : 0.0f;
-    for (int j = 1; j < half; j++)
-        if (x[j] > value) {
-            value = x[j];
-            best = j;
-        }
-    for (int j = 0; j < half; j++)
-        if (-x[j] > value) {
-            value = -x[j];
-            best = half + j;
-        }
-    return best;
+    if (half == 0)
+        return 0;
+    float hi = x[0], lo = x[0];
+#pragma omp simd reduction(max : hi) reduction(min : lo)
+    for (int j = 1; j < half; j++) {
+        hi = x[j] > hi ? x[j] : hi;
+        lo = x[j] < lo ? x[j] : lo;
+    }
+    return -lo > hi ? half + first_equal(x, half, lo) : first_equal(x, half, hi);
 }
 
 /* Buckets of `rows` positions: rot (rows x cols) = q R, then the argmax of
@@ -302,16 +309,18 @@ const int32_t *attn_lsh_order(const lt_attn *attn, lt_attn_shape shape, const vo
 /* One head's buffers (in the thread's slice; in slice 0 when threads share
  * the head). NULL where a kernel or direction does not use one. */
 typedef struct lsh_buffers {
-    float *inv;               /* (N) 1 / sqrt(|q_i|^2 + D eps) */
+    float *inv;               /* reference: (N) 1 / sqrt(|q_i|^2 + D eps) */
     int32_t *bucket, *count;  /* (N) (buckets + 1) */
     int32_t *order;           /* (N) when forward saves nothing */
     unsigned char *alone;     /* (rounds, N) 1: the round showed the query only itself */
     float *m, *l;             /* (N) running maximum and sum of round weights */
     unsigned char *other;     /* (N) 1 once a round gave the query other keys */
-    float *qs, *ks, *vs;      /* (N,D) (N,D) (N,M) sorted queries, keys, values */
+    float *qs, *vs, *invs;    /* (N,D) (N,M) (N) sorted queries, values, inverse norms */
     float *delta, *dscale;    /* (N) g_i . out_i; w times it, sorted */
     float *gs;                /* (N,M) sorted w g */
-    float *dkacc;             /* (N,D) dL/dk over the rounds */
+    float *dqs, *dks, *dvs;   /* (N,D) (N,D) (N,M) a round's gradients in sorted rows
+                               * (dks: dL/dk_s scaled by the key's inverse norm) */
+    float *dkacc;             /* reference: (N,D) dL/dk over the rounds */
     float *outs, *zs;         /* reference: (rounds,N,M) (rounds,N) each round's output, lse */
     float *row;               /* reference: (W) one query's window */
 } lsh_buffers;
@@ -321,17 +330,22 @@ static lsh_buffers carve_head(carver *c, const lsh_sizes *z, lsh_kernel kernel, 
     const size_t N = (size_t)z->N, D = (size_t)z->D, M = (size_t)z->M, R = (size_t)z->rounds;
     lsh_buffers b;
     memset(&b, 0, sizeof b);
-    b.inv = take_floats(c, N);
+    if (kernel == REFERENCE) /* the chunked kernel computes them as it gathers */
+        b.inv = take_floats(c, N);
     if (backward) {
         b.delta = take_floats(c, N);
-        b.dkacc = take_floats(c, N * D);
-        if (kernel == REFERENCE)
+        if (kernel == REFERENCE) {
+            b.dkacc = take_floats(c, N * D);
             return b;
+        }
         b.dscale = take_floats(c, N);
         b.qs = take_floats(c, N * D);
-        b.ks = take_floats(c, N * D);
         b.vs = take_floats(c, N * M);
+        b.invs = take_floats(c, N);
         b.gs = take_floats(c, N * M);
+        b.dqs = take_floats(c, N * D);
+        b.dks = take_floats(c, N * D);
+        b.dvs = take_floats(c, N * M);
         return b;
     }
     b.bucket = take_ints(c, N);
@@ -348,19 +362,18 @@ static lsh_buffers carve_head(carver *c, const lsh_sizes *z, lsh_kernel kernel, 
         return b;
     }
     b.qs = take_floats(c, N * D);
-    b.ks = take_floats(c, N * D);
     b.vs = take_floats(c, N * M);
+    b.invs = take_floats(c, N);
     return b;
 }
 
 /* A thread's scratch: one hashing block and one chunk's scores (or dS), its
- * outputs (or dQ), log-sum-exps, and its window's dK and dV. */
+ * outputs and log-sum-exps. */
 typedef struct lsh_scratch {
     float *rot;    /* (HASH_ROWS, cols) */
     float *block;  /* (chunk_rows, W) */
-    float *small;  /* (chunk_rows, max(D, M)) */
+    float *small;  /* (chunk_rows, M) */
     float *z;      /* (chunk_rows) */
-    float *dk, *dv; /* (W, D) (W, M) */
 } lsh_scratch;
 
 static lsh_scratch carve_scratch(carver *c, const lsh_sizes *z)
@@ -369,10 +382,8 @@ static lsh_scratch carve_scratch(carver *c, const lsh_sizes *z)
     lsh_scratch s;
     s.rot = take_floats(c, (size_t)HASH_ROWS * z->cols);
     s.block = take_floats(c, rows * z->W);
-    s.small = take_floats(c, rows * (size_t)max_int(z->D, z->M));
+    s.small = take_floats(c, rows * (size_t)z->M);
     s.z = take_floats(c, rows);
-    s.dk = take_floats(c, (size_t)z->W * z->D);
-    s.dv = take_floats(c, (size_t)z->W * z->M);
     return s;
 }
 
@@ -462,18 +473,14 @@ static chunk chunk_at(const lsh_head *t, int c)
     return ch;
 }
 
-static void inverse_norms(const lsh_head *t)
+/* 1 / sqrt(|q|^2 + D eps): turns query q into its unit key. */
+static inline float inverse_norm(const float *q, int D)
 {
-    const int D = t->z.D;
-#pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
-    for (int i = 0; i < t->n; i++) {
-        const float *q = t->h.q + (size_t)i * D;
-        float sq = 0.0f;
+    float sq = 0.0f;
 #pragma omp simd reduction(+ : sq)
-        for (int d = 0; d < D; d++)
-            sq += q[d] * q[d];
-        t->b.inv[i] = 1.0f / sqrtf(sq + KEY_EPS * (float)D);
-    }
+    for (int d = 0; d < D; d++)
+        sq += q[d] * q[d];
+    return 1.0f / sqrtf(sq + KEY_EPS * (float)D);
 }
 
 /* order (n) of round r: hash every position, then sort. */
@@ -514,53 +521,98 @@ static inline void prefetch_rows(const lsh_head *t, size_t i)
     prefetch_row(t->h.v + i * t->z.M, t->z.M, 0);
 }
 
-/* Queries, unit keys and values of round `order` in sorted rows. */
-static void gather(const lsh_head *t, const int32_t *order)
+/* Queries, values and inverse norms of round `order` in sorted rows. The
+ * unit keys are not stored: a score q_s . k_j is (q_s . q_j) invs_j, the
+ * product of the sorted queries with themselves, scaled by column. */
+/* A function of one sorted row s (w: round weights, where used). */
+typedef void (*row_fn)(const lsh_head *t, const int32_t *order, const float *w, int s);
+
+/* fn over sorted rows [from, to): spread over the threads when they share
+ * the head, else a plain loop (called per chunk then, where even an
+ * inactive parallel region cost as much as the rows: measured 15-20% of the
+ * whole at N = 16384). Inlined, fn is a constant and inlined too. */
+static inline void for_rows(const lsh_head *t, row_fn fn, const int32_t *order, const float *w,
+                            int from, int to)
 {
-    const int D = t->z.D, M = t->z.M;
-#pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
-    for (int s = 0; s < t->n; s++) {
-        const size_t i = (size_t)order[s];
-        if (s + GATHER_AHEAD < t->n) /* rows in bucket order are scattered: fetch ahead */
-            prefetch_rows(t, (size_t)order[s + GATHER_AHEAD]);
-        const float *q = t->h.q + i * D, inv = t->b.inv[i];
-        float *qs = t->b.qs + (size_t)s * D, *ks = t->b.ks + (size_t)s * D;
-        for (int d = 0; d < D; d++) {
-            qs[d] = q[d];
-            ks[d] = q[d] * inv;
-        }
-        /* a loop, not memcpy: a call per short row cost more than the copy */
-        const float *v = t->h.v + i * M;
-        float *vs = t->b.vs + (size_t)s * M;
-        for (int m = 0; m < M; m++)
-            vs[m] = v[m];
+    if (t->inner) {
+#pragma omp parallel for schedule(static) num_threads(t->call->threads)
+        for (int s = from; s < to; s++)
+            fn(t, order, w, s);
+        return;
     }
+    for (int s = from; s < to; s++)
+        fn(t, order, w, s);
+}
+
+static void gather_row(const lsh_head *t, const int32_t *order, const float *w, int s)
+{
+    (void)w;
+    const int D = t->z.D, M = t->z.M;
+    const size_t i = (size_t)order[s];
+    if (s + GATHER_AHEAD < t->n) /* rows in bucket order are scattered: fetch ahead */
+        prefetch_rows(t, (size_t)order[s + GATHER_AHEAD]);
+    /* loops, not memcpy: a call per short row cost more than the copy */
+    const float *q = t->h.q + i * D;
+    float *qs = t->b.qs + (size_t)s * D;
+    for (int d = 0; d < D; d++)
+        qs[d] = q[d];
+    const float *v = t->h.v + i * M;
+    float *vs = t->b.vs + (size_t)s * M;
+    for (int m = 0; m < M; m++)
+        vs[m] = v[m];
+    /* the norm of the row just loaded: cheaper than a pass of its own */
+    t->b.invs[s] = inverse_norm(q, D);
+}
+
+static void gather(const lsh_head *t, const int32_t *order, int from, int to)
+{
+    for_rows(t, gather_row, order, NULL, from, to);
 }
 
 /* ---- lsh-chunked ---- */
 
-/* In place over a chunk's scores (rows x wid, row stride ld): masks the
- * query's own key and, when causal, keys at later positions, then the
- * softmax; z[r] = the row's log-sum-exp. A row with nothing left attends to
- * itself only (alone[r] = 1, z = its own score). */
-static void chunk_softmax(float *S, size_t ld, chunk ch, const int32_t *order, int causal,
-                          float *z, unsigned char *alone)
+/* S (rows x wid, row stride ldc) = alpha A_rows B_window^T for sorted rows
+ * A and B of `width` columns: one product per chunk of the window (the one
+ * before and the chunk itself). OpenBLAS serves a product with B
+ * transposed from its small-matrix kernels only below a size that the whole
+ * window (C x 2C) exceeds, and by its packing path otherwise; half of it
+ * each stays on the fast path (measured: 2.4 -> 2.0 us a chunk of 32 with
+ * the SkylakeX and Cooperlake kernels, 3.4 -> 3.6 with Haswell's, which
+ * have no small-matrix path). */
+static void window_product(chunk ch, float alpha, const float *A, const float *B, int width,
+                           float *S, int ldc)
+{
+    const float *rows = A + (size_t)ch.s0 * width;
+    if (ch.w0 < ch.s0) /* the chunk before */
+        lt_sgemm_serial(LT_N, LT_T, ch.rows, ch.s0 - ch.w0, width, alpha, rows, width,
+                        B + (size_t)ch.w0 * width, width, 0.0f, S, ldc);
+    lt_sgemm_serial(LT_N, LT_T, ch.rows, ch.rows, width, alpha, rows, width,
+                    B + (size_t)ch.s0 * width, width, 0.0f, S + (ch.s0 - ch.w0), ldc);
+}
+
+/* In place over a chunk's query-query products (rows x wid, row stride
+ * ld): scales column j by key j's inverse norm (key_inv, the window's),
+ * which makes them the scores, masks the query's own key and, when causal,
+ * keys at later positions, then the softmax; z[r] = the row's log-sum-exp.
+ * A row with nothing left attends to itself only (alone[r] = 1, z = its own
+ * score). */
+static void chunk_softmax(float *S, size_t ld, chunk ch, const int32_t *order,
+                          const float *key_inv, int causal, float *z, unsigned char *alone)
 {
     const int32_t *keys = order + ch.w0;
     for (int r = 0; r < ch.rows; r++) {
         float *row = S + (size_t)r * ld;
         const int i = order[ch.s0 + r], self = ch.s0 + r - ch.w0;
-        const float self_score = row[self];
-        row[self] = -INFINITY;
-        if (causal) {
-#pragma omp simd
-            for (int j = 0; j < ch.wid; j++)
-                row[j] = keys[j] > i ? -INFINITY : row[j];
-        }
+        const float self_score = row[self] * key_inv[self];
+        /* a causal row sees keys at positions <= i, never its own */
+        const int last = causal ? i : INT32_MAX;
         float max = -INFINITY;
 #pragma omp simd reduction(max : max)
-        for (int j = 0; j < ch.wid; j++)
-            max = row[j] > max ? row[j] : max;
+        for (int j = 0; j < ch.wid; j++) {
+            const float x = keys[j] > last || j == self ? -INFINITY : row[j] * key_inv[j];
+            row[j] = x;
+            max = x > max ? x : max;
+        }
         if (max == -INFINITY) {
             memset(row, 0, sizeof(float) * (size_t)ch.wid);
             row[self] = 1.0f;
@@ -662,19 +714,22 @@ static void finish_rounds(const lsh_head *t, int bh)
 static void chunked_round_forward(const lsh_head *t, int r, saved_round s, const int32_t *order)
 {
     const int D = t->z.D, M = t->z.M, W = t->z.W;
+    if (t->inner) /* threads share the chunks: every row first */
+        gather(t, order, 0, t->n);
 #pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
     for (int c = 0; c < t->chunks; c++) {
         lsh_scratch w = scratch_of(t);
         chunk ch = chunk_at(t, c);
+        if (!t->inner) /* one thread goes in order: the chunk's rows while they stay in cache */
+            gather(t, order, ch.s0, ch.s0 + ch.rows);
         float *S = s.P != NULL ? s.P + (size_t)ch.s0 * W : w.block;
         float *z = s.w != NULL ? s.w + ch.s0 : w.z;
         unsigned char *alone = t->b.alone + (size_t)r * t->z.N + ch.s0;
         /* the rows merge_round updates lie scattered: their loads overlap the products */
         for (int q = 0; q < ch.rows; q++)
             prefetch_row(t->h.out + (size_t)order[ch.s0 + q] * M, M, 1);
-        lt_sgemm_serial(LT_N, LT_T, ch.rows, ch.wid, D, t->scale,
-                    t->b.qs + (size_t)ch.s0 * D, D, t->b.ks + (size_t)ch.w0 * D, D, 0.0f, S, W);
-        chunk_softmax(S, (size_t)W, ch, order, t->causal, z, alone);
+        window_product(ch, t->scale, t->b.qs, t->b.qs, D, S, W);
+        chunk_softmax(S, (size_t)W, ch, order, t->b.invs + ch.w0, t->causal, z, alone);
         lt_sgemm_serial(LT_N, LT_N, ch.rows, M, ch.wid, 1.0f, S, W,
                     t->b.vs + (size_t)ch.w0 * M, M, 0.0f, w.small, M);
         for (int q = 0; q < ch.rows; q++)
@@ -687,13 +742,11 @@ static void chunked_head_forward(const attn_call *call, int bh, char *ws, int in
     lsh_head t = head_of(call, bh, ws, inner, 0);
     if (t.n == 0)
         return;
-    inverse_norms(&t);
     start_rounds(&t);
     for (int r = 0; r < t.z.rounds; r++) {
         saved_round s = saved_of(call, bh, r);
         int32_t *order = s.order != NULL ? s.order : t.b.order;
         hash_round(&t, r, order);
-        gather(&t, order);
         chunked_round_forward(&t, r, s, order);
     }
     finish_rounds(&t, bh);
@@ -713,6 +766,164 @@ static void output_dots(const lsh_head *t, const float *out)
     }
 }
 
+/* Sorted weighted gradients of round r: gs_s = w_s g_i, dscale_s = w_s
+ * delta_i (dS = P (w g.v - w delta): the round's softmax and its weight in
+ * one). */
+static void gather_gradient_row(const lsh_head *t, const int32_t *order, const float *w, int s)
+{
+    const int M = t->z.M;
+    const size_t i = (size_t)order[s];
+    if (s + GATHER_AHEAD < t->n)
+        prefetch_row(t->h.d_out + (size_t)order[s + GATHER_AHEAD] * M, M, 0);
+    const float *g = t->h.d_out + i * M;
+    float *gs = t->b.gs + (size_t)s * M;
+    for (int m = 0; m < M; m++)
+        gs[m] = w[s] * g[m];
+    t->b.dscale[s] = w[s] * t->b.delta[i];
+}
+
+static void gather_gradients(const lsh_head *t, const int32_t *order, const float *w, int from,
+                             int to)
+{
+    for_rows(t, gather_gradient_row, order, w, from, to);
+}
+
+/* One chunk's gradients in sorted rows: dS = P (Gs V^T - dscale), scaled
+ * by column with the keys' inverse norms (the scores' own scaling), in
+ * scratch; dQ of its rows into dqs, dK (times the key's inverse norm) and
+ * dV of its window added into dks and dvs. A window overlaps the previous
+ * chunk's, so the even chunks run first and store (beta 0: their windows
+ * tile the rows, but for an odd last chunk), then the odd ones add: every
+ * row sums its two chunks in one fixed order whatever the threads. */
+static void chunk_backward(const lsh_head *t, const float *P, chunk ch, float beta)
+{
+    const int D = t->z.D, M = t->z.M, W = t->z.W;
+    lsh_scratch w = scratch_of(t);
+    const float *p = P + (size_t)ch.s0 * W, *key_inv = t->b.invs + ch.w0;
+    window_product(ch, 1.0f, t->b.gs, t->b.vs, M, w.block, W);
+    for (int r = 0; r < ch.rows; r++) {
+        float *ds = w.block + (size_t)r * W, scale = t->b.dscale[ch.s0 + r];
+        const float *pr = p + (size_t)r * W;
+#pragma omp simd
+        for (int j = 0; j < ch.wid; j++)
+            ds[j] = pr[j] * (ds[j] - scale) * key_inv[j];
+    }
+    lt_sgemm_serial(LT_N, LT_N, ch.rows, D, ch.wid, t->scale, w.block, W,
+                t->b.qs + (size_t)ch.w0 * D, D, 0.0f, t->b.dqs + (size_t)ch.s0 * D, D);
+    lt_sgemm_serial(LT_T, LT_N, ch.wid, D, ch.rows, t->scale, w.block, W,
+                t->b.qs + (size_t)ch.s0 * D, D, beta, t->b.dks + (size_t)ch.w0 * D, D);
+    lt_sgemm_serial(LT_T, LT_N, ch.wid, M, ch.rows, 1.0f, p, W,
+                t->b.gs + (size_t)ch.s0 * M, M, beta, t->b.dvs + (size_t)ch.w0 * M, M);
+}
+
+/* A round's sorted gradients into original order: dv_i += dvs_s and dq_i +=
+ * dqs_s + J^T dk, where the unit-length normalisation's Jacobian J^T dk =
+ * (dk - k (k . dk)) inv with k = q inv, which is dks_s - k (k . dks_s) as
+ * dks_s holds inv dk. Rows are a permutation: no two s write one row. */
+static void scatter_row(const lsh_head *t, const int32_t *order, const float *w, int s)
+{
+    (void)w;
+    const int D = t->z.D, M = t->z.M;
+    if (s + GATHER_AHEAD < t->n) { /* scattered rows: fetch ahead */
+        const size_t ahead = (size_t)order[s + GATHER_AHEAD];
+        prefetch_row(t->h.dq + ahead * D, D, 1);
+        prefetch_row(t->h.dv + ahead * M, M, 1);
+    }
+    const size_t i = (size_t)order[s];
+    const float *qs = t->b.qs + (size_t)s * D, *dks = t->b.dks + (size_t)s * D;
+    const float *dqs = t->b.dqs + (size_t)s * D, inv = t->b.invs[s];
+    float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+    for (int d = 0; d < D; d++)
+        dot += qs[d] * dks[d];
+    const float along = dot * inv * inv; /* (k . dks) inv: k = qs inv */
+    float *dq = t->h.dq + i * D;
+    for (int d = 0; d < D; d++)
+        dq[d] += dqs[d] + dks[d] - qs[d] * along;
+    const float *dvs = t->b.dvs + (size_t)s * M;
+    float *dv = t->h.dv + i * M;
+    for (int m = 0; m < M; m++)
+        dv[m] += dvs[m];
+}
+
+static void scatter_round(const lsh_head *t, const int32_t *order, int from, int to)
+{
+    for_rows(t, scatter_row, order, NULL, from, to);
+}
+
+/* The rows of chunks [c0, c1): their sorted inputs and weighted gradients. */
+static void gather_chunks(const lsh_head *t, saved_round s, int c0, int c1)
+{
+    const int from = c0 * t->z.C, to = min_int(c1 * t->z.C, t->n);
+    gather(t, s.order, from, to);
+    gather_gradients(t, s.order, s.w, from, to);
+}
+
+/* Rows of the last chunk when it lies in no even chunk's window (an even
+ * count of chunks): zero, so that its odd chunk can add. */
+static void clear_uncovered_last(const lsh_head *t)
+{
+    if (t->chunks % 2 != 0)
+        return;
+    chunk last = chunk_at(t, t->chunks - 1);
+    memset(t->b.dks + (size_t)last.s0 * t->z.D, 0, sizeof(float) * (size_t)last.rows * t->z.D);
+    memset(t->b.dvs + (size_t)last.s0 * t->z.M, 0, sizeof(float) * (size_t)last.rows * t->z.M);
+}
+
+/* Threads share the head: every row gathered, the even chunks, the odd
+ * ones, every row scattered. */
+static void round_backward_shared(const lsh_head *t, saved_round s)
+{
+    gather_chunks(t, s, 0, t->chunks);
+#pragma omp parallel for schedule(static) num_threads(t->call->threads)
+    for (int c = 0; c < t->chunks; c += 2)
+        chunk_backward(t, s.P, chunk_at(t, c), 0.0f);
+    clear_uncovered_last(t);
+#pragma omp parallel for schedule(static) num_threads(t->call->threads)
+    for (int c = 1; c < t->chunks; c += 2)
+        chunk_backward(t, s.P, chunk_at(t, c), 1.0f);
+    scatter_round(t, s.order, 0, t->n);
+}
+
+/* One thread owns the head: the same sums in the same order per row as
+ * round_backward_shared (a row's even chunk before its odd one), walked
+ * 0, 2, 1, 4, 3, ... so that each step's rows are gathered just before and
+ * scattered just after, while they are in cache: after chunks 2j and 2j-1,
+ * chunks 2j-2 and 2j-1 have all their sums. */
+static void round_backward_own(const lsh_head *t, saved_round s)
+{
+    gather_chunks(t, s, 0, 1);
+    chunk_backward(t, s.P, chunk_at(t, 0), 0.0f);
+    int done = 0; /* chunks scattered */
+    for (int even = 2; even < t->chunks; even += 2) {
+        gather_chunks(t, s, even - 1, even + 1);
+        chunk_backward(t, s.P, chunk_at(t, even), 0.0f);
+        chunk_backward(t, s.P, chunk_at(t, even - 1), 1.0f);
+        scatter_round(t, s.order, done * t->z.C, min_int(even * t->z.C, t->n));
+        done = even;
+    }
+    if (t->chunks % 2 == 0) { /* the last chunk is odd and no even window covered it */
+        gather_chunks(t, s, t->chunks - 1, t->chunks);
+        clear_uncovered_last(t);
+        chunk_backward(t, s.P, chunk_at(t, t->chunks - 1), 1.0f);
+    }
+    scatter_round(t, s.order, done * t->z.C, t->n);
+}
+
+static void chunked_head_backward(const attn_call *call, int bh, char *ws, int inner)
+{
+    lsh_head t = head_of(call, bh, ws, inner, 1);
+    if (t.n == 0)
+        return;
+    output_dots(&t, saved_of(call, bh, 0).out);
+    for (int r = 0; r < t.z.rounds; r++) {
+        if (inner)
+            round_backward_shared(&t, saved_of(call, bh, r));
+        else
+            round_backward_own(&t, saved_of(call, bh, r));
+    }
+}
+
 /* dq_i += J_i^T dk_i, the unit-length normalisation's Jacobian:
  * (dk - k (k . dk)) / sqrt(|q|^2 + D eps) with k = q inv. */
 static void normalisation_backward(const lsh_head *t)
@@ -729,96 +940,6 @@ static void normalisation_backward(const lsh_head *t)
         for (int d = 0; d < D; d++)
             dq[d] += (dk[d] - q[d] * inv * dot) * inv;
     }
-}
-
-/* Sorted weighted gradients of round r: gs_s = w_s g_i, dscale_s = w_s
- * delta_i (dS = P (w g.v - w delta): the round's softmax and its weight in
- * one). */
-static void gather_gradients(const lsh_head *t, const int32_t *order, const float *w)
-{
-    const int M = t->z.M;
-#pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
-    for (int s = 0; s < t->n; s++) {
-        const size_t i = (size_t)order[s];
-        if (s + GATHER_AHEAD < t->n)
-            prefetch_row(t->h.d_out + (size_t)order[s + GATHER_AHEAD] * M, M, 0);
-        const float *g = t->h.d_out + i * M;
-        float *gs = t->b.gs + (size_t)s * M;
-        for (int m = 0; m < M; m++)
-            gs[m] = w[s] * g[m];
-        t->b.dscale[s] = w[s] * t->b.delta[i];
-    }
-}
-
-/* One chunk's gradients: dS = P (Gs V^T - dscale) in scratch; dQ of its
- * rows added into dq, dK and dV of its window into dkacc and dv (original
- * order). A window overlaps the previous chunk's, so the even chunks run
- * first, then the odd ones: every position sums its two chunks in one
- * fixed order whatever the threads. */
-static void chunk_backward(const lsh_head *t, const int32_t *order, const float *P, chunk ch)
-{
-    const int D = t->z.D, M = t->z.M, W = t->z.W;
-    lsh_scratch w = scratch_of(t);
-    const float *p = P + (size_t)ch.s0 * W;
-    /* the rows the sums below update lie scattered: their loads overlap the products */
-    for (int r = 0; r < ch.rows; r++)
-        prefetch_row(t->h.dq + (size_t)order[ch.s0 + r] * D, D, 1);
-    for (int a = 0; a < ch.wid; a++) {
-        const size_t i = (size_t)order[ch.w0 + a];
-        prefetch_row(t->b.dkacc + i * D, D, 1);
-        prefetch_row(t->h.dv + i * M, M, 1);
-    }
-    lt_sgemm_serial(LT_N, LT_T, ch.rows, ch.wid, M, 1.0f,
-                t->b.gs + (size_t)ch.s0 * M, M, t->b.vs + (size_t)ch.w0 * M, M, 0.0f, w.block, W);
-    for (int r = 0; r < ch.rows; r++) {
-        float *ds = w.block + (size_t)r * W, scale = t->b.dscale[ch.s0 + r];
-        const float *pr = p + (size_t)r * W;
-        for (int j = 0; j < ch.wid; j++)
-            ds[j] = pr[j] * (ds[j] - scale);
-    }
-    lt_sgemm_serial(LT_N, LT_N, ch.rows, D, ch.wid, t->scale, w.block,
-                W, t->b.ks + (size_t)ch.w0 * D, D, 0.0f, w.small, D);
-    for (int r = 0; r < ch.rows; r++) {
-        float *dq = t->h.dq + (size_t)order[ch.s0 + r] * D;
-        const float *src = w.small + (size_t)r * D;
-        for (int d = 0; d < D; d++)
-            dq[d] += src[d];
-    }
-    lt_sgemm_serial(LT_T, LT_N, ch.wid, D, ch.rows, t->scale, w.block, W,
-                t->b.qs + (size_t)ch.s0 * D, D, 0.0f, w.dk, D);
-    lt_sgemm_serial(LT_T, LT_N, ch.wid, M, ch.rows, 1.0f, p, W,
-                t->b.gs + (size_t)ch.s0 * M, M, 0.0f, w.dv, M);
-    for (int a = 0; a < ch.wid; a++) {
-        const size_t i = (size_t)order[ch.w0 + a];
-        float *dk = t->b.dkacc + i * D, *dv = t->h.dv + i * M;
-        const float *dks = w.dk + (size_t)a * D, *dvs = w.dv + (size_t)a * M;
-        for (int d = 0; d < D; d++)
-            dk[d] += dks[d];
-        for (int m = 0; m < M; m++)
-            dv[m] += dvs[m];
-    }
-}
-
-static void chunked_head_backward(const attn_call *call, int bh, char *ws, int inner)
-{
-    lsh_head t = head_of(call, bh, ws, inner, 1);
-    const int D = t.z.D;
-    if (t.n == 0)
-        return;
-    inverse_norms(&t);
-    output_dots(&t, saved_of(call, bh, 0).out);
-    memset(t.b.dkacc, 0, sizeof(float) * (size_t)t.n * D);
-    for (int r = 0; r < t.z.rounds; r++) {
-        saved_round s = saved_of(call, bh, r);
-        gather(&t, s.order);
-        gather_gradients(&t, s.order, s.w);
-        for (int parity = 0; parity < 2; parity++) {
-#pragma omp parallel for schedule(static) if (inner) num_threads(call->threads)
-            for (int c = parity; c < t.chunks; c += 2)
-                chunk_backward(&t, s.order, s.P, chunk_at(&t, c));
-        }
-    }
-    normalisation_backward(&t);
 }
 
 /* ---- lsh-reference: plain loops over each sorted query's window ---- */
@@ -1055,5 +1176,6 @@ const lt_attn_variant lt_attn_lsh_variant = {
     .head_flops = lsh_head_flops,
     .forward = lsh_forward,
     .backward = attn_kernel_backward,
+    .ignores_k = 1,
     .no_recurrence_reason = NO_RECURRENCE_REASON,
 };
