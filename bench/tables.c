@@ -134,6 +134,8 @@ static const lt_column scaling_columns[] = {
     NOTE("sgemm_gflop_per_s"),
     NOTE("sgemm_1thread_gflop_per_s"),
     {.name = "fraction_of_sgemm", .role = LT_COL_NOTE, SHOWN("roof %", "%.1f", 100)},
+    NOTE("products_gflop_per_s"),
+    {.name = "fraction_of_products", .role = LT_COL_NOTE, SHOWN("products roof %", "%.1f", 100)},
     NOTE("note"),
 };
 

@@ -1920,6 +1920,27 @@ Test(attn_lsh, memory_and_flops)
     cr_expect_float_eq(lt_attn_flops(&b, s, 0), fwd, 1e-9 * fwd);
 }
 
+Test(attn_lsh, products_roof_only_for_the_chunked_kernel)
+{
+    lt_attn_shape shape = shape_of(1, 2, 300, 16, 8);
+    const size_t before = lt_mem_current();
+    lt_attn chunked, reference, linear;
+    lt_attn_config c = lsh_config(0, "lsh-chunked", 2, 8, 0);
+    cr_assert_eq(lt_attn_init(&chunked, &c), LT_OK);
+    c.kernel = "lsh-reference";
+    cr_assert_eq(lt_attn_init(&reference, &c), LT_OK);
+    lt_attn_config lc = config_of("linear", 0, NULL);
+    cr_assert_eq(lt_attn_init(&linear, &lc), LT_OK);
+    for (int threads = 1; threads <= 2; threads++) {
+        double rate = lt_attn_products_gflops(&chunked, shape, threads);
+        cr_expect(isfinite(rate) && rate > 0.0, "lsh-chunked products: %g GFLOP/s", rate);
+    }
+    cr_expect(isnan(lt_attn_products_gflops(&reference, shape, 1)),
+              "the reference kernel's loops are no products");
+    cr_expect(isnan(lt_attn_products_gflops(&linear, shape, 1)), "linear declares no roof");
+    cr_expect_eq(lt_mem_current(), before, "the measurement frees what it took");
+}
+
 /* ---- feature maps beyond elu: FAVOR+ and Taylor ---- */
 
 /* A linear or decay configuration with another feature map; favor with 12

@@ -716,6 +716,20 @@ Test(scaling, lsh_rounds_listed_as_specs)
     cr_assert_float_eq(cell_num(&t, 2, "flop_model_fwd"), 3 * cell_num(&t, 0, "flop_model_fwd"),
                        1e-6 * cell_num(&t, 2, "flop_model_fwd"));
     cr_assert_str_eq(cell_str(&t, 0, "kernel"), "lsh-chunked");
+    /* LSH rows get the roof of their own products; the fraction is the
+     * performed rate over it; other variants have none */
+    for (long long r = 0; r < t.nrows; r++) {
+        double roof = cell_num(&t, r, "products_gflop_per_s");
+        double fraction = cell_num(&t, r, "fraction_of_products");
+        if (r < 4) {
+            cr_expect(roof > 0.0, "row %lld: products roof %g", r, roof);
+            cr_expect_float_eq(fraction, cell_num(&t, r, "fwd_bwd_performed_gflop_per_s") / roof,
+                               1e-9 * fraction);
+        } else {
+            cr_expect(isnan(roof) && isnan(fraction), "linear row %lld: %g %g", r, roof,
+                      fraction);
+        }
+    }
     lt_csv_table_free(&t);
     cr_assert_eq(ltbench("scaling --variants lsh-2,lsh-2"), 2);
     ASSERT_MENTIONS("listed twice");

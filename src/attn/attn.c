@@ -337,6 +337,13 @@ double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward)
     return attn->impl->flops(attn, shape, backward);
 }
 
+double lt_attn_products_gflops(const lt_attn *attn, lt_attn_shape shape, int threads)
+{
+    if (attn->impl->products_gflops == NULL)
+        return NAN;
+    return attn->impl->products_gflops(attn, shape, threads >= 1 ? threads : lt_threads_get());
+}
+
 double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int backward)
 {
     int inner = shape.B * shape.H < lt_threads_get(); /* as attn_across_heads decides */

@@ -258,6 +258,17 @@ double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int bac
  * the allocation fails. n = 1024 is the usual roofline reference. */
 double lt_attn_sgemm_gflops(int n, int threads);
 
+/* The GFLOP/s this machine's BLAS reaches on the configured kernel's own
+ * matrix products, called as the kernel calls them (shapes, transposes,
+ * single-threaded per piece, threads on their own pieces) on `threads`
+ * threads (< 1: lt_threads_get()), with nothing else between them: the
+ * kernel's roof when its other passes (gathers, softmax, merges) would cost
+ * nothing. Median of 5 timed runs after a warm-up. Measured on as many rows
+ * as `shape` has (at most 8192 a thread). NaN for a kernel that declares
+ * none (only lsh-chunked does: its chunk products are too small for the
+ * 1024^3 SGEMM rate to be their roof) or when memory fails. */
+double lt_attn_products_gflops(const lt_attn *attn, lt_attn_shape shape, int threads);
+
 /* This machine's memory bandwidth in GB/s on `threads` threads (< 1:
  * lt_threads_get()): STREAM's triad a = b + 3 c over three arrays of
  * `array_bytes` (choose them well beyond the caches, e.g. 64 MiB), two

@@ -122,6 +122,8 @@ struct lt_attn_variant {
                          int inner);
     void (*forward)(const attn_call *call);
     void (*backward)(const attn_call *call);
+    /* lt_attn_products_gflops for the configured kernel; NULL: none. */
+    double (*products_gflops)(const lt_attn *attn, lt_attn_shape shape, int threads);
     /* Why no kernel serves causal (non-causal) attention, when none does. */
     const char *no_causal_reason;
     const char *no_noncausal_reason;

@@ -73,7 +73,9 @@
 
 #include "attn/attn_internal.h"
 #include "core/gemm.h"
+#include "core/mem.h"
 #include "core/rng.h"
+#include "core/timer.h"
 
 static const char KERNEL_CHUNKED[] = "lsh-chunked";
 static const char KERNEL_REFERENCE[] = "lsh-reference";
@@ -165,30 +167,26 @@ void attn_lsh_rotations(float *R, size_t ld, int D, int cols, lt_attn_shape shap
         draw_column(R + c, ld, D, key, round, c);
 }
 
-/* The first j with x[j] == value, 0 if none (a NaN row). */
-static int first_equal(const float *x, int n, float value)
-{
-    for (int j = 0; j < n; j++)
-        if (x[j] == value)
-            return j;
-    return 0;
-}
-
 /* argmax over [x, -x] (2 half entries), the first of equal maxima as
  * numpy's argmax (so x's half wins a tie with -x's); 0 when half is 0 (a
- * factor of one bucket). The extremes first, in one vectorised pass; then
- * the search for where the winner lies. */
-static int argmax_signed(const float *x, int half)
+ * factor of one bucket). One pass for the largest and the smallest. */
+static inline int argmax_signed(const float *x, int half)
 {
     if (half == 0)
         return 0;
     float hi = x[0], lo = x[0];
-#pragma omp simd reduction(max : hi) reduction(min : lo)
+    int at_hi = 0, at_lo = 0;
     for (int j = 1; j < half; j++) {
-        hi = x[j] > hi ? x[j] : hi;
-        lo = x[j] < lo ? x[j] : lo;
+        if (x[j] > hi) {
+            hi = x[j];
+            at_hi = j;
+        }
+        if (x[j] < lo) {
+            lo = x[j];
+            at_lo = j;
+        }
     }
-    return -lo > hi ? half + first_equal(x, half, lo) : first_equal(x, half, hi);
+    return -lo > hi ? half + at_lo : at_hi;
 }
 
 /* Buckets of `rows` positions: rot (rows x cols) = q R, then the argmax of
@@ -687,8 +685,9 @@ static void start_rounds(const lsh_head *t)
 static void finish_rounds(const lsh_head *t, int bh)
 {
     const int M = t->z.M, n = t->n;
+    /* one round: every l_i is 1, out is final (a pass saved where it shows most) */
 #pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < (t->z.rounds > 1 ? n : 0); i++) {
         float inv = 1.0f / t->b.l[i], *out = t->h.out + (size_t)i * M;
         for (int m = 0; m < M; m++)
             out[m] *= inv;
@@ -1156,6 +1155,104 @@ static double lsh_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, in
     return (backward ? 2.0 * attend : hash + attend) * attn->config.rounds;
 }
 
+/* ---- the roof: lsh-chunked's products alone ---- */
+
+/* Rows a thread's products run over: enough chunks to leave the caches as
+ * the kernel's long rows do, few enough to measure in milliseconds. */
+enum { PRODUCT_ROWS_MAX = 8192 };
+
+/* A thread's sorted rows, as the kernel holds them for a round. */
+typedef struct product_rows {
+    float *qs, *vs, *gs, *P, *out, *dqs, *dks, *dvs, *block;
+} product_rows;
+
+typedef struct products_case {
+    int n, C, D, M, W, threads;
+    float scale;
+    product_rows *rows; /* one per thread */
+} products_case;
+
+/* Every chunk's six products, in the kernel's calls: scores (the window in
+ * two halves), values; then dP (two halves), dQ, dK, dV. */
+static lt_status run_products(void *ctx)
+{
+    const products_case *p = ctx;
+    const int C = p->C, D = p->D, M = p->M, W = p->W;
+#pragma omp parallel num_threads(p->threads)
+    {
+        const product_rows *r = &p->rows[omp_get_thread_num()];
+        for (int s0 = 0; s0 < p->n; s0 += C) {
+            chunk ch = {.s0 = s0, .rows = min_int(C, p->n - s0), .w0 = s0 > 0 ? s0 - C : 0};
+            ch.wid = ch.s0 + ch.rows - ch.w0;
+            float *P = r->P + (size_t)s0 * W;
+            window_product(ch, p->scale, r->qs, r->qs, D, P, W);
+            lt_sgemm_serial(LT_N, LT_N, ch.rows, M, ch.wid, 1.0f, P, W, r->vs + (size_t)ch.w0 * M,
+                            M, 0.0f, r->out + (size_t)s0 * M, M);
+            window_product(ch, 1.0f, r->gs, r->vs, M, r->block, W);
+            lt_sgemm_serial(LT_N, LT_N, ch.rows, D, ch.wid, p->scale, r->block, W,
+                            r->qs + (size_t)ch.w0 * D, D, 0.0f, r->dqs + (size_t)s0 * D, D);
+            const float beta = s0 > 0 ? 1.0f : 0.0f;
+            lt_sgemm_serial(LT_T, LT_N, ch.wid, D, ch.rows, p->scale, r->block, W,
+                            r->qs + (size_t)s0 * D, D, beta, r->dks + (size_t)ch.w0 * D, D);
+            lt_sgemm_serial(LT_T, LT_N, ch.wid, M, ch.rows, 1.0f, P, W,
+                            r->gs + (size_t)s0 * M, M, beta, r->dvs + (size_t)ch.w0 * M, M);
+        }
+    }
+    return LT_OK;
+}
+
+/* Allocates a thread's rows, zeroed (the values do not change the time). */
+static lt_status product_rows_alloc(product_rows *r, const products_case *p)
+{
+    const size_t n = (size_t)p->n;
+    float **slots[] = {&r->qs, &r->vs, &r->gs, &r->P, &r->out, &r->dqs, &r->dks, &r->dvs,
+                       &r->block};
+    const size_t counts[] = {n * p->D, n * p->M, n * p->M, n * p->W, n * p->M, n * p->D,
+                             n * p->D, n * p->M, (size_t)p->C * p->W};
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        LT_TRY(lt_mem_calloc((void **)slots[i], counts[i] * sizeof(float), "LSH products roof"));
+    return LT_OK;
+}
+
+static void product_rows_free(product_rows *r)
+{
+    float *blocks[] = {r->qs, r->vs, r->gs, r->P, r->out, r->dqs, r->dks, r->dvs, r->block};
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+        lt_mem_free(blocks[i]);
+}
+
+static double lsh_products_gflops(const lt_attn *attn, lt_attn_shape shape, int threads)
+{
+    if (kernel_of(attn) != CHUNKED)
+        return NAN;
+    enum { REPEATS = 5 };
+    products_case p = {.n = min_int(shape.N, PRODUCT_ROWS_MAX), .C = attn->config.chunk,
+                       .D = shape.D, .M = shape.M, .threads = threads,
+                       .scale = score_scale(shape.D)};
+    p.W = window_stride(&attn->config, p.n);
+    product_rows *rows = NULL;
+    double gflops = NAN;
+    if (lt_mem_calloc((void **)&rows, sizeof *rows * (size_t)threads, "LSH products roof") !=
+        LT_OK)
+        return NAN;
+    p.rows = rows;
+    lt_status status = LT_OK;
+    for (int t = 0; t < threads && status == LT_OK; t++)
+        status = product_rows_alloc(&rows[t], &p);
+    double samples[REPEATS];
+    lt_summary summary;
+    if (status == LT_OK &&
+        lt_time_repeat(&summary, samples, run_products, &p, 1, REPEATS) == LT_OK &&
+        summary.median > 0.0)
+        gflops = threads * 3.0 * 2.0 * window_area(p.n, p.C) * (p.D + p.M) / summary.median *
+                 1e-9;
+    for (int t = 0; t < threads; t++)
+        product_rows_free(&rows[t]);
+    lt_mem_free(rows);
+    return gflops;
+}
+
 static const attn_kernel_info lsh_kernels[] = {
     [CHUNKED] = {KERNEL_CHUNKED, ATTN_EITHER, chunked_head_forward, chunked_head_backward, NULL},
     [REFERENCE] = {KERNEL_REFERENCE, ATTN_EITHER, reference_head_forward,
@@ -1176,6 +1273,7 @@ const lt_attn_variant lt_attn_lsh_variant = {
     .head_flops = lsh_head_flops,
     .forward = lsh_forward,
     .backward = attn_kernel_backward,
+    .products_gflops = lsh_products_gflops,
     .ignores_k = 1,
     .no_recurrence_reason = NO_RECURRENCE_REASON,
 };
