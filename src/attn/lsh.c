@@ -519,16 +519,13 @@ static inline void prefetch_rows(const lsh_head *t, size_t i)
     prefetch_row(t->h.v + i * t->z.M, t->z.M, 0);
 }
 
-/* Queries, values and inverse norms of round `order` in sorted rows. The
- * unit keys are not stored: a score q_s . k_j is (q_s . q_j) invs_j, the
- * product of the sorted queries with themselves, scaled by column. */
 /* A function of one sorted row s (w: round weights, where used). */
 typedef void (*row_fn)(const lsh_head *t, const int32_t *order, const float *w, int s);
 
 /* fn over sorted rows [from, to): spread over the threads when they share
  * the head, else a plain loop (called per chunk then, where even an
  * inactive parallel region cost as much as the rows: measured 15-20% of the
- * whole at N = 16384). Inlined, fn is a constant and inlined too. */
+ * whole at N = 16384). Inlined, so fn is a direct call there. */
 static inline void for_rows(const lsh_head *t, row_fn fn, const int32_t *order, const float *w,
                             int from, int to)
 {
@@ -542,6 +539,9 @@ static inline void for_rows(const lsh_head *t, row_fn fn, const int32_t *order, 
         fn(t, order, w, s);
 }
 
+/* Sorted row s of round `order`: its query, value and inverse norm. The
+ * unit keys are not stored: a score q_s . k_j is (q_s . q_j) invs_j, the
+ * product of the sorted queries with themselves, scaled by column. */
 static void gather_row(const lsh_head *t, const int32_t *order, const float *w, int s)
 {
     (void)w;
