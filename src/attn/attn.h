@@ -263,10 +263,13 @@ double lt_attn_sgemm_gflops(int n, int threads);
  * single-threaded per piece, threads on their own pieces) on `threads`
  * threads (< 1: lt_threads_get()), with nothing else between them: the
  * kernel's roof when its other passes (gathers, softmax, merges) would cost
- * nothing. Median of 5 timed runs after a warm-up. Measured on as many rows
- * as `shape` has (at most 8192 a thread). NaN for a kernel that declares
- * none (only lsh-chunked does: its chunk products are too small for the
- * 1024^3 SGEMM rate to be their roof) or when memory fails. */
+ * nothing. Median of 5 timed runs after a warm-up. Each thread runs one
+ * head of shape.N rows (at most 8192), as many as a call of that length
+ * makes, in the mix of products a round performs (for lsh-chunked:
+ * hashing, scores and values, the four backward products). NaN for a
+ * kernel that declares none (only lsh-chunked does: its chunk products are
+ * too small for the 1024^3 SGEMM rate to be their roof) or when memory
+ * fails or is over budget. */
 double lt_attn_products_gflops(const lt_attn *attn, lt_attn_shape shape, int threads);
 
 /* This machine's memory bandwidth in GB/s on `threads` threads (< 1:
@@ -295,7 +298,8 @@ const char *lt_attn_blas_core(void);
 /* out (B,H,N,M) = attention(q (B,H,N,D), k (B,H,N,D), v (B,H,N,M)).
  * `saved` (lt_attn_saved_bytes) receives what backward needs; NULL for
  * inference only. `params` may be NULL when lt_attn_param_count is 0.
- * Non-finite inputs fail with LT_E_NUMERIC naming the tensor. */
+ * Non-finite inputs fail with LT_E_NUMERIC naming the tensor (an input the
+ * variant never reads is not scanned: LSH's k). */
 lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape,
                           float *out, void *saved, void *workspace,
                           const float *q, const float *k, const float *v,

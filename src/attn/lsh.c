@@ -46,11 +46,15 @@
  * (trax's integer n_buckets); 1 puts every position in one bucket.
  *
  * Kernels:
- *   lsh-chunked    gathers each round's queries, keys and values in sorted
- *                  order, so a chunk's window is a contiguous block: the
- *                  C x 2C scores, the values and the four backward products
- *                  are one sgemm each per chunk, chunks spread over threads
- *                  when heads are fewer than threads.
+ *   lsh-chunked    gathers each round's queries and values (and the keys'
+ *                  inverse norms) in sorted order, so a chunk's window is a
+ *                  contiguous block: per chunk, the C x 2C scores (queries
+ *                  against queries, scaled by column) and dP are two sgemm
+ *                  calls each (a half window each), the values, dQ, dK and
+ *                  dV one each; backward sums into sorted rows and
+ *                  scatters each row once a round. Chunks spread over
+ *                  threads when heads are fewer than threads; a thread that
+ *                  owns a head gathers and scatters chunk by chunk.
  *   lsh-reference  the same hashes (same hashing code), then plain loops
  *                  over each sorted query's window, rounds combined after
  *                  the last one; kept to test the chunked kernel against.
@@ -1159,67 +1163,91 @@ static double lsh_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, in
 
 /* Rows a thread's products run over: enough chunks to leave the caches as
  * the kernel's long rows do, few enough to measure in milliseconds. */
-enum { PRODUCT_ROWS_MAX = 8192 };
+enum { PRODUCT_ROWS_MAX = 8192, PRODUCT_BLOCKS = 11 };
 
-/* A thread's sorted rows, as the kernel holds them for a round. */
+/* A thread's sorted rows, as the kernel holds them for a round, and its
+ * hashing block. */
 typedef struct product_rows {
-    float *qs, *vs, *gs, *P, *out, *dqs, *dks, *dvs, *block;
+    float *qs, *vs, *gs, *P, *out, *dqs, *dks, *dvs, *block, *rot, *hashed;
 } product_rows;
 
 typedef struct products_case {
-    int n, C, D, M, W, threads;
+    int n, C, D, M, W, cols, threads;
+    int team; /* threads that ran */
     float scale;
     product_rows *rows; /* one per thread */
 } products_case;
 
-/* Every chunk's six products, in the kernel's calls: scores (the window in
- * two halves), values; then dP (two halves), dQ, dK, dV. */
+/* Chunk c of a thread's rows (chunk_at without a head). */
+static chunk product_chunk(const products_case *p, int c)
+{
+    chunk ch = {.s0 = c * p->C};
+    ch.rows = min_int(p->C, p->n - ch.s0);
+    ch.w0 = c > 0 ? ch.s0 - p->C : 0;
+    ch.wid = ch.s0 + ch.rows - ch.w0;
+    return ch;
+}
+
+/* A round's products in the kernel's calls and order: the hashing product
+ * per block of rows; forward, every chunk's scores (the window in two
+ * halves) and values; backward, dP (two halves), dQ, dK and dV, the chunks
+ * in round_backward_own's order with its betas. */
+static void round_products(const products_case *p, const product_rows *r)
+{
+    const int C = p->C, D = p->D, M = p->M, W = p->W, chunks = (p->n + C - 1) / C;
+    for (int r0 = 0; r0 < p->n; r0 += HASH_ROWS)
+        lt_sgemm_serial(LT_N, LT_N, min_int(HASH_ROWS, p->n - r0), p->cols, D, 1.0f,
+                        r->qs + (size_t)r0 * D, D, r->rot, p->cols, 0.0f, r->hashed, p->cols);
+    for (int c = 0; c < chunks; c++) {
+        chunk ch = product_chunk(p, c);
+        float *P = r->P + (size_t)ch.s0 * W;
+        window_product(ch, p->scale, r->qs, r->qs, D, P, W);
+        lt_sgemm_serial(LT_N, LT_N, ch.rows, M, ch.wid, 1.0f, P, W, r->vs + (size_t)ch.w0 * M,
+                        M, 0.0f, r->out + (size_t)ch.s0 * M, M);
+    }
+    /* 0, 2, 1, 4, 3, ... (an odd last chunk at the end): evens store, odds add */
+    for (int k = 0; k < chunks; k++) {
+        const int c = k == 0 ? 0 : k % 2 == 1 ? (k + 1 < chunks ? k + 1 : k) : k - 1;
+        chunk ch = product_chunk(p, c);
+        const float *P = r->P + (size_t)ch.s0 * W;
+        const float beta = c % 2 == 1 ? 1.0f : 0.0f;
+        window_product(ch, 1.0f, r->gs, r->vs, M, r->block, W);
+        lt_sgemm_serial(LT_N, LT_N, ch.rows, D, ch.wid, p->scale, r->block, W,
+                        r->qs + (size_t)ch.w0 * D, D, 0.0f, r->dqs + (size_t)ch.s0 * D, D);
+        lt_sgemm_serial(LT_T, LT_N, ch.wid, D, ch.rows, p->scale, r->block, W,
+                        r->qs + (size_t)ch.s0 * D, D, beta, r->dks + (size_t)ch.w0 * D, D);
+        lt_sgemm_serial(LT_T, LT_N, ch.wid, M, ch.rows, 1.0f, P, W,
+                        r->gs + (size_t)ch.s0 * M, M, beta, r->dvs + (size_t)ch.w0 * M, M);
+    }
+}
+
+/* Every thread its own rows; the team that really ran is counted. */
 static lt_status run_products(void *ctx)
 {
-    const products_case *p = ctx;
-    const int C = p->C, D = p->D, M = p->M, W = p->W;
+    products_case *p = ctx;
 #pragma omp parallel num_threads(p->threads)
     {
-        const product_rows *r = &p->rows[omp_get_thread_num()];
-        for (int s0 = 0; s0 < p->n; s0 += C) {
-            chunk ch = {.s0 = s0, .rows = min_int(C, p->n - s0), .w0 = s0 > 0 ? s0 - C : 0};
-            ch.wid = ch.s0 + ch.rows - ch.w0;
-            float *P = r->P + (size_t)s0 * W;
-            window_product(ch, p->scale, r->qs, r->qs, D, P, W);
-            lt_sgemm_serial(LT_N, LT_N, ch.rows, M, ch.wid, 1.0f, P, W, r->vs + (size_t)ch.w0 * M,
-                            M, 0.0f, r->out + (size_t)s0 * M, M);
-            window_product(ch, 1.0f, r->gs, r->vs, M, r->block, W);
-            lt_sgemm_serial(LT_N, LT_N, ch.rows, D, ch.wid, p->scale, r->block, W,
-                            r->qs + (size_t)ch.w0 * D, D, 0.0f, r->dqs + (size_t)s0 * D, D);
-            const float beta = s0 > 0 ? 1.0f : 0.0f;
-            lt_sgemm_serial(LT_T, LT_N, ch.wid, D, ch.rows, p->scale, r->block, W,
-                            r->qs + (size_t)s0 * D, D, beta, r->dks + (size_t)ch.w0 * D, D);
-            lt_sgemm_serial(LT_T, LT_N, ch.wid, M, ch.rows, 1.0f, P, W,
-                            r->gs + (size_t)s0 * M, M, beta, r->dvs + (size_t)ch.w0 * M, M);
-        }
+#pragma omp single
+        p->team = omp_get_num_threads();
+        round_products(p, &p->rows[omp_get_thread_num()]);
     }
     return LT_OK;
 }
 
-/* Allocates a thread's rows, zeroed (the values do not change the time). */
-static lt_status product_rows_alloc(product_rows *r, const products_case *p)
+/* A thread's blocks: where each goes and how many floats it holds. */
+static void product_blocks(product_rows *r, const products_case *p, float ***slots,
+                           size_t *counts)
 {
     const size_t n = (size_t)p->n;
-    float **slots[] = {&r->qs, &r->vs, &r->gs, &r->P, &r->out, &r->dqs, &r->dks, &r->dvs,
-                       &r->block};
-    const size_t counts[] = {n * p->D, n * p->M, n * p->M, n * p->W, n * p->M, n * p->D,
-                             n * p->D, n * p->M, (size_t)p->C * p->W};
-    memset(r, 0, sizeof *r);
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        LT_TRY(lt_mem_calloc((void **)slots[i], counts[i] * sizeof(float), "LSH products roof"));
-    return LT_OK;
-}
-
-static void product_rows_free(product_rows *r)
-{
-    float *blocks[] = {r->qs, r->vs, r->gs, r->P, r->out, r->dqs, r->dks, r->dvs, r->block};
-    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
-        lt_mem_free(blocks[i]);
+    float **at[PRODUCT_BLOCKS] = {&r->qs, &r->vs, &r->gs, &r->P, &r->out, &r->dqs,
+                                  &r->dks, &r->dvs, &r->block, &r->rot, &r->hashed};
+    const size_t sizes[PRODUCT_BLOCKS] = {
+        n * p->D, n * p->M, n * p->M, n * p->W, n * p->M, n * p->D, n * p->D, n * p->M,
+        (size_t)p->C * p->W, (size_t)p->D * p->cols, (size_t)HASH_ROWS * p->cols};
+    for (int i = 0; i < PRODUCT_BLOCKS; i++) {
+        slots[i] = at[i];
+        counts[i] = sizes[i];
+    }
 }
 
 static double lsh_products_gflops(const lt_attn *attn, lt_attn_shape shape, int threads)
@@ -1231,24 +1259,41 @@ static double lsh_products_gflops(const lt_attn *attn, lt_attn_shape shape, int 
                        .D = shape.D, .M = shape.M, .threads = threads,
                        .scale = score_scale(shape.D)};
     p.W = window_stride(&attn->config, p.n);
+    p.cols = attn_lsh_plan(&attn->config, p.n).cols;
+    float **slots[PRODUCT_BLOCKS];
+    size_t counts[PRODUCT_BLOCKS], bytes = lt_mem_rounded(sizeof(product_rows) * threads);
+    product_rows probe;
+    product_blocks(&probe, &p, slots, counts);
+    for (int i = 0; i < PRODUCT_BLOCKS; i++)
+        bytes += (size_t)threads * lt_mem_rounded(counts[i] * sizeof(float));
     product_rows *rows = NULL;
-    double gflops = NAN;
-    if (lt_mem_calloc((void **)&rows, sizeof *rows * (size_t)threads, "LSH products roof") !=
-        LT_OK)
+    if (lt_mem_plan(bytes, "the LSH products roof") != LT_OK ||
+        lt_mem_calloc((void **)&rows, sizeof *rows * (size_t)threads, "LSH products roof") !=
+            LT_OK)
         return NAN;
     p.rows = rows;
     lt_status status = LT_OK;
-    for (int t = 0; t < threads && status == LT_OK; t++)
-        status = product_rows_alloc(&rows[t], &p);
-    double samples[REPEATS];
+    for (int t = 0; t < threads; t++) { /* zeroed: the values do not change the time */
+        product_blocks(&rows[t], &p, slots, counts);
+        for (int i = 0; i < PRODUCT_BLOCKS && status == LT_OK; i++)
+            status = lt_mem_calloc((void **)slots[i], counts[i] * sizeof(float),
+                                   "LSH products roof");
+    }
+    /* a round's FLOPs as lsh_head_flops counts them: the hashing product,
+     * then three times the forward's attention (backward's four are two) */
+    const double per_round =
+        2.0 * p.n * p.D * p.cols + 3.0 * 2.0 * window_area(p.n, p.C) * (p.D + p.M);
+    double samples[REPEATS], gflops = NAN;
     lt_summary summary;
     if (status == LT_OK &&
         lt_time_repeat(&summary, samples, run_products, &p, 1, REPEATS) == LT_OK &&
         summary.median > 0.0)
-        gflops = threads * 3.0 * 2.0 * window_area(p.n, p.C) * (p.D + p.M) / summary.median *
-                 1e-9;
-    for (int t = 0; t < threads; t++)
-        product_rows_free(&rows[t]);
+        gflops = p.team * per_round / summary.median * 1e-9;
+    for (int t = 0; t < threads; t++) {
+        product_blocks(&rows[t], &p, slots, counts);
+        for (int i = 0; i < PRODUCT_BLOCKS; i++)
+            lt_mem_free(*slots[i]);
+    }
     lt_mem_free(rows);
     return gflops;
 }
