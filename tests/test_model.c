@@ -701,15 +701,22 @@ static void temp_path(char *buf, size_t size, char *dir, const char *name)
     snprintf(buf, size, "%s/%s", dir, name);
 }
 
+/* The losses of `updates` updates from a fresh trainer. */
+static void straight_curve(const lt_train_config *c, int threads, int updates, double *losses)
+{
+    lt_trainer t;
+    cr_assert_eq(lt_trainer_init(&t, c, threads), LT_OK, "%s", lt_last_error());
+    run_updates(&t, updates, losses);
+    lt_trainer_free(&t);
+}
+
 Test(train, resume_continues_the_identical_curve)
 {
     lt_threads_set(2);
     lt_train_config c = small_config("linear", 1, 0.1f);
     lt_trainer t;
     double straight[12], resumed[12];
-    cr_assert_eq(lt_trainer_init(&t, &c, 2), LT_OK);
-    run_updates(&t, 12, straight);
-    lt_trainer_free(&t);
+    straight_curve(&c, 2, 12, straight);
 
     char dir[64], path[128];
     temp_path(path, sizeof path, dir, "run.ckpt");
@@ -726,6 +733,52 @@ Test(train, resume_continues_the_identical_curve)
     for (int i = 0; i < 12; i++)
         cr_assert_eq(resumed[i], straight[i], "update %d: %.17g vs %.17g", i + 1, resumed[i],
                      straight[i]);
+}
+
+/* A checkpoint goes on under a longer schedule (drops it has not reached
+ * yet may be added or moved) and gives the curve of the longer run straight
+ * through; a drop that already acted must be the same. */
+Test(train, resume_under_a_longer_schedule)
+{
+    lt_threads_set(1);
+    lt_train_config longer = small_config("linear", 1, 0.1f);
+    cr_assert_eq(lt_schedule_add_drop(&longer.schedule, 7, 0.25), LT_OK);
+    lt_trainer t;
+    double straight[10], resumed[10];
+    straight_curve(&longer, 1, 10, straight);
+
+    char dir[64], path[128];
+    temp_path(path, sizeof path, dir, "run.ckpt");
+    lt_train_config shorter = small_config("linear", 1, 0.1f);
+    cr_assert_eq(lt_trainer_init(&t, &shorter, 1), LT_OK);
+    run_updates(&t, 5, resumed);
+    cr_assert_eq(lt_trainer_save(&t, path), LT_OK, "%s", lt_last_error());
+    lt_trainer_free(&t);
+    cr_assert_eq(lt_trainer_init(&t, &longer, 1), LT_OK);
+    cr_assert_eq(lt_trainer_load(&t, path), LT_OK, "%s", lt_last_error());
+    run_updates(&t, 5, resumed + 5);
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(resumed[i], straight[i], "update %d: %.17g vs %.17g", i + 1, resumed[i],
+                     straight[i]);
+    /* Past the drop: the checkpoint records it, and a run that moves it or
+     * lacks it is refused, naming it. */
+    cr_assert_eq(lt_trainer_save(&t, path), LT_OK, "%s", lt_last_error());
+    lt_trainer_free(&t);
+    lt_train_config moved = small_config("linear", 1, 0.1f);
+    cr_assert_eq(lt_schedule_add_drop(&moved.schedule, 8, 0.25), LT_OK);
+    const lt_train_config *refused[2] = {&moved, &shorter};
+    for (int r = 0; r < 2; r++) {
+        cr_assert_eq(lt_trainer_init(&t, refused[r], 1), LT_OK);
+        cr_assert_eq(lt_trainer_load(&t, path), LT_E_INPUT);
+        cr_assert(strstr(lt_last_error(), "drop0=7:0.25") != NULL, "%s", lt_last_error());
+        lt_trainer_free(&t);
+    }
+    /* A drop still ahead of the checkpoint may come later still. */
+    cr_assert_eq(lt_trainer_init(&t, &longer, 1), LT_OK);
+    cr_assert_eq(lt_schedule_add_drop(&t.config.schedule, 20, 0.5), LT_OK);
+    cr_assert_eq(lt_trainer_load(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t.step, 10);
+    lt_trainer_free(&t);
 }
 
 Test(train, bad_checkpoints_are_refused_clearly)

@@ -1,5 +1,6 @@
 #include "model/train.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -244,6 +245,11 @@ lt_status lt_trainer_broadcast(lt_trainer *t)
 
 void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
 {
+    lt_train_config_describe_until(c, LONG_MAX, buf, size);
+}
+
+void lt_train_config_describe_until(const lt_train_config *c, long step, char *buf, size_t size)
+{
     const lt_model_config *m = &c->model;
     const lt_attn_config *a = &m->attn;
     static const char *const inputs[] = {"tokens", "features"};
@@ -268,7 +274,11 @@ void lt_train_config_describe(const lt_train_config *c, char *buf, size_t size)
                      c->schedule.base_lr, c->optim.beta1, c->optim.beta2, c->optim.eps,
                      c->optim.weight_decay, c->schedule.warmup_steps, c->clip_norm,
                      (unsigned long long)c->seed, c->threads, c->shards > 1 ? c->shards : 1);
-    for (int i = 0; i < c->schedule.drop_count && n > 0 && (size_t)n < size; i++)
+    /* Update u runs at the rate of the drops with after_step < u: only
+     * those have acted on a trainer at `step`. */
+    for (int i = 0; i < c->schedule.drop_count && c->schedule.drops[i].after_step < step &&
+                    n > 0 && (size_t)n < size;
+         i++)
         n += snprintf(buf + n, size - (size_t)n, " drop%d=%ld:%.17g", i,
                       c->schedule.drops[i].after_step, c->schedule.drops[i].factor);
     char extra[128];
@@ -283,7 +293,7 @@ enum { DESCRIPTION_BYTES = 2048 };
 lt_status lt_trainer_write(const lt_trainer *t, lt_ckpt_writer *w)
 {
     char description[DESCRIPTION_BYTES];
-    lt_train_config_describe(&t->config, description, sizeof description);
+    lt_train_config_describe_until(&t->config, t->step, description, sizeof description);
     int64_t step = t->step;
     LT_TRY(lt_ckpt_writer_add(w, "config", description, strlen(description)));
     LT_TRY(lt_ckpt_writer_add(w, "step", &step, sizeof step));
@@ -320,6 +330,11 @@ static lt_status describe_mismatch(const char *path, const char *stored, const c
         a += la + (a[la] == ' ');
         b += lb + (b[lb] == ' ');
     }
+    if (*a || *b)
+        return lt_fail(LT_E_INPUT,
+                       "%s: %s %.*s (resume with the settings of the run that wrote it)", path,
+                       *a ? "checkpoint was written with" : "this run has, and the checkpoint lacks,",
+                       (int)strcspn(*a ? a : b, " "), *a ? a : b);
     return lt_fail(LT_E_INPUT, "%s: checkpoint configuration differs from this run's", path);
 }
 
@@ -331,17 +346,28 @@ size_t lt_trainer_read_bytes(const lt_trainer *t, size_t file_bytes)
 
 lt_status lt_trainer_read(lt_trainer *t, const lt_ckpt *ckpt, const char *path)
 {
-    char description[DESCRIPTION_BYTES];
-    lt_train_config_describe(&t->config, description, sizeof description);
     const void *stored;
     size_t stored_bytes;
     int64_t step = 0;
     LT_TRY(lt_ckpt_find(ckpt, "config", &stored, &stored_bytes));
-    if (stored_bytes != strlen(description) || memcmp(stored, description, stored_bytes) != 0)
-        return describe_mismatch(path, stored, description);
     LT_TRY(lt_ckpt_get_exact(ckpt, "step", &step, sizeof step));
     if (step < 0)
         return lt_fail(LT_E_INPUT, "%s: negative step %lld", path, (long long)step);
+    /* A run may go on with learning-rate drops the checkpoint's updates
+     * never reached (a longer schedule); the drops that did act must agree.
+     * Checkpoints written before this rule list every drop: accept that too. */
+    char description[DESCRIPTION_BYTES], every_drop[DESCRIPTION_BYTES];
+    lt_train_config_describe_until(&t->config, (long)step, description, sizeof description);
+    lt_train_config_describe(&t->config, every_drop, sizeof every_drop);
+    int same = stored_bytes == strlen(description) &&
+               memcmp(stored, description, stored_bytes) == 0;
+    int same_listing_every_drop = stored_bytes == strlen(every_drop) &&
+                                  memcmp(stored, every_drop, stored_bytes) == 0;
+    if (!same && !same_listing_every_drop) {
+        char copy[DESCRIPTION_BYTES];
+        snprintf(copy, sizeof copy, "%.*s", (int)stored_bytes, (const char *)stored);
+        return describe_mismatch(path, copy, description);
+    }
     LT_TRY(lt_ckpt_get_exact(ckpt, "params", t->model.params,
                              t->model.param_count * sizeof(float)));
     LT_TRY(lt_ckpt_get_exact(ckpt, "optimizer", t->optim_state, state_bytes(t)));

@@ -121,4 +121,9 @@ size_t lt_trainer_read_bytes(const lt_trainer *t, size_t file_bytes);
  * checkpoints and compared on resume). */
 void lt_train_config_describe(const lt_train_config *config, char *buf, size_t size);
 
+/* The same, listing only the learning-rate drops that have acted on a
+ * trainer after `step` updates (what a checkpoint at that step records). */
+void lt_train_config_describe_until(const lt_train_config *config, long step, char *buf,
+                                    size_t size);
+
 #endif
