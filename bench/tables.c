@@ -136,6 +136,12 @@ static const lt_column scaling_columns[] = {
     {.name = "fraction_of_sgemm", .role = LT_COL_NOTE, SHOWN("roof %", "%.1f", 100)},
     NOTE("products_gflop_per_s"),
     {.name = "fraction_of_products", .role = LT_COL_NOTE, SHOWN("products roof %", "%.1f", 100)},
+    NOTE("bytes_model_fwd_bwd"),
+    NOTE("bandwidth_gb_per_s"),
+    NOTE("memory_bound_s"),
+    NOTE("compute_bound_s"),
+    {.name = "roofline_bound", .role = LT_COL_NOTE, SHOWN("bound", NULL, 0)},
+    {.name = "fraction_of_roofline", .role = LT_COL_NOTE, SHOWN("roofline %", "%.1f", 100)},
     NOTE("note"),
 };
 

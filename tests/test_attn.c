@@ -1941,6 +1941,31 @@ Test(attn_lsh, products_roof_only_for_the_chunked_kernel)
     cr_expect_eq(lt_mem_current(), before, "the measurement frees what it took");
 }
 
+/* The roofline's memory half: each operand once, whatever the kernel. */
+Test(attn, interface_bytes_count_each_operand_once)
+{
+    lt_attn_shape s = shape_of(2, 3, 20, 8, 4);
+    const double rows = 2 * 3 * 20, qk = rows * 8 * 4, vo = rows * 4 * 4;
+    const char *variants[] = {"softmax", "linear", "linformer", "lsh"};
+    for (int i = 0; i < 4; i++) {
+        lt_attn a;
+        lt_attn_config c = config_of(variants[i], 0, NULL);
+        cr_assert_eq(lt_attn_init(&a, &c), LT_OK, "%s", lt_last_error());
+        double saved = (double)lt_attn_saved_bytes(&a, s);
+        double params = 4.0 * (double)lt_attn_param_count(&a);
+        /* LSH's keys are its queries: k is never read, dk still written */
+        double k = i == 3 ? 0.0 : qk;
+        double fwd = qk + k + vo + params + vo + saved;
+        double bwd = qk + k + vo + vo + params + saved + 2 * qk + vo + params;
+        cr_expect_float_eq(lt_attn_interface_bytes(&a, s, 0), fwd, 1e-9 * fwd, "%s forward",
+                           variants[i]);
+        cr_expect_float_eq(lt_attn_interface_bytes(&a, s, 1), bwd, 1e-9 * bwd, "%s backward",
+                           variants[i]);
+        if (i == 2)
+            cr_expect_gt(params, 0.0, "linformer's projections are read");
+    }
+}
+
 /* ---- feature maps beyond elu: FAVOR+ and Taylor ---- */
 
 /* A linear or decay configuration with another feature map; favor with 12

@@ -730,6 +730,19 @@ Test(scaling, lsh_rounds_listed_as_specs)
                       fraction);
         }
     }
+    /* the roofline: the longer of the memory and the compute bound, over the time */
+    for (long long r = 0; r < t.nrows; r++) {
+        double memory = cell_num(&t, r, "memory_bound_s");
+        double compute = cell_num(&t, r, "compute_bound_s");
+        cr_expect(cell_num(&t, r, "bandwidth_gb_per_s") > 0.0, "row %lld", r);
+        cr_expect_float_eq(memory, cell_num(&t, r, "bytes_model_fwd_bwd") /
+                                       (cell_num(&t, r, "bandwidth_gb_per_s") * 1e9),
+                           1e-9 * memory, "row %lld", r);
+        cr_expect_str_eq(cell_str(&t, r, "roofline_bound"), memory > compute ? "memory" : "compute");
+        double bound = memory > compute ? memory : compute;
+        cr_expect_float_eq(cell_num(&t, r, "fraction_of_roofline"),
+                           bound / cell_num(&t, r, "fwd_bwd_median_s"), 1e-9, "row %lld", r);
+    }
     lt_csv_table_free(&t);
     cr_assert_eq(ltbench("scaling --variants lsh-2,lsh-2"), 2);
     ASSERT_MENTIONS("listed twice");

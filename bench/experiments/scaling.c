@@ -51,11 +51,13 @@ typedef struct scaling_case {
     double flops_fwd, flops_bwd;          /* the paper's model of the method */
     double performed_fwd, performed_bwd;  /* what this kernel actually computes */
     double products_gflops; /* its own products' rate, measured after it (NaN: none) */
+    double bytes_fwd_bwd;   /* lt_attn_interface_bytes of a forward and a backward */
 } scaling_case;
 
-/* The machine's SGEMM rate, measured once per run: the roof for GFLOP/s. */
+/* The machine's SGEMM rate and memory bandwidth, measured once per run:
+ * the roofs for FLOPs and for bytes. */
 static int roof_n = 1024;
-static double roof_gflops, roof_gflops_1t;
+static double roof_gflops, roof_gflops_1t, roof_bandwidth_gbs = NAN;
 
 /* Measures one case. Failures of the kernel itself stop the run. */
 static lt_status measure_case(scaling_case *row, const lt_attn *attn, lt_attn_shape shape,
@@ -130,6 +132,17 @@ static lt_status add_row(lt_table *t, const scaling_options *opt, const scaling_
     lt_set_num(t, "fraction_of_sgemm", performed / roof_gflops);
     lt_set_num(t, "products_gflop_per_s", r->products_gflops);
     lt_set_num(t, "fraction_of_products", performed / r->products_gflops);
+    /* the roofline: the longer of moving the interface's bytes at the
+     * measured bandwidth and performing the FLOPs at the SGEMM rate */
+    double memory_s = r->bytes_fwd_bwd / (roof_bandwidth_gbs * 1e9);
+    double compute_s = (r->performed_fwd + r->performed_bwd) / (roof_gflops * 1e9);
+    lt_set_num(t, "bytes_model_fwd_bwd", r->bytes_fwd_bwd);
+    lt_set_num(t, "bandwidth_gb_per_s", roof_bandwidth_gbs);
+    lt_set_num(t, "memory_bound_s", memory_s);
+    lt_set_num(t, "compute_bound_s", compute_s);
+    lt_set_str(t, "roofline_bound", isnan(memory_s) || isnan(r->fwd_bwd.median) ? "" : memory_s > compute_s ? "memory" : "compute");
+    lt_set_num(t, "fraction_of_roofline",
+               (memory_s > compute_s ? memory_s : compute_s) / r->fwd_bwd.median);
     lt_set_str(t, "note", r->note);
     return lt_row_end(t);
 }
@@ -267,6 +280,13 @@ static const char details[] =
     "(lsh-chunked: C x 2C windows) also gets products% (CSV fraction_of_products): the\n"
     "same FLOPs per second over the rate its own products reach when run alone as it\n"
     "calls them (CSV products_gflop_per_s, measured right after the case).\n"
+    "Memory: the bytes a forward and a backward cannot avoid moving (each input read\n"
+    "once, each output written once, the saved activations written and read back; CSV\n"
+    "bytes_model_fwd_bwd, see lt_attn_interface_bytes) over the bandwidth a triad over\n"
+    "64 MiB arrays reaches, measured once per run (bandwidth_gb_per_s): memory_bound_s.\n"
+    "compute_bound_s = the performed FLOPs at the SGEMM rate; roofline% (CSV\n"
+    "fraction_of_roofline) = the larger of the two over the measured time, and\n"
+    "roofline_bound names which one it is.\n"
     "Kernels: softmax-gemm (materialised, the default), softmax-tiled (online\n"
     "softmax, O(N) memory), softmax-reference; linear-gemm (non-causal),\n"
     "linear-causal-chunked (causal default), linear-causal-prefix, linear-reference;\n"
@@ -360,6 +380,8 @@ static lt_status run_case(sweep *w, int vi, int causal, const char *kernel, int 
     row->flops_bwd = lt_attn_flops(&attn, shape, 1);
     row->performed_fwd = lt_attn_flops_performed(&attn, shape, 0);
     row->performed_bwd = lt_attn_flops_performed(&attn, shape, 1);
+    row->bytes_fwd_bwd =
+        lt_attn_interface_bytes(&attn, shape, 0) + lt_attn_interface_bytes(&attn, shape, 1);
     row->planned_bytes = lt_attn_case_bytes(&attn, shape, lt_threads_get());
     double estimate = last[0] * (row->flops_fwd + row->flops_bwd) / last[1] *
                       (double)(opt->warmup + opt->repeats) * 1.5;
@@ -416,18 +438,23 @@ static lt_status run_variant(sweep *w, int vi, int causal)
 }
 
 /* The machine's SGEMM rate at 1024^3, or the largest square the budget
- * holds, on the run's threads and on one. */
+ * holds, on the run's threads and on one; and its memory bandwidth over
+ * arrays of 64 MiB, well beyond the caches (NaN when the budget refuses). */
 static void measure_roof(void)
 {
+    enum { TRIAD_ARRAY = 64 << 20 };
     int threads = lt_threads_get();
     while (roof_n > 64 && lt_mem_plan(3 * lt_mem_rounded((size_t)roof_n * roof_n * 4),
                                       "the SGEMM roofline") != LT_OK)
         roof_n /= 2;
     roof_gflops = lt_attn_sgemm_gflops(roof_n, threads);
     roof_gflops_1t = lt_attn_sgemm_gflops(roof_n, 1);
+    if (lt_mem_plan(3 * lt_mem_rounded(TRIAD_ARRAY), "the bandwidth roofline") == LT_OK)
+        roof_bandwidth_gbs = lt_attn_bandwidth_gbs(TRIAD_ARRAY, threads);
     printf("roofline: SGEMM %dx%dx%d reaches %.1f GFLOP/s on %d threads, %.1f on one (%s "
-           "kernels)\n",
-           roof_n, roof_n, roof_n, roof_gflops, threads, roof_gflops_1t, lt_attn_blas_core());
+           "kernels); memory bandwidth %.1f GB/s (triad)\n",
+           roof_n, roof_n, roof_n, roof_gflops, threads, roof_gflops_1t, lt_attn_blas_core(),
+           roof_bandwidth_gbs);
     fflush(stdout);
 }
 

@@ -337,6 +337,19 @@ double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward)
     return attn->impl->flops(attn, shape, backward);
 }
 
+double lt_attn_interface_bytes(const lt_attn *attn, lt_attn_shape shape, int backward)
+{
+    double rows = (double)shape.B * shape.H * shape.N;
+    double q = rows * shape.D, k = attn->impl->ignores_k ? 0.0 : q, v = rows * shape.M;
+    double params = (double)lt_attn_param_count(attn);
+    double saved = (double)lt_attn_saved_bytes(attn, shape);
+    if (!backward) /* q, k, v and the parameters in; out and the saved activations out */
+        return 4.0 * (q + k + v + params + v) + saved;
+    /* q, k, v, d_out, the parameters and the saved activations in; dq, dk,
+     * dv and the parameters' gradients out (dk even where k is unread) */
+    return 4.0 * (q + k + v + v + params) + saved + 4.0 * (2 * q + v + params);
+}
+
 double lt_attn_products_gflops(const lt_attn *attn, lt_attn_shape shape, int threads)
 {
     if (attn->impl->products_gflops == NULL)
