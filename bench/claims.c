@@ -33,9 +33,9 @@ int bench_copy_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_claim
                               "%.4f and %.4f nats)",
                  acc_s, acc_l, lt_claim_num(t, soft, "eval_loss"),
                  lt_claim_num(t, lin, "eval_loss"));
-    lt_claim_say(c->rule, "holds: both at least 0.%d and within 0.%02d of each other; caveat: "
-                          "within 0.%02d, but neither has converged",
-                 COPY_CONVERGED, COPY_CLOSE, COPY_CLOSE);
+    lt_claim_say(c->rule, "holds if both at least 0.%d and within 0.%02d of each other; with a "
+                          "caveat if within 0.%02d but not both at 0.%d",
+                 COPY_CONVERGED, COPY_CLOSE, COPY_CLOSE, COPY_CONVERGED);
     int close = fabs(acc_s - acc_l) <= COPY_CLOSE / 100.0 + 1e-9;
     int converged = fmin(acc_s, acc_l) >= COPY_CONVERGED / 100.0;
     c->verdict = isnan(acc_s) || isnan(acc_l) ? LT_CLAIM_UNTESTED
@@ -47,7 +47,7 @@ int bench_copy_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_claim
     c = &claims[1];
     lt_claim_say(c->paper, "Fig. 2: Reformer (LSH-1, LSH-4) converges to a worse loss than "
                            "softmax and linear attention");
-    lt_claim_say(c->rule, "holds: every LSH row's held-out accuracy below both softmax's and "
+    lt_claim_say(c->rule, "holds if every LSH row's held-out accuracy below both softmax's and "
                           "linear's");
     int variant = lt_csv_table_column(t, "variant"), lsh_rows = 0, below = 1;
     c->measured[0] = '\0';
@@ -232,8 +232,8 @@ static void below_claim(const lt_csv_table *t, const char *column, const char *w
                         unit, lin[last] * scale, unit, at);
     }
     c->verdict = any ? worst : LT_CLAIM_UNTESTED;
-    lt_claim_say(c->rule, "holds: linear's %s below softmax's (its fastest kernel) at every N "
-                          "measured; caveat: from some N on",
+    lt_claim_say(c->rule, "holds if linear's %s below softmax's (its fastest kernel) at every N "
+                          "measured; with a caveat if only from some N on",
                  what);
 }
 
@@ -270,7 +270,7 @@ int bench_scaling_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_cl
     lt_claim *c = &claims[2];
     lt_claim_say(c->paper, "Fig. 1: linear attention's time grows linearly with N, softmax's "
                            "quadratically");
-    lt_claim_say(c->rule, "holds: time ~ N^a fitted over the three largest N, a <= 1.3 for "
+    lt_claim_say(c->rule, "holds if time ~ N^a fitted over the three largest N, a <= 1.3 for "
                           "linear and a >= 1.6 for softmax, in both modes");
     c->verdict = LT_CLAIM_HOLDS;
     int any = 0;
@@ -314,9 +314,9 @@ int bench_image_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_clai
     lt_claim_say(c->measured, "test bits/dim: softmax %.4f, linear %.4f (%+.1f%%); the "
                               "per-channel histogram of the training pixels %.4f",
                  b_s, b_l, 100.0 * (b_l - b_s) / b_s, hist);
-    lt_claim_say(c->rule, "holds: linear within %d%% of softmax, both at least %.1f bits/dim "
-                          "below the histogram; caveat: within %d%%, but not clearly below "
-                          "the histogram (barely trained)",
+    lt_claim_say(c->rule, "holds if linear within %d%% of softmax, both at least %.1f bits/dim "
+                          "below the histogram; with a caveat if within %d%% but not that far "
+                          "below the histogram (barely trained)",
                  BITS_CLOSE, LEARNED_MARGIN, BITS_CLOSE);
     int close = fabs(b_l - b_s) <= BITS_CLOSE / 100.0 * b_s;
     int learned = fmax(b_s, b_l) <= hist - LEARNED_MARGIN;
@@ -342,7 +342,7 @@ int bench_image_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_clai
                      lt_claim_num(t, rec, "gen_batch"),
                      speedup * lt_claim_num(t, rec, "images_per_s"),
                      lt_claim_num(t, rec, "images_per_s"));
-    lt_claim_say(c->rule, "holds: the same order of magnitude or more (at least %.0fx)", order);
+    lt_claim_say(c->rule, "holds if the same order of magnitude or more (at least %.0fx)", order);
     c->verdict = isnan(speedup) ? LT_CLAIM_UNTESTED
                  : speedup >= order ? LT_CLAIM_HOLDS
                                     : LT_CLAIM_FAILS;
@@ -353,7 +353,7 @@ int bench_image_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_clai
                            "that caches keys and values (%.1fx on the authors' GPU)",
                  paper_num(paper, "linear", "images_per_s") /
                      paper_num(paper, "stateful softmax", "images_per_s"));
-    lt_claim_say(c->rule, "holds: linear recurrent faster than softmax cached at every batch "
+    lt_claim_say(c->rule, "holds if linear recurrent faster than softmax cached at every batch "
                           "measured");
     int batch = lt_csv_table_column(t, "gen_batch"), rows = 0, faster = 1;
     c->measured[0] = '\0';
@@ -402,7 +402,7 @@ int bench_image_cpu_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_
                                  "and %.1fx than cached softmax (the paper: %.1fx)",
                     here[0] / here[2], there[0] / there[2], here[1] / here[2],
                     there[1] / there[2]);
-    lt_claim_say(c->rule, "holds: linear recurrent faster than cached softmax, and cached "
+    lt_claim_say(c->rule, "holds if linear recurrent faster than cached softmax, and cached "
                           "faster than recompute, as on the paper's CPU");
     c->verdict = isnan(here[0]) || isnan(here[1]) || isnan(here[2]) ? LT_CLAIM_UNTESTED
                  : here[2] < here[1] && here[1] < here[0]        ? LT_CLAIM_HOLDS
@@ -431,7 +431,7 @@ int bench_speech_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_cla
                  p_soft, p_lin, paper_num(paper, "Bi-LSTM", "per_percent"));
     lt_claim_say(c->measured, "test PER: softmax %.2f%%, linear %.2f%%, Bi-LSTM %.2f%%", per_s,
                  per_l, per_b);
-    lt_claim_say(c->rule, "holds: softmax's and linear's PER below the Bi-LSTM's");
+    lt_claim_say(c->rule, "holds if softmax's and linear's PER below the Bi-LSTM's");
     c->verdict = isnan(per_s) || isnan(per_l) || isnan(per_b) ? LT_CLAIM_UNTESTED
                  : per_s < per_b && per_l < per_b           ? LT_CLAIM_HOLDS
                                                             : LT_CLAIM_FAILS;
@@ -441,7 +441,7 @@ int bench_speech_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_cla
                            "against %.2f%%)",
                  p_soft, p_lin);
     lt_claim_say(c->measured, "test PER: softmax %.2f%%, linear %.2f%%", per_s, per_l);
-    lt_claim_say(c->rule, "holds: softmax's PER at most linear's");
+    lt_claim_say(c->rule, "holds if softmax's PER at most linear's");
     c->verdict = isnan(per_s) || isnan(per_l) ? LT_CLAIM_UNTESTED
                  : per_s <= per_l             ? LT_CLAIM_HOLDS
                                               : LT_CLAIM_FAILS;
@@ -457,7 +457,7 @@ int bench_speech_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_cla
     lt_claim_say(c->measured, "%.2fx (softmax %.4g s/epoch, linear %.4g) on utterances of %.0f "
                               "positions on average",
                  s_s / s_l, s_s, s_l, lt_claim_num(t, lin, "mean_positions"));
-    lt_claim_say(c->rule, "holds: at least 2x; caveat: faster, but less than 2x");
+    lt_claim_say(c->rule, "holds if at least 2x; with a caveat if faster, but less than 2x");
     c->verdict = isnan(s_s) || isnan(s_l) ? LT_CLAIM_UNTESTED
                  : s_s >= 2 * s_l         ? LT_CLAIM_HOLDS
                  : s_s > s_l              ? LT_CLAIM_CAVEAT
@@ -468,7 +468,7 @@ int bench_speech_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_cla
                            "(%.2f%% against %.2f%%)",
                  paper_num(paper, "LSH-4", "per_percent"), p_lin);
     lt_claim_say(c->measured, "test PER: LSH-4 %.2f%%, linear %.2f%%", per_h, per_l);
-    lt_claim_say(c->rule, "holds: LSH-4's PER above linear's");
+    lt_claim_say(c->rule, "holds if LSH-4's PER above linear's");
     c->verdict = isnan(per_h) || isnan(per_l) ? LT_CLAIM_UNTESTED
                  : per_h > per_l              ? LT_CLAIM_HOLDS
                                               : LT_CLAIM_FAILS;

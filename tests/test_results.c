@@ -489,13 +489,13 @@ Test(results, claims_print_as_a_markdown_table_with_their_rules)
     lt_claim c = {.verdict = LT_CLAIM_CAVEAT};
     lt_claim_say(c.paper, "a | b");
     lt_claim_say(c.measured, "x\ny");
-    lt_claim_say(c.rule, "holds: z");
+    lt_claim_say(c.rule, "holds if z");
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
     lt_claims_markdown(f, &c, 1);
     fclose(f);
-    cr_assert(strstr(text, "| a \\| b | x y | **holds at this scale, with a caveat** (holds: z) |"),
+    cr_assert(strstr(text, "| a \\| b | x y | **holds at this scale, with a caveat** (rule: holds if z) |"),
               "%s", text);
     free(text);
 }

@@ -140,7 +140,8 @@ static lt_status add_row(lt_table *t, const scaling_options *opt, const scaling_
     lt_set_num(t, "bandwidth_gb_per_s", roof_bandwidth_gbs);
     lt_set_num(t, "memory_bound_s", memory_s);
     lt_set_num(t, "compute_bound_s", compute_s);
-    lt_set_str(t, "roofline_bound", isnan(memory_s) || isnan(r->fwd_bwd.median) ? "" : memory_s > compute_s ? "memory" : "compute");
+    const char *bound = memory_s > compute_s ? "memory" : "compute";
+    lt_set_str(t, "roofline_bound", isnan(memory_s) || isnan(r->fwd_bwd.median) ? "" : bound);
     lt_set_num(t, "fraction_of_roofline",
                (memory_s > compute_s ? memory_s : compute_s) / r->fwd_bwd.median);
     lt_set_str(t, "note", r->note);

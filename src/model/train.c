@@ -330,11 +330,14 @@ static lt_status describe_mismatch(const char *path, const char *stored, const c
         a += la + (a[la] == ' ');
         b += lb + (b[lb] == ' ');
     }
-    if (*a || *b)
+    if (*a || *b) {
+        const char *only = *a ? a : b;
+        const char *side = *a ? "checkpoint was written with"
+                              : "this run has, and the checkpoint lacks,";
         return lt_fail(LT_E_INPUT,
                        "%s: %s %.*s (resume with the settings of the run that wrote it)", path,
-                       *a ? "checkpoint was written with" : "this run has, and the checkpoint lacks,",
-                       (int)strcspn(*a ? a : b, " "), *a ? a : b);
+                       side, (int)strcspn(only, " "), only);
+    }
     return lt_fail(LT_E_INPUT, "%s: checkpoint configuration differs from this run's", path);
 }
 

@@ -34,7 +34,7 @@ void lt_claims_markdown(FILE *f, const lt_claim *claims, int count)
     fprintf(f, "\n| the paper says | measured here | conclusion |\n|---|---|---|\n");
     for (int i = 0; i < count; i++) {
         char verdict[2 * LT_CLAIM_TEXT];
-        snprintf(verdict, sizeof verdict, "**%s** (%s)", lt_verdict_name(claims[i].verdict),
+        snprintf(verdict, sizeof verdict, "**%s** (rule: %s)", lt_verdict_name(claims[i].verdict),
                  claims[i].rule);
         fputc('|', f);
         markdown_cell(f, claims[i].paper);
