@@ -11,6 +11,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/threads.h"
+#include "core/vexp.h"
 #include "nn/dropout.h"
 #include "nn/elementwise.h"
 #include "nn/embedding.h"
@@ -353,6 +354,33 @@ static void ref_relu(double *out, const ref_layer *ref)
 {
     for (size_t i = 0; i < ref->n_out; i++)
         out[i] = ref->in[i] > 0 ? ref->in[i] : 0;
+}
+
+/* The sigmoid behind the GELU: from exp(-|v|), accurate in both tails. */
+Test(nn, sigmoid_within_three_ulp_and_gelu_passes_nan)
+{
+    const int samples = 200000;
+    double worst = 0;
+    for (int i = 0; i <= samples; i++) {
+        float v = -100.0f + 200.0f * (float)i / (float)samples;
+        double ref = 1.0 / (1.0 + exp(-(double)v));
+        if (ref < 1e-37) /* below the normal floats: the result is 0 or denormal */
+            continue;
+        float below = (float)ref, above = nextafterf(below, INFINITY);
+        double err = fabs((double)lt_sigmoid(v) - ref) / ((double)above - (double)below);
+        worst = err > worst ? err : worst;
+    }
+    cr_expect_lt(worst, 3.0, "worst error %g ulp", worst);
+    cr_expect_eq(lt_sigmoid(0.0f), 0.5f);
+    cr_expect_eq(lt_sigmoid(-0.0f), 0.5f);
+    cr_expect_eq(lt_sigmoid(INFINITY), 1.0f);
+    cr_expect_eq(lt_sigmoid(-INFINITY), 0.0f);
+    float in[3] = {NAN, -200.0f, 200.0f}, out[3], d_in[3] = {0}, d_out[3] = {1, 1, 1};
+    lt_gelu_forward(out, in, 3);
+    lt_gelu_backward(d_in, d_out, in, 3);
+    cr_expect(isnan(out[0]) && isnan(d_in[0]), "NaN in, NaN out: %g %g", out[0], d_in[0]);
+    cr_expect(out[1] == 0.0f && out[2] == 200.0f, "tails: %g %g", out[1], out[2]);
+    cr_expect(d_in[1] == 0.0f && d_in[2] == 1.0f, "tail slopes: %g %g", d_in[1], d_in[2]);
 }
 
 Test(nn, gelu_gradients)

@@ -384,7 +384,7 @@ static int all_finite(const float *x, size_t n)
 #pragma omp parallel for simd reduction(| : bad) schedule(static) \
     if (n >= FINITE_SCAN_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
-        attn_float_bits b = {.value = x[i]};
+        lt_float_bits b = {.value = x[i]};
         bad |= (((uint32_t)b.bits & 0x7fffffffu) + 0x00800000u) >> 31;
     }
     return bad == 0;
@@ -719,7 +719,7 @@ void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_r
         float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
         for (int j = 0; j < cols; j++) {
-            row[j] = attn_exp_nonpositive(row[j] - max);
+            row[j] = lt_exp_nonpositive(row[j] - max);
             sum += row[j];
         }
         float inv = 1.0f / sum;

@@ -8,48 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "attn/attn.h"
-
-/* exp(x) for x <= 0, written so loops over it vectorise (libm's expf does
- * not without -ffast-math, and it dominated the softmax forward): range
- * reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so n ln2 is
- * exact), the degree-7 Taylor polynomial of e^r (truncation below 1e-8
- * relative), scaled by 2^n through the exponent bits. Every choice is made
- * on integer bit patterns: a floating-point select would keep the loop
- * scalar under the default -ftrapping-math. Measured over every float in
- * [-87.3, 0]: within 1.3 ulp of exp. Below ATTN_EXP_MIN (where exp(x) <
- * 1.1e-38), including -INFINITY, it returns exactly 0. */
-#define ATTN_EXP_MIN (-87.5f)
-
-typedef union attn_float_bits {
-    float value;
-    int32_t bits;
-} attn_float_bits;
-
-static inline float attn_exp_nonpositive(float x)
-{
-    const float log2e = 1.44269504f;
-    const float ln2_hi = 0.693359375f;    /* few mantissa bits: n * ln2_hi is exact */
-    const float ln2_lo = -2.12194440e-4f; /* ln2 - ln2_hi */
-    const float round_shift = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-    attn_float_bits in = {.value = x}, lowest = {.value = ATTN_EXP_MIN};
-    /* negative floats order backwards as integers: all ones when x < lowest */
-    int32_t below = -((in.bits < 0) & (in.bits > lowest.bits));
-    in.bits = (in.bits & ~below) | (lowest.bits & below);
-    float n = (in.value * log2e + round_shift) - round_shift; /* >= -126: a normal 2^n */
-    float r = (in.value - n * ln2_hi) - n * ln2_lo;
-    float p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    attn_float_bits scale = {.bits = ((int32_t)n + 127) * (1 << 23)};
-    attn_float_bits out = {.value = p * scale.value};
-    out.bits &= ~below;
-    return out.value;
-}
+#include "core/vexp.h"
 
 /* A kernel a variant offers and the `causal` settings it serves. */
 typedef enum attn_kernel_use {

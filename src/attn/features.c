@@ -46,19 +46,19 @@
 /* ---- element-wise maps ---- */
 
 /* The maps and their slopes, branch-free (choices on bit patterns, see
- * attn_exp_nonpositive) so that loops over them vectorise. */
+ * lt_exp_nonpositive) so that loops over them vectorise. */
 
 /* all ones when x > 0, else 0 */
 static inline int32_t positive_mask(float x)
 {
-    attn_float_bits b = {.value = x};
+    lt_float_bits b = {.value = x};
     return -(b.bits > 0);
 }
 
 /* mask ? a : b, with mask all ones or all zeros */
 static inline float select_float(int32_t mask, float a, float b)
 {
-    attn_float_bits fa = {.value = a}, fb = {.value = b}, out;
+    lt_float_bits fa = {.value = a}, fb = {.value = b}, out;
     out.bits = (fa.bits & mask) | (fb.bits & ~mask);
     return out.value;
 }
@@ -66,7 +66,7 @@ static inline float select_float(int32_t mask, float a, float b)
 /* elu(x) + 1 = x + 1 for x > 0, e^x otherwise */
 static inline float elu_plus_one(float x)
 {
-    float e = attn_exp_nonpositive(select_float(positive_mask(x), 0.0f, x));
+    float e = lt_exp_nonpositive(select_float(positive_mask(x), 0.0f, x));
     return select_float(positive_mask(x), x + 1.0f, e);
 }
 static inline float relu(float x) { return select_float(positive_mask(x), x, 0.0f); }
@@ -244,7 +244,7 @@ static void favor_apply(const attn_features *fx, float *out, const float *x, int
             for (int i = 1; i < m; i++)
                 top = f[i] > top ? f[i] : top;
             for (int i = 0; i < m; i++)
-                f[i] = attn_exp_nonpositive(f[i] - top) * inv_sqrt_m;
+                f[i] = lt_exp_nonpositive(f[i] - top) * inv_sqrt_m;
         } else {
             float half_sq = 0.5f * s * s * sum_of_squares(x + (size_t)r * D, D);
             for (int i = 0; i < m; i++)

@@ -625,7 +625,7 @@ static void chunk_softmax(float *S, size_t ld, chunk ch, const int32_t *order,
         float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
         for (int j = 0; j < ch.wid; j++) {
-            row[j] = attn_exp_nonpositive(row[j] - max);
+            row[j] = lt_exp_nonpositive(row[j] - max);
             sum += row[j];
         }
         const float inv = 1.0f / sum;
@@ -662,13 +662,13 @@ static void merge_round(const lsh_head *t, int i, float z, int alone, const floa
         memset(out, 0, sizeof(float) * (size_t)M);
     }
     if (z > b.m[i]) {
-        float shrink = attn_exp_nonpositive(b.m[i] - z); /* 0 on the first round */
+        float shrink = lt_exp_nonpositive(b.m[i] - z); /* 0 on the first round */
         for (int m = 0; m < M; m++)
             out[m] *= shrink;
         b.l[i] *= shrink;
         b.m[i] = z;
     }
-    float e = attn_exp_nonpositive(z - b.m[i]);
+    float e = lt_exp_nonpositive(z - b.m[i]);
     for (int m = 0; m < M; m++)
         out[m] += e * o[m];
     b.l[i] += e;
@@ -706,7 +706,7 @@ static void finish_rounds(const lsh_head *t, int bh)
             int i = s.order[q];
             s.w[q] = alone[q] && t->b.other[i]
                          ? 0.0f
-                         : attn_exp_nonpositive(s.w[q] - t->b.m[i]) / t->b.l[i];
+                         : lt_exp_nonpositive(s.w[q] - t->b.m[i]) / t->b.l[i];
         }
     }
     memcpy(saved_of(t->call, bh, 0).out, t->h.out, sizeof(float) * (size_t)n * M);

@@ -190,7 +190,7 @@ static void tile_probs(const tile_head *t, float *P, float *dP, size_t ld, int i
     for (int r = 0; r < rows; r++) {
         float *row = P + (size_t)r * ld, lse = t->lse[i0 + r];
         for (int j = 0; j < cols; j++)
-            row[j] = attn_exp_nonpositive(row[j] - lse);
+            row[j] = lt_exp_nonpositive(row[j] - lse);
     }
     lt_sgemm_serial(LT_N, LT_T, rows, cols, t->M, 1.0f, t->h.d_out + (size_t)i0 * t->M, t->M,
                     t->h.v + (size_t)j0 * t->M, t->M, 0.0f, dP, ld);
@@ -240,10 +240,10 @@ static void tiled_block_forward(const tile_head *t, const tile_scratch *w, int i
             for (int j = 0; j < cols; j++)
                 max = row[j] > max ? row[j] : max;
             /* exp(-inf) = 0 on the first tile; max is finite: key 0 is always seen */
-            float shrink = attn_exp_nonpositive(w->m[r] - max), sum = 0.0f;
+            float shrink = lt_exp_nonpositive(w->m[r] - max), sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
             for (int j = 0; j < cols; j++) {
-                row[j] = attn_exp_nonpositive(row[j] - max);
+                row[j] = lt_exp_nonpositive(row[j] - max);
                 sum += row[j];
             }
             w->m[r] = max;
@@ -624,11 +624,11 @@ static void step_head(float *o, const float *q, const float *kt, const float *vc
         for (int j = 0; j < n; j++)
             block_max = s[j] > block_max ? s[j] : block_max;
         /* 0 on the first block, where o and sum are still 0 */
-        float shrink = attn_exp_nonpositive(max - block_max), block_sum = 0.0f;
+        float shrink = lt_exp_nonpositive(max - block_max), block_sum = 0.0f;
         max = block_max;
 #pragma omp simd reduction(+ : block_sum)
         for (int j = 0; j < n; j++) {
-            s[j] = attn_exp_nonpositive(s[j] - max);
+            s[j] = lt_exp_nonpositive(s[j] - max);
             block_sum += s[j];
         }
         sum = sum * shrink + block_sum;

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "core/status.h"
+#include "core/vexp.h"
 
 /* Below this many elements a parallel region costs more than it saves. */
 #define PARALLEL_MIN 32768
@@ -10,9 +11,10 @@
 #define GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
 #define GELU_C 0.044715f
 
-/* 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)), so gelu(x) = x sigmoid(2u). expf
- * is several times faster than tanhf, and the sigmoid form keeps its
- * relative accuracy in the negative tail where 1 + tanh(u) cancels. */
+/* 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)), so gelu(x) = x sigmoid(2u): the
+ * sigmoid form keeps its relative accuracy in the negative tail where
+ * 1 + tanh(u) cancels, and lt_sigmoid vectorises (libm's expf took a fifth
+ * of an image model's training time). */
 static inline float gelu_gate_arg(float x) { return 2.0f * GELU_K * (x + GELU_C * x * x * x); }
 
 void lt_gelu_forward(float *out, const float *in, long n)
@@ -21,7 +23,7 @@ void lt_gelu_forward(float *out, const float *in, long n)
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (long i = 0; i < n; i++) {
         float x = in[i];
-        out[i] = x / (1.0f + expf(-gelu_gate_arg(x)));
+        out[i] = x * lt_sigmoid(gelu_gate_arg(x));
     }
 }
 
@@ -31,7 +33,7 @@ void lt_gelu_backward(float *d_in, const float *d_out, const float *in, long n)
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (long i = 0; i < n; i++) {
         float x = in[i];
-        float s = 1.0f / (1.0f + expf(-gelu_gate_arg(x)));
+        float s = lt_sigmoid(gelu_gate_arg(x));
         /* d/dx [x s(v)] = s + x s (1 - s) v' with v = 2u. */
         float dv = 2.0f * GELU_K * (1.0f + 3.0f * GELU_C * x * x);
         d_in[i] += d_out[i] * (s + x * s * (1.0f - s) * dv);
