@@ -20,6 +20,7 @@
 #include "io/checkpoint.h"
 #include "model/generate.h"
 #include "model/train.h"
+#include "nn/linear.h"
 #include "nn/mol.h"
 
 #include "kernel_sets.h"
@@ -498,6 +499,56 @@ static void check_skip(const char *variant, lt_gen_mode mode, lt_pos_mode pos)
     lt_generator_free(&stepped);
     lt_generator_free(&skipped);
     lt_model_free(&m);
+}
+
+/* The step runs its layers in one parallel region up to LT_LINEAR_FEW_ROWS
+ * sequences and through BLAS beyond: one thread and two give the same bits,
+ * and a batch past the threshold gives each sequence its logits alone. */
+enum { WIDE_BATCH = LT_LINEAR_FEW_ROWS + 3, FEW = 3, STEPS = 6 };
+
+static void stepped_logits(const char *variant, int threads, int batch, float *logits_out)
+{
+    lt_threads_set(threads);
+    lt_train_config c = small_config(variant, 1, 0.0f);
+    c.model.heads = 4;
+    c.model.head_dim = 16;
+    c.model.ffn = 256;
+    lt_model m;
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, threads, 8), LT_OK, "%s",
+                 lt_last_error());
+    lt_generator g;
+    cr_assert_eq(lt_generator_init(&g, &m, LT_GEN_RECURRENT, batch, STEPS), LT_OK, "%s",
+                 lt_last_error());
+    for (int t = 0; t < STEPS; t++) {
+        int32_t column[WIDE_BATCH];
+        for (int b = 0; b < batch; b++)
+            column[b] = (int32_t)((3 * b + 5 * t) % LT_COPY_VOCAB);
+        const float *logits;
+        cr_assert_eq(lt_generator_step(&g, column, &logits), LT_OK, "%s", lt_last_error());
+        for (int b = 0; b < FEW; b++)
+            memcpy(logits_out + ((size_t)t * FEW + b) * LT_COPY_VOCAB,
+                   logits + (size_t)b * LT_COPY_VOCAB, LT_COPY_VOCAB * sizeof(float));
+    }
+    lt_generator_free(&g);
+    lt_model_free(&m);
+}
+
+Test(generate, step_same_bits_for_any_threads_and_batch_past_few_rows)
+{
+    const char *variants[] = {"linear", "softmax"};
+    for (int v = 0; v < 2; v++) {
+        float one[STEPS * FEW * LT_COPY_VOCAB], two[STEPS * FEW * LT_COPY_VOCAB],
+            wide[STEPS * FEW * LT_COPY_VOCAB];
+        stepped_logits(variants[v], 1, FEW, one);
+        stepped_logits(variants[v], 2, FEW, two);
+        stepped_logits(variants[v], 2, WIDE_BATCH, wide);
+        cr_expect(memcmp(one, two, sizeof one) == 0, "%s: one thread and two differ",
+                  variants[v]);
+        for (int i = 0; i < STEPS * FEW; i++)
+            cr_expect_lt(rel_diff(wide + (size_t)i * LT_COPY_VOCAB, one + (size_t)i * LT_COPY_VOCAB,
+                                  LT_COPY_VOCAB),
+                         1e-5, "%s: a batch of %d, row %d", variants[v], WIDE_BATCH, i);
+    }
 }
 
 Test(generate, skipped_positions)

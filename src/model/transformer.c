@@ -473,51 +473,114 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
     return LT_OK;
 }
 
-/* The forward's layers on one row per sequence; the attention reads and
- * extends each layer's state instead of the whole sequence. */
-/* A step's products: a few rows streamed through each weight matrix once
- * (lt_linear_rows_forward), or, for larger batches, the BLAS product. */
-static void step_linear(float *out, const float *in, const float *weight, const float *bias,
-                        int R, int C_in, int C_out)
+/* A step's layers on one row per sequence; the attention reads and extends
+ * each layer's state instead of the whole sequence. Up to
+ * LT_LINEAR_FEW_ROWS rows ("team" steps) the products stream each weight
+ * matrix once (lt_linear_rows_forward) and everything between two
+ * attention steps runs in one parallel region, work-shared: a layer pays
+ * one fork and join instead of one per product and elementwise pass, and
+ * no pass runs on one thread while the other waits. More rows: the BLAS
+ * product, each pass with its own threads. The same bits either way, and
+ * for any thread count: each output is one fixed-order sum. */
+typedef struct step_pass {
+    const lt_model *m;
+    step_block *s;
+    int team; /* inside a parallel region: the *_team functions */
+} step_pass;
+
+static void pass_norm(const step_pass *t, float *out, const float *in, size_t gamma, size_t beta)
 {
-    if (R <= LT_LINEAR_FEW_ROWS)
-        lt_linear_rows_forward(out, in, weight, bias, R, C_in, C_out);
+    const float *p = t->m->params;
+    const int B = t->s->batch, C = t->m->width;
+    if (t->team)
+        lt_layernorm_forward_team(out, NULL, NULL, in, p + gamma, p + beta, B, C);
     else
-        lt_linear_forward(out, in, weight, bias, R, C_in, C_out);
+        lt_layernorm_forward(out, NULL, NULL, in, p + gamma, p + beta, B, C);
+}
+
+static void pass_product(const step_pass *t, float *out, const float *in, size_t weight,
+                         size_t bias, int C_in, int C_out)
+{
+    const float *p = t->m->params;
+    if (t->team)
+        lt_linear_rows_forward_team(out, in, p + weight, p + bias, t->s->batch, C_in, C_out);
+    else
+        lt_linear_forward(out, in, p + weight, p + bias, t->s->batch, C_in, C_out);
+}
+
+static void pass_add(const step_pass *t, float *x, const float *branch)
+{
+    long n = (long)t->s->batch * t->m->width;
+    if (t->team)
+        lt_add_team(x, x, branch, n);
+    else
+        lt_add(x, x, branch, n);
+}
+
+static void pass_activation(const step_pass *t, float *out, const float *in)
+{
+    long n = (long)t->s->batch * t->m->config.ffn;
+    int gelu = t->m->config.activation == LT_ACT_GELU;
+    if (t->team)
+        (gelu ? lt_gelu_forward_team : lt_relu_forward_team)(out, in, n);
+    else
+        activation_forward(&t->m->config, out, in, n);
+}
+
+/* Layer l up to its attention: ln1, the qkv product, q, k, v apart. */
+static void step_before_attention(const step_pass *t, int l)
+{
+    const layer_offsets *o = &table_of(t->m)->layer[l];
+    step_block *s = t->s;
+    const int B = s->batch, C = t->m->width;
+    pass_norm(t, s->ln, s->x, o->ln1_gamma, o->ln1_beta);
+    pass_product(t, s->qkv, s->ln, o->w_qkv, o->b_qkv, C, 3 * C);
+    /* one position: (B, 3C) rows split into q, k, v of (B, H, Dh) */
+#pragma omp for schedule(static)
+    for (int b = 0; b < B; b++) {
+        const float *row = s->qkv + (size_t)b * 3 * C;
+        memcpy(s->q + (size_t)b * C, row, (size_t)C * sizeof(float));
+        memcpy(s->k + (size_t)b * C, row + C, (size_t)C * sizeof(float));
+        memcpy(s->v + (size_t)b * C, row + 2 * C, (size_t)C * sizeof(float));
+    }
+}
+
+/* Layer l after its attention: the output product, the residual, ln2, the
+ * feed-forward, the residual; then layer l + 1 up to its attention, or the
+ * final layer norm. */
+static void step_after_attention(const step_pass *t, int l)
+{
+    const body_table *table = table_of(t->m);
+    const layer_offsets *o = &table->layer[l];
+    step_block *s = t->s;
+    const int C = t->m->width, F = t->m->config.ffn;
+    pass_product(t, s->branch, s->att, o->w_o, o->b_o, C, C);
+    pass_add(t, s->x, s->branch);
+    pass_norm(t, s->ln, s->x, o->ln2_gamma, o->ln2_beta);
+    pass_product(t, s->hidden, s->ln, o->w_ff1, o->b_ff1, C, F);
+    pass_activation(t, s->hidden_act, s->hidden);
+    pass_product(t, s->branch, s->hidden_act, o->w_ff2, o->b_ff2, F, C);
+    pass_add(t, s->x, s->branch);
+    if (l + 1 < t->m->config.layers)
+        step_before_attention(t, l + 1);
+    else
+        pass_norm(t, s->out, s->x, table->lnf_gamma, table->lnf_beta);
 }
 
 static lt_status transformer_step(const lt_model *m, void *block, const float *x_in,
                                   const float **out)
 {
-    const lt_model_config *cfg = &m->config;
-    const body_table *t = table_of(m);
     step_block *s = block;
-    const int B = s->batch, C = m->width, F = cfg->ffn;
-    const long rc = (long)B * C;
-    const float *p = m->params;
-    memcpy(s->x, x_in, (size_t)rc * sizeof(float));
-    for (int l = 0; l < cfg->layers; l++) {
-        const layer_offsets *o = &t->layer[l];
-        lt_layernorm_forward(s->ln, NULL, NULL, s->x, p + o->ln1_gamma, p + o->ln1_beta, B, C);
-        step_linear(s->qkv, s->ln, p + o->w_qkv, p + o->b_qkv, B, C, 3 * C);
-        /* one position: (B, 3C) rows split into q, k, v of (B, H, Dh) */
-        for (int b = 0; b < B; b++) {
-            const float *row = s->qkv + (size_t)b * 3 * C;
-            memcpy(s->q + (size_t)b * C, row, (size_t)C * sizeof(float));
-            memcpy(s->k + (size_t)b * C, row + C, (size_t)C * sizeof(float));
-            memcpy(s->v + (size_t)b * C, row + 2 * C, (size_t)C * sizeof(float));
-        }
+    step_pass t = {m, s, s->batch <= LT_LINEAR_FEW_ROWS};
+    memcpy(s->x, x_in, (size_t)s->batch * m->width * sizeof(float));
+#pragma omp parallel if (t.team)
+    step_before_attention(&t, 0);
+    for (int l = 0; l < m->config.layers; l++) {
         LT_TRY(lt_attn_step(&m->attn, s->states + (size_t)l * s->state_bytes, s->att, s->q,
                             s->k, s->v));
-        step_linear(s->branch, s->att, p + o->w_o, p + o->b_o, B, C, C);
-        lt_add(s->x, s->x, s->branch, rc);
-        lt_layernorm_forward(s->ln, NULL, NULL, s->x, p + o->ln2_gamma, p + o->ln2_beta, B, C);
-        step_linear(s->hidden, s->ln, p + o->w_ff1, p + o->b_ff1, B, C, F);
-        activation_forward(cfg, s->hidden_act, s->hidden, (long)B * F);
-        step_linear(s->branch, s->hidden_act, p + o->w_ff2, p + o->b_ff2, B, F, C);
-        lt_add(s->x, s->x, s->branch, rc);
+#pragma omp parallel if (t.team)
+        step_after_attention(&t, l);
     }
-    lt_layernorm_forward(s->out, NULL, NULL, s->x, p + t->lnf_gamma, p + t->lnf_beta, B, C);
     *out = s->out;
     return LT_OK;
 }

@@ -17,14 +17,20 @@
  * of an image model's training time). */
 static inline float gelu_gate_arg(float x) { return 2.0f * GELU_K * (x + GELU_C * x * x * x); }
 
-void lt_gelu_forward(float *out, const float *in, long n)
+void lt_gelu_forward_team(float *out, const float *in, long n)
 {
     LT_ASSERT(n >= 0);
-#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+#pragma omp for schedule(static)
     for (long i = 0; i < n; i++) {
         float x = in[i];
         out[i] = x * lt_sigmoid(gelu_gate_arg(x));
     }
+}
+
+void lt_gelu_forward(float *out, const float *in, long n)
+{
+#pragma omp parallel if (n > PARALLEL_MIN)
+    lt_gelu_forward_team(out, in, n);
 }
 
 void lt_gelu_backward(float *d_in, const float *d_out, const float *in, long n)
@@ -40,12 +46,18 @@ void lt_gelu_backward(float *d_in, const float *d_out, const float *in, long n)
     }
 }
 
-void lt_relu_forward(float *out, const float *in, long n)
+void lt_relu_forward_team(float *out, const float *in, long n)
 {
     LT_ASSERT(n >= 0);
-#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+#pragma omp for schedule(static)
     for (long i = 0; i < n; i++)
         out[i] = in[i] < 0.0f ? 0.0f : in[i]; /* NaN passes through */
+}
+
+void lt_relu_forward(float *out, const float *in, long n)
+{
+#pragma omp parallel if (n > PARALLEL_MIN)
+    lt_relu_forward_team(out, in, n);
 }
 
 void lt_relu_backward(float *d_in, const float *d_out, const float *in_or_out, long n)
@@ -57,10 +69,16 @@ void lt_relu_backward(float *d_in, const float *d_out, const float *in_or_out, l
             d_in[i] += d_out[i];
 }
 
-void lt_add(float *out, const float *a, const float *b, long n)
+void lt_add_team(float *out, const float *a, const float *b, long n)
 {
     LT_ASSERT(n >= 0);
-#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+#pragma omp for schedule(static)
     for (long i = 0; i < n; i++)
         out[i] = a[i] + b[i];
+}
+
+void lt_add(float *out, const float *a, const float *b, long n)
+{
+#pragma omp parallel if (n > PARALLEL_MIN)
+    lt_add_team(out, a, b, n);
 }

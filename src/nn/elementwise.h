@@ -38,4 +38,11 @@ void lt_add(float *out,     /* (n) */
             const float *b, /* (n) */
             long n);
 
+/* lt_gelu_forward, lt_relu_forward and lt_add shared by the threads of the
+ * enclosing parallel region (every one calls them; elements work-shared, a
+ * barrier at the end); on the calling thread alone outside a region. */
+void lt_gelu_forward_team(float *out, const float *in, long n);
+void lt_relu_forward_team(float *out, const float *in, long n);
+void lt_add_team(float *out, const float *a, const float *b, long n);
+
 #endif

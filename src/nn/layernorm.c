@@ -6,11 +6,11 @@
 #include "core/status.h"
 #include "nn/colsum.h"
 
-void lt_layernorm_forward(float *out, float *mean, float *rstd, const float *in,
-                          const float *gamma, const float *beta, int R, int C)
+void lt_layernorm_forward_team(float *out, float *mean, float *rstd, const float *in,
+                               const float *gamma, const float *beta, int R, int C)
 {
     LT_ASSERT(R >= 0 && C > 0);
-#pragma omp parallel for schedule(static) if ((long)R * C > 16384)
+#pragma omp for schedule(static)
     for (int r = 0; r < R; r++) {
         const float *x = in + (size_t)r * C;
         float *y = out + (size_t)r * C;
@@ -34,6 +34,13 @@ void lt_layernorm_forward(float *out, float *mean, float *rstd, const float *in,
         if (rstd)
             rstd[r] = row_rstd;
     }
+}
+
+void lt_layernorm_forward(float *out, float *mean, float *rstd, const float *in,
+                          const float *gamma, const float *beta, int R, int C)
+{
+#pragma omp parallel if ((long)R * C > 16384)
+    lt_layernorm_forward_team(out, mean, rstd, in, gamma, beta, R, C);
 }
 
 void lt_layernorm_backward(float *d_in, float *d_gamma, float *d_beta, const float *d_out,

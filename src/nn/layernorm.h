@@ -17,6 +17,12 @@ void lt_layernorm_forward(float *out,         /* (R, C) */
                           const float *beta,  /* (C) */
                           int R, int C);
 
+/* The same, shared by the threads of the enclosing parallel region (every
+ * one calls it; rows work-shared, a barrier at the end); on the calling
+ * thread alone outside a region. */
+void lt_layernorm_forward_team(float *out, float *mean, float *rstd, const float *in,
+                               const float *gamma, const float *beta, int R, int C);
+
 /* Adds the gradients into d_in, d_gamma and d_beta (each may be NULL to skip
  * it), given the forward input and the saved mean and rstd. */
 void lt_layernorm_backward(float *d_in,        /* (R, C) or NULL */

@@ -31,6 +31,13 @@ void lt_linear_rows_forward(float *out,          /* (R, C_out) */
                             const float *bias,   /* (C_out) or NULL */
                             int R, int C_in, int C_out);
 
+/* The same, shared by the threads of the enclosing parallel region (every
+ * one calls it; work-shared, with a barrier at the end): a step that runs
+ * its layers in one region pays no fork and join per product. Called
+ * outside a region it runs on the calling thread. Same bits either way. */
+void lt_linear_rows_forward_team(float *out, const float *in, const float *weight,
+                                 const float *bias, int R, int C_in, int C_out);
+
 /* Adds the gradients: d_in += d_out W, d_weight += d_out^T in,
  * d_bias += column sums of d_out. Any of d_in, d_weight, d_bias may be NULL
  * to skip it (for example d_in of the first layer, or d_bias of a layer

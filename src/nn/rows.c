@@ -133,15 +133,22 @@ static void outputs(float *out, const float *in, const float *W, const float *bi
     }
 }
 
-void lt_linear_rows_forward(float *out, const float *in, const float *weight, const float *bias,
-                            int R, int C_in, int C_out)
+void lt_linear_rows_forward_team(float *out, const float *in, const float *weight,
+                                 const float *bias, int R, int C_in, int C_out)
 {
     LT_ASSERT(R >= 0 && R <= LT_LINEAR_FEW_ROWS && C_in > 0 && C_out > 0);
     const int blocks = (C_out + OUT_BLOCK - 1) / OUT_BLOCK;
-    /* A weight matrix worth spreading: both threads stream half of it. */
-#pragma omp parallel for schedule(static) if ((long)C_out * C_in >= 16384)
+#pragma omp for schedule(static)
     for (int b = 0; b < blocks; b++) {
         int o0 = b * OUT_BLOCK, no = C_out - o0 < OUT_BLOCK ? C_out - o0 : OUT_BLOCK;
         outputs(out, in, weight, bias, R, o0, no, C_in, C_out);
     }
+}
+
+void lt_linear_rows_forward(float *out, const float *in, const float *weight, const float *bias,
+                            int R, int C_in, int C_out)
+{
+    /* A weight matrix worth spreading: both threads stream half of it. */
+#pragma omp parallel if ((long)C_out * C_in >= 16384)
+    lt_linear_rows_forward_team(out, in, weight, bias, R, C_in, C_out);
 }
