@@ -356,31 +356,54 @@ static void ref_relu(double *out, const ref_layer *ref)
         out[i] = ref->in[i] > 0 ? ref->in[i] : 0;
 }
 
-/* The sigmoid behind the GELU: from exp(-|v|), accurate in both tails. */
-Test(nn, sigmoid_within_three_ulp_and_gelu_passes_nan)
+/* Worst error in ulp of f against ref over `samples` + 1 points spread
+ * over [lo, hi], skipping references below the normal floats. */
+static double worst_ulp(float (*f)(float), double (*ref)(double), float lo, float hi, int samples)
 {
-    const int samples = 200000;
     double worst = 0;
     for (int i = 0; i <= samples; i++) {
-        float v = -100.0f + 200.0f * (float)i / (float)samples;
-        double ref = 1.0 / (1.0 + exp(-(double)v));
-        if (ref < 1e-37) /* below the normal floats: the result is 0 or denormal */
+        float v = lo + (hi - lo) * (float)i / (float)samples;
+        double r = ref(v);
+        if (fabs(r) < 1e-37)
             continue;
-        float below = (float)ref, above = nextafterf(below, INFINITY);
-        double err = fabs((double)lt_sigmoid(v) - ref) / ((double)above - (double)below);
+        float below = (float)r, above = nextafterf(below, r > 0 ? INFINITY : -INFINITY);
+        double err = fabs((double)f(v) - r) / fabs((double)above - (double)below);
         worst = err > worst ? err : worst;
     }
-    cr_expect_lt(worst, 3.0, "worst error %g ulp", worst);
+    return worst;
+}
+
+static double sigmoid_d(double v) { return 1.0 / (1.0 + exp(-v)); }
+static float sigmoid_f(float v) { return lt_sigmoid(v); }
+static float tanh_f(float v) { return lt_tanh(v); }
+
+/* The sigmoid behind the GELU and the LSTM's gates, and the LSTM's tanh:
+ * accurate in both tails and near 0 (tanh keeps its relative accuracy
+ * there), NaN passes through. */
+Test(nn, sigmoid_and_tanh_within_three_ulp)
+{
+    double s = worst_ulp(sigmoid_f, sigmoid_d, -100.0f, 100.0f, 200000);
+    cr_expect_lt(s, 3.0, "sigmoid: worst error %g ulp", s);
+    double t = worst_ulp(tanh_f, tanh, -20.0f, 20.0f, 200000);
+    cr_expect_lt(t, 3.0, "tanh: worst error %g ulp", t);
+    double near0 = worst_ulp(tanh_f, tanh, -1e-3f, 1e-3f, 20000);
+    cr_expect_lt(near0, 3.0, "tanh near 0: worst error %g ulp", near0);
     cr_expect_eq(lt_sigmoid(0.0f), 0.5f);
     cr_expect_eq(lt_sigmoid(-0.0f), 0.5f);
     cr_expect_eq(lt_sigmoid(INFINITY), 1.0f);
     cr_expect_eq(lt_sigmoid(-INFINITY), 0.0f);
+    cr_expect_eq(lt_tanh(INFINITY), 1.0f);
+    cr_expect_eq(lt_tanh(-INFINITY), -1.0f);
+    cr_expect_eq(lt_tanh(1e-30f), 1e-30f);
+    cr_expect(signbit(lt_tanh(-0.0f)) && lt_tanh(-0.0f) == 0.0f, "tanh(-0) = -0");
+    cr_expect(isnan(lt_sigmoid(NAN)) && isnan(lt_sigmoid(-NAN)), "sigmoid: NaN passes");
+    cr_expect(isnan(lt_tanh(NAN)) && isnan(lt_tanh(-NAN)), "tanh: NaN passes");
     float in[3] = {NAN, -200.0f, 200.0f}, out[3], d_in[3] = {0}, d_out[3] = {1, 1, 1};
     lt_gelu_forward(out, in, 3);
     lt_gelu_backward(d_in, d_out, in, 3);
-    cr_expect(isnan(out[0]) && isnan(d_in[0]), "NaN in, NaN out: %g %g", out[0], d_in[0]);
-    cr_expect(out[1] == 0.0f && out[2] == 200.0f, "tails: %g %g", out[1], out[2]);
-    cr_expect(d_in[1] == 0.0f && d_in[2] == 1.0f, "tail slopes: %g %g", d_in[1], d_in[2]);
+    cr_expect(isnan(out[0]) && isnan(d_in[0]), "GELU: NaN in, NaN out: %g %g", out[0], d_in[0]);
+    cr_expect(out[1] == 0.0f && out[2] == 200.0f, "GELU tails: %g %g", out[1], out[2]);
+    cr_expect(d_in[1] == 0.0f && d_in[2] == 1.0f, "GELU tail slopes: %g %g", d_in[1], d_in[2]);
 }
 
 Test(nn, gelu_gradients)

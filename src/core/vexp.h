@@ -22,7 +22,15 @@ typedef union lt_float_bits {
     int32_t bits;
 } lt_float_bits;
 
-static inline float lt_exp_nonpositive(float x)
+/* x <= 0 clamped at LT_EXP_MIN and split as x = n ln2 + r: 2^n, and
+ * e^r - 1 as a polynomial in r without its constant term (so expm1 keeps
+ * its relative accuracy near 0); below: all ones where x < LT_EXP_MIN. */
+typedef struct lt_exp_parts {
+    float scale, em1; /* 2^n, e^r - 1 */
+    int32_t below;
+} lt_exp_parts;
+
+static inline lt_exp_parts lt_exp_split(float x)
 {
     const float log2e = 1.44269504f;
     const float ln2_hi = 0.693359375f;    /* few mantissa bits: n * ln2_hi is exact */
@@ -41,24 +49,56 @@ static inline float lt_exp_nonpositive(float x)
     p = p * r + 1.0f / 6.0f;
     p = p * r + 0.5f;
     p = p * r + 1.0f;
-    p = p * r + 1.0f;
     lt_float_bits scale = {.bits = ((int32_t)n + 127) * (1 << 23)};
-    lt_float_bits out = {.value = p * scale.value};
-    out.bits &= ~below;
+    return (lt_exp_parts){scale.value, p * r, below};
+}
+
+static inline float lt_exp_nonpositive(float x)
+{
+    lt_exp_parts e = lt_exp_split(x);
+    lt_float_bits out = {.value = (e.em1 + 1.0f) * e.scale};
+    out.bits &= ~e.below;
+    return out.value;
+}
+
+/* exp(x) - 1 for x <= 0, accurate near 0 where exp(x) - 1 cancels:
+ * 2^n (e^r - 1) + (2^n - 1); -1 below LT_EXP_MIN. */
+static inline float lt_expm1_nonpositive(float x)
+{
+    lt_exp_parts e = lt_exp_split(x);
+    lt_float_bits out = {.value = e.scale * e.em1 + (e.scale - 1.0f)}, minus_one = {.value = -1.0f};
+    out.bits = (out.bits & ~e.below) | (minus_one.bits & e.below);
     return out.value;
 }
 
 /* 1 / (1 + exp(-v)) from exp(-|v|) alone (no overflow, full relative
- * accuracy in both tails), choices on bit patterns as above; a NaN gives a
- * number, so callers that must pass NaN through multiply by v's input. */
+ * accuracy in both tails), choices on bit patterns as above; NaN passes
+ * through. */
 static inline float lt_sigmoid(float v)
 {
     lt_float_bits in = {.value = v}, one = {.value = 1.0f}, num;
+    int32_t nan = -((in.bits & INT32_MAX) > 0x7f800000);
     int32_t negative = in.bits >> 31; /* all ones when the sign bit is set */
-    lt_float_bits magnitude = {.bits = in.bits & INT32_MAX};
+    lt_float_bits magnitude = {.bits = in.bits & INT32_MAX & ~nan}; /* NaN: work on 0 */
     lt_float_bits e = {.value = lt_exp_nonpositive(-magnitude.value)};
     num.bits = (e.bits & negative) | (one.bits & ~negative);
-    return num.value / (1.0f + e.value);
+    lt_float_bits out = {.value = num.value / (1.0f + e.value)};
+    out.bits = (out.bits & ~nan) | (in.bits & nan);
+    return out.value;
+}
+
+/* tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|), written with
+ * expm1 so that it keeps its relative accuracy near 0; NaN passes through. */
+static inline float lt_tanh(float x)
+{
+    lt_float_bits in = {.value = x};
+    int32_t nan = -((in.bits & INT32_MAX) > 0x7f800000);
+    lt_float_bits magnitude = {.bits = in.bits & INT32_MAX & ~nan}; /* NaN: work on 0 */
+    float m = lt_expm1_nonpositive(-2.0f * magnitude.value);
+    lt_float_bits out = {.value = -m / (2.0f + m)};
+    out.bits |= in.bits & INT32_MIN; /* the sign of x */
+    out.bits = (out.bits & ~nan) | (in.bits & nan);
+    return out.value;
 }
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "core/gemm.h"
 #include "core/rng.h"
+#include "core/vexp.h"
 #include "nn/linear.h"
 
 /* Below this many state elements a step's gate loop stays on one thread:
@@ -125,7 +126,6 @@ static lt_status check_call(const char *what, const float *out, const void *work
     return LT_OK;
 }
 
-static float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 lt_status lt_lstm_forward(float *out, int ld_out, int col0, float *saved, void *workspace,
                           const float *in, const int32_t *lengths, const float *params, int B,
@@ -161,19 +161,19 @@ lt_status lt_lstm_forward(float *out, int ld_out, int col0, float *saved, void *
             float *c = ws.c + (size_t)b * H;
             const float *x = ws.rows + row * G;
             for (int k = 0; k < 2 * H; k++) /* i, f */
-                z[k] = sigmoid(z[k] + x[k]);
+                z[k] = lt_sigmoid(z[k] + x[k]);
             for (int k = 2 * H; k < 3 * H; k++) /* g */
-                z[k] = tanhf(z[k] + x[k]);
+                z[k] = lt_tanh(z[k] + x[k]);
             for (int k = 3 * H; k < G; k++) /* o */
-                z[k] = sigmoid(z[k] + x[k]);
+                z[k] = lt_sigmoid(z[k] + x[k]);
             if (saved)
                 memcpy(sv.hprev + row * H, h, sizeof(float) * H);
             float *y = out + row * ld_out + col0;
-            for (int j = 0; j < H; j++) {
+            for (int j = 0; j < H; j++)
                 c[j] = z[H + j] * c[j] + z[j] * z[2 * H + j];
-                h[j] = z[3 * H + j] * tanhf(c[j]);
-                y[j] = h[j];
-            }
+            for (int j = 0; j < H; j++) /* apart, so that it vectorises */
+                h[j] = z[3 * H + j] * lt_tanh(c[j]);
+            memcpy(y, h, sizeof(float) * H);
             if (saved) {
                 memcpy(sv.gates + row * G, z, sizeof(float) * G);
                 memcpy(sv.cell + row * H, c, sizeof(float) * H);
@@ -242,9 +242,13 @@ lt_status lt_lstm_backward(float *d_in, float *d_params, void *workspace, const 
             const float *dy = d_out + row * ld_out + col0;
             float *dz = ws.step + (size_t)b * G, *dh = ws.h + (size_t)b * H;
             float *dc = ws.c + (size_t)b * H;
+            /* tanh(c), the same value forward computed, parked where dz's o
+             * part goes last: apart, the loops vectorise */
+            for (int j = 0; j < H; j++)
+                dz[3 * H + j] = lt_tanh(c[j]);
             for (int j = 0; j < H; j++) {
                 float i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j];
-                float tc = tanhf(c[j]); /* the same value forward computed */
+                float tc = dz[3 * H + j];
                 float dh_t = dh[j] + dy[j];
                 float dc_t = dc[j] + dh_t * o * (1.0f - tc * tc);
                 float cp = c_prev ? c_prev[j] : 0.0f;
