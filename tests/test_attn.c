@@ -1964,6 +1964,20 @@ Test(attn, interface_bytes_count_each_operand_once)
         if (i == 2)
             cr_expect_gt(params, 0.0, "linformer's projections are read");
     }
+    /* causal softmax-gemm keeps P's blocks left of the diagonal only: less
+     * than the whole N x N, at least its lower triangle */
+    lt_attn_shape big = shape_of(1, 2, 512, 8, 4);
+    lt_attn full, causal;
+    lt_attn_config c = config_of("softmax", 0, "softmax-gemm");
+    cr_assert_eq(lt_attn_init(&full, &c), LT_OK);
+    c.causal = 1;
+    cr_assert_eq(lt_attn_init(&causal, &c), LT_OK);
+    double operands = 4.0 * 2 * 512 * (8 + 8 + 4 + 4);
+    double p_full = lt_attn_interface_bytes(&full, big, 0) - operands;
+    double p_causal = lt_attn_interface_bytes(&causal, big, 0) - operands;
+    cr_expect_float_eq(p_full, 4.0 * 2 * 512 * 512, 1.0, "non-causal: all of P");
+    cr_expect(p_causal < p_full && p_causal >= 4.0 * 2 * 512 * 513 / 2, "causal: %g of %g",
+              p_causal, p_full);
 }
 
 /* ---- feature maps beyond elu: FAVOR+ and Taylor ---- */

@@ -396,6 +396,7 @@ Test(nn, sigmoid_and_tanh_within_three_ulp)
     cr_expect_eq(lt_tanh(-INFINITY), -1.0f);
     cr_expect_eq(lt_tanh(1e-30f), 1e-30f);
     cr_expect(signbit(lt_tanh(-0.0f)) && lt_tanh(-0.0f) == 0.0f, "tanh(-0) = -0");
+    cr_expect(!signbit(lt_tanh(0.0f)) && lt_tanh(0.0f) == 0.0f, "tanh(+0) = +0");
     cr_expect(isnan(lt_sigmoid(NAN)) && isnan(lt_sigmoid(-NAN)), "sigmoid: NaN passes");
     cr_expect(isnan(lt_tanh(NAN)) && isnan(lt_tanh(-NAN)), "tanh: NaN passes");
     float in[3] = {NAN, -200.0f, 200.0f}, out[3], d_in[3] = {0}, d_out[3] = {1, 1, 1};

@@ -267,7 +267,8 @@ static lt_status copy_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_tr
     lt_set_num(s, "eval_copy_accuracy", eval_acc);
     lt_set_int(s, "eval_sequences", sequences);
     lt_set_num(s, "total_s", out->state->wall_seconds + (lt_time_now() - eval_start));
-    /* Every setting of the run, as stored in its checkpoints. */
+    /* Every setting of the run (its checkpoints store the same line, with
+     * the learning-rate drops reached so far). */
     char description[2048];
     lt_train_config_describe(&m->config, description, sizeof description);
     lt_set_str(s, "config", description);

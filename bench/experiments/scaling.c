@@ -84,6 +84,7 @@ static void init_row(scaling_case *row, const char *variant, const char *kernel,
     row->k = k;
     row->fwd = row->fwd_bwd = (lt_summary){NAN, NAN, NAN, 0};
     row->products_gflops = NAN;
+    row->bytes_fwd_bwd = NAN;
 }
 
 static lt_status add_row(lt_table *t, const scaling_options *opt, const scaling_case *r)
@@ -140,10 +141,11 @@ static lt_status add_row(lt_table *t, const scaling_options *opt, const scaling_
     lt_set_num(t, "bandwidth_gb_per_s", roof_bandwidth_gbs);
     lt_set_num(t, "memory_bound_s", memory_s);
     lt_set_num(t, "compute_bound_s", compute_s);
-    const char *bound = memory_s > compute_s ? "memory" : "compute";
-    lt_set_str(t, "roofline_bound", isnan(memory_s) || isnan(r->fwd_bwd.median) ? "" : bound);
-    lt_set_num(t, "fraction_of_roofline",
-               (memory_s > compute_s ? memory_s : compute_s) / r->fwd_bwd.median);
+    /* no bound without both halves and a time */
+    int bounded = !isnan(memory_s) && !isnan(compute_s) && !isnan(r->fwd_bwd.median);
+    double bound_s = memory_s > compute_s ? memory_s : compute_s;
+    lt_set_str(t, "roofline_bound", !bounded ? "" : memory_s > compute_s ? "memory" : "compute");
+    lt_set_num(t, "fraction_of_roofline", bounded ? bound_s / r->fwd_bwd.median : NAN);
     lt_set_str(t, "note", r->note);
     return lt_row_end(t);
 }

@@ -342,11 +342,14 @@ double lt_attn_interface_bytes(const lt_attn *attn, lt_attn_shape shape, int bac
     double rows = (double)shape.B * shape.H * shape.N;
     double q = rows * shape.D, k = attn->impl->ignores_k ? 0.0 : q, v = rows * shape.M;
     double params = (double)lt_attn_param_count(attn);
-    double saved = (double)lt_attn_saved_bytes(attn, shape);
+    double saved = attn->impl->saved_touched_bytes != NULL
+                       ? (double)attn->impl->saved_touched_bytes(attn, shape)
+                       : (double)lt_attn_saved_bytes(attn, shape);
     if (!backward) /* q, k, v and the parameters in; out and the saved activations out */
         return 4.0 * (q + k + v + params + v) + saved;
     /* q, k, v, d_out, the parameters and the saved activations in; dq, dk,
-     * dv and the parameters' gradients out (dk even where k is unread) */
+     * dv and the parameters' gradients out (dk too where k is unread: a
+     * training step zeroes it) */
     return 4.0 * (q + k + v + v + params) + saved + 4.0 * (2 * q + v + params);
 }
 

@@ -272,13 +272,15 @@ double lt_attn_sgemm_gflops(int n, int threads);
  * fails or is over budget. */
 double lt_attn_products_gflops(const lt_attn *attn, lt_attn_shape shape, int threads);
 
-/* Bytes one forward (backward = 0) or backward (backward = 1) call cannot
- * avoid moving, whatever the kernel: each input read once (q, k unless
- * the variant never reads it, v, d_out, the parameters, and in backward
- * the saved activations), each output written once (out and the saved
- * activations; dq, dk, dv and the parameters' gradients). Over the measured
- * bandwidth (lt_attn_bandwidth_gbs) it is the memory half of a roofline:
- * no call can take less time. */
+/* Bytes a forward (backward = 0) or backward (backward = 1) as a training
+ * step runs it cannot avoid moving, whatever the kernel: each input read
+ * once (q, k unless the variant never reads it, v, d_out, the parameters,
+ * and in backward the saved activations the kernel uses), each output
+ * written once (out and those saved activations; dq, dk, dv and the
+ * parameters' gradients, which the step zeroes first, so dk counts also
+ * where the variant leaves it). Over the measured bandwidth
+ * (lt_attn_bandwidth_gbs) it is the memory half of a roofline: with the
+ * operands in memory rather than cache, no call takes less time. */
 double lt_attn_interface_bytes(const lt_attn *attn, lt_attn_shape shape, int backward);
 
 /* This machine's memory bandwidth in GB/s on `threads` threads (< 1:

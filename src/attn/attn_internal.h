@@ -69,6 +69,9 @@ struct lt_attn_variant {
     size_t (*param_count)(const lt_attn_config *config);
     void (*init_params)(const lt_attn_config *config, float *params, unsigned long long seed);
     size_t (*saved_bytes)(const lt_attn *attn, lt_attn_shape shape);
+    /* Of those, the bytes a forward writes and its backward reads (NULL:
+     * all; causal softmax-gemm leaves the masked blocks untouched). */
+    size_t (*saved_touched_bytes)(const lt_attn *attn, lt_attn_shape shape);
     /* Workspace bytes of one thread (rounded up to whole cache lines by the caller). */
     size_t (*slice_bytes)(const lt_attn *attn, lt_attn_shape shape);
     /* Workspace bytes shared by all threads, whatever their number (NULL:

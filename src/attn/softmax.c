@@ -432,6 +432,20 @@ static size_t softmax_saved_bytes(const lt_attn *attn, lt_attn_shape shape)
     return rows * (kernel_of(attn) == TILED ? 1 : (size_t)shape.N) * sizeof(float);
 }
 
+/* Causal softmax-gemm computes and keeps only the blocks of P left of the
+ * diagonal: rows x (r0 + rows) for each block of rows from r0. */
+static size_t softmax_saved_touched_bytes(const lt_attn *attn, lt_attn_shape shape)
+{
+    if (kernel_of(attn) != GEMM || !attn->config.causal)
+        return softmax_saved_bytes(attn, shape);
+    size_t per_head = 0;
+    for (int r0 = 0; r0 < shape.N; r0 += BLOCK_ROWS) {
+        size_t rows = (size_t)(shape.N - r0 < BLOCK_ROWS ? shape.N - r0 : BLOCK_ROWS);
+        per_head += rows * ((size_t)r0 + rows);
+    }
+    return (size_t)shape.B * shape.H * per_head * sizeof(float);
+}
+
 static size_t softmax_slice_bytes(const lt_attn *attn, lt_attn_shape shape)
 {
     switch (kernel_of(attn)) {
@@ -686,6 +700,7 @@ const lt_attn_variant lt_attn_softmax_variant = {
     .param_count = attn_no_params,
     .init_params = attn_no_init_params,
     .saved_bytes = softmax_saved_bytes,
+    .saved_touched_bytes = softmax_saved_touched_bytes,
     .slice_bytes = softmax_slice_bytes,
     .flops = softmax_flops,
     .head_flops = softmax_head_flops,

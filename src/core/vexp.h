@@ -40,7 +40,12 @@ static inline lt_exp_parts lt_exp_split(float x)
     /* negative floats order backwards as integers: all ones when x < lowest */
     int32_t below = -((in.bits < 0) & (in.bits > lowest.bits));
     in.bits = (in.bits & ~below) | (lowest.bits & below);
-    float n = (in.value * log2e + round_shift) - round_shift; /* >= -126: a normal 2^n */
+    /* n = round(x / ln2) >= -126 (a normal 2^n), read from the bits of the
+     * shifted sum: no float-to-int conversion, which a NaN or an x past the
+     * domain would make undefined */
+    lt_float_bits shifted = {.value = in.value * log2e + round_shift};
+    int32_t n_int = shifted.bits - 0x4b400000; /* the bits of round_shift */
+    float n = shifted.value - round_shift;
     float r = (in.value - n * ln2_hi) - n * ln2_lo;
     float p = 1.0f / 5040.0f;
     p = p * r + 1.0f / 720.0f;
@@ -49,7 +54,7 @@ static inline lt_exp_parts lt_exp_split(float x)
     p = p * r + 1.0f / 6.0f;
     p = p * r + 0.5f;
     p = p * r + 1.0f;
-    lt_float_bits scale = {.bits = ((int32_t)n + 127) * (1 << 23)};
+    lt_float_bits scale = {.bits = (int32_t)((uint32_t)(n_int + 127) << 23)};
     return (lt_exp_parts){scale.value, p * r, below};
 }
 
@@ -71,9 +76,9 @@ static inline float lt_expm1_nonpositive(float x)
     return out.value;
 }
 
-/* 1 / (1 + exp(-v)) from exp(-|v|) alone (no overflow, full relative
- * accuracy in both tails), choices on bit patterns as above; NaN passes
- * through. */
+/* 1 / (1 + exp(-v)) from exp(-|v|) alone (no overflow; full relative
+ * accuracy in both tails down to exp(LT_EXP_MIN), 0 below), choices on bit
+ * patterns as above; NaN passes through. */
 static inline float lt_sigmoid(float v)
 {
     lt_float_bits in = {.value = v}, one = {.value = 1.0f}, num;
@@ -96,7 +101,7 @@ static inline float lt_tanh(float x)
     lt_float_bits magnitude = {.bits = in.bits & INT32_MAX & ~nan}; /* NaN: work on 0 */
     float m = lt_expm1_nonpositive(-2.0f * magnitude.value);
     lt_float_bits out = {.value = -m / (2.0f + m)};
-    out.bits |= in.bits & INT32_MIN; /* the sign of x */
+    out.bits = (out.bits & INT32_MAX) | (in.bits & INT32_MIN); /* the sign of x, +0 too */
     out.bits = (out.bits & ~nan) | (in.bits & nan);
     return out.value;
 }

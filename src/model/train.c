@@ -316,28 +316,43 @@ lt_status lt_trainer_save(const lt_trainer *t, const char *path)
     return lt_ckpt_writer_commit(w);
 }
 
-/* Names the first key=value pair where two descriptions differ. */
+/* The token "key=value" of `key` (key_len bytes) in a description, or
+ * NULL; *len receives its length. */
+static const char *token_of(const char *text, const char *key, size_t key_len, size_t *len)
+{
+    for (const char *t = text; *t;) {
+        size_t n = strcspn(t, " ");
+        if (n > key_len && strncmp(t, key, key_len) == 0 && t[key_len] == '=') {
+            *len = n;
+            return t;
+        }
+        t += n + (t[n] == ' ');
+    }
+    return NULL;
+}
+
+/* Names the first setting where two descriptions differ, matched by key so
+ * that a setting only one side has (a learning-rate drop) is named as such. */
 static lt_status describe_mismatch(const char *path, const char *stored, const char *current)
 {
-    const char *a = stored, *b = current;
-    while (*a && *b) {
-        size_t la = strcspn(a, " "), lb = strcspn(b, " ");
-        if (la != lb || strncmp(a, b, la) != 0)
-            return lt_fail(LT_E_INPUT,
-                           "%s: checkpoint was written with %.*s but this run has %.*s "
-                           "(resume with the settings of the run that wrote it)",
-                           path, (int)la, a, (int)lb, b);
-        a += la + (a[la] == ' ');
-        b += lb + (b[lb] == ' ');
-    }
-    if (*a || *b) {
-        const char *only = *a ? a : b;
-        const char *side = *a ? "checkpoint was written with"
-                              : "this run has, and the checkpoint lacks,";
-        return lt_fail(LT_E_INPUT,
-                       "%s: %s %.*s (resume with the settings of the run that wrote it)", path,
-                       side, (int)strcspn(only, " "), only);
-    }
+    static const char advice[] = "resume with the settings of the run that wrote it";
+    const char *sides[2] = {stored, current};
+    for (int side = 0; side < 2; side++)
+        for (const char *t = sides[side]; *t;) {
+            size_t n = strcspn(t, " "), key = strcspn(t, "="), other_len = 0;
+            const char *other = token_of(sides[1 - side], t, key < n ? key : n, &other_len);
+            if (other == NULL)
+                return lt_fail(LT_E_INPUT, "%s: %s %.*s, %s (%s)", path,
+                               side == 0 ? "checkpoint was written with" : "this run has",
+                               (int)n, t,
+                               side == 0 ? "which this run lacks" : "which the checkpoint lacks",
+                               advice);
+            if (side == 0 && (other_len != n || strncmp(other, t, n) != 0))
+                return lt_fail(LT_E_INPUT, "%s: checkpoint was written with %.*s but this run "
+                                           "has %.*s (%s)",
+                               path, (int)n, t, (int)other_len, other, advice);
+            t += n + (t[n] == ' ');
+        }
     return lt_fail(LT_E_INPUT, "%s: checkpoint configuration differs from this run's", path);
 }
 
@@ -368,7 +383,8 @@ lt_status lt_trainer_read(lt_trainer *t, const lt_ckpt *ckpt, const char *path)
                                   memcmp(stored, every_drop, stored_bytes) == 0;
     if (!same && !same_listing_every_drop) {
         char copy[DESCRIPTION_BYTES];
-        snprintf(copy, sizeof copy, "%.*s", (int)stored_bytes, (const char *)stored);
+        int shown = stored_bytes < sizeof copy ? (int)stored_bytes : (int)sizeof copy - 1;
+        snprintf(copy, sizeof copy, "%.*s", shown, (const char *)stored);
         return describe_mismatch(path, copy, description);
     }
     LT_TRY(lt_ckpt_get_exact(ckpt, "params", t->model.params,

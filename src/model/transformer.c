@@ -480,8 +480,8 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
  * attention steps runs in one parallel region, work-shared: a layer pays
  * one fork and join instead of one per product and elementwise pass, and
  * no pass runs on one thread while the other waits. More rows: the BLAS
- * product, each pass with its own threads. The same bits either way, and
- * for any thread count: each output is one fixed-order sum. */
+ * product, each pass with its own threads. Either way the same bits for
+ * any thread count: each output is one fixed-order sum. */
 typedef struct step_pass {
     const lt_model *m;
     step_block *s;
