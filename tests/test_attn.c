@@ -604,6 +604,45 @@ Test(attn_kernels, kernels_same_for_any_threads)
     }
 }
 
+/* linear-gemm cuts a head into chunks of 1024 rows and sums their records:
+ * 2085 rows are three chunks, the last partial, spread over threads or
+ * shared by them. Shorter tests never leave the first chunk. The forward is
+ * held to the double reference; the gradients to the plain float loops,
+ * whose own rounding grows with N (1.6e-4 measured here, 1e-5 at N = 300),
+ * while a chunk dropped or counted twice is an O(1) error. */
+#define LONG_LINEAR_REFERENCE_BOUND 1e-3
+
+Test(attn_kernels, linear_gemm_several_chunks)
+{
+    const int N = 2 * 1024 + 37;
+    lt_attn_config gemm = config_of("linear", 0, "linear-gemm");
+    compare_kernels_both_plans(gemm, config_of("linear", 0, "linear-reference"), N,
+                               LONG_LINEAR_REFERENCE_BOUND);
+
+    cr_assert_eq(lt_threads_set(2), LT_OK);
+    run r;
+    run_setup(&r, gemm, shape_of(1, 2, N, 6, 5), 5, -1.0f, 1.0f);
+    run_forward(&r);
+    double *x = malloc(sizeof(double) * (2 * r.nq + r.nv + r.np + 1));
+    double *out = malloc(sizeof(double) * (r.nv + 1));
+    size_t at = 0;
+    for (size_t i = 0; i < r.nq; i++)
+        x[at++] = r.q[i];
+    for (size_t i = 0; i < r.nq; i++)
+        x[at++] = r.k[i];
+    for (size_t i = 0; i < r.nv; i++)
+        x[at++] = r.v[i];
+    ref_attention(out, x, &r.attn.config, r.shape);
+    double err = check_rel_error_f(r.out, out, r.nv, 1e-6);
+    cr_expect_lt(err, 1e-5, "linear-gemm N=%d: forward relative error %g", N, err);
+    free(x);
+    free(out);
+    run_free(&r);
+
+    check_same_bits_for_any_threads(gemm, shape_of(1, 1, N, 6, 5));
+    check_same_bits_for_any_threads(gemm, shape_of(1, 2, N, 6, 5));
+}
+
 Test(attn_kernels, forward_without_saved_matches)
 {
     /* inference only (saved = NULL) takes another path through the workspace */
