@@ -492,6 +492,38 @@ Test(threads, set_and_get)
     cr_assert_eq(lt_threads_set(-1), LT_E_USAGE);
 }
 
+/* Every float in range becomes 0 and none past it is touched, whether the
+ * count is split over threads or not, and inside a parallel region. */
+Test(threads, zero_floats_exactly_the_range)
+{
+    const size_t lengths[] = {0, 1, 1000, (1 << 16) - 1, (1 << 16) + 3, 300001};
+    const int thread_counts[] = {1, 2, 3};
+    for (int t = 0; t < 3; t++) {
+        cr_assert_eq(lt_threads_set(thread_counts[t]), LT_OK);
+        for (int l = 0; l < 6; l++) {
+            size_t n = lengths[l];
+            float *x = malloc((n + 8) * sizeof *x);
+            cr_assert_not_null(x);
+            for (size_t i = 0; i < n + 8; i++)
+                x[i] = -1.5f;
+            if (l % 2 == 0) {
+                lt_zero_floats(x, n);
+            } else {
+#pragma omp parallel num_threads(2)
+#pragma omp single
+                lt_zero_floats(x, n);
+            }
+            for (size_t i = 0; i < n; i++)
+                cr_assert(x[i] == 0.0f && !signbit(x[i]), "%zu threads %d: x[%zu] = %g", n,
+                          thread_counts[t], i, x[i]);
+            for (size_t i = n; i < n + 8; i++)
+                cr_assert_eq(x[i], -1.5f, "n=%zu: x[%zu] past the range was written", n, i);
+            free(x);
+        }
+    }
+    cr_assert_eq(lt_threads_set(0), LT_OK);
+}
+
 /* ---- matrix products ---- */
 
 /* One product's operands, stored with leading dimensions wider than their

@@ -72,10 +72,10 @@ static lt_status run_forward_backward(void *ctx)
     case_buffers *b = c->buf;
     LT_TRY(run_forward(ctx));
     /* A training step zeroes the gradients once, then backward adds. */
-    memset(b->dq, 0, c->q_count * sizeof(float));
-    memset(b->dk, 0, c->q_count * sizeof(float));
-    memset(b->dv, 0, c->v_count * sizeof(float));
-    memset(b->d_params, 0, c->param_count * sizeof(float));
+    lt_zero_floats(b->dq, c->q_count);
+    lt_zero_floats(b->dk, c->q_count);
+    lt_zero_floats(b->dv, c->v_count);
+    lt_zero_floats(b->d_params, c->param_count);
     return lt_attn_backward(c->attn, c->shape, b->dq, b->dk, b->dv, b->d_params, b->workspace,
                             b->d_out, b->saved, b->q, b->k, b->v, b->params);
 }

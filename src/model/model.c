@@ -9,6 +9,7 @@
 
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/threads.h"
 #include "model/body.h"
 #include "nn/colsum.h"
 #include "nn/embedding.h"
@@ -286,7 +287,7 @@ void lt_model_free(lt_model *m)
 void lt_model_zero_grads(lt_model *m)
 {
     if (m->grads != NULL)
-        memset(m->grads, 0, m->param_count * sizeof(float));
+        lt_zero_floats(m->grads, m->param_count);
 }
 
 static lt_status check_batch(const lt_model *m, const lt_batch *b)

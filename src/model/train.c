@@ -7,6 +7,7 @@
 
 #include "core/dist.h"
 #include "core/mem.h"
+#include "core/threads.h"
 #include "io/checkpoint.h"
 
 static int sharded(const lt_train_config *config) { return config->shards > 1; }
@@ -114,8 +115,7 @@ static lt_status forward_loss(lt_trainer *t, const lt_batch *batch, int training
     memset(result, 0, sizeof *result);
     LT_TRY(lt_model_forward(m, batch, training, seed, (uint64_t)t->step + 1));
     if (training)
-        memset(m->d_logits, 0,
-               (size_t)batch->batch * batch->n * m->config.classes * sizeof(float));
+        lt_zero_floats(m->d_logits, (size_t)batch->batch * batch->n * m->config.classes);
     lt_loss_result r;
     LT_TRY(lt_loss_eval(&t->config.loss, &r, training ? m->d_logits : NULL, t->loss_workspace,
                         m->logits, batch));

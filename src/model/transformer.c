@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/mem.h"
+#include "core/threads.h"
 #include "model/body.h"
 #include "nn/dropout.h"
 #include "nn/elementwise.h"
@@ -335,7 +336,7 @@ static const float *through_dropout(const lt_model *m, float *scratch, const flo
 {
     if (!uses_dropout(m))
         return d_out;
-    memset(scratch, 0, (size_t)R * C * sizeof(float));
+    lt_zero_floats(scratch, (size_t)R * C);
     lt_dropout_backward(scratch, d_out, mask, m->config.dropout, R, C);
     return scratch;
 }
@@ -346,14 +347,14 @@ static lt_status transformer_backward(lt_model *m)
     body_table *t = table_of(m);
     const int batch = m->last.batch, N = m->last.n, C = m->width, F = cfg->ffn,
               H = cfg->heads, Dh = cfg->head_dim, R = batch * N;
-    const size_t rc = (size_t)R * C, f = sizeof(float);
+    const size_t rc = (size_t)R * C;
     const float *p = m->params;
     float *g = m->grads;
     lt_attn_shape shape = call_shape(m);
     const float *x_last = cfg->layers ? t->acts[cfg->layers - 1].x_out : m->x0;
 
     /* m->d_body_out is t->d_tmp: read it before d_tmp is reused. */
-    memset(t->d_x, 0, rc * f);
+    lt_zero_floats(t->d_x, rc);
     lt_layernorm_backward(t->d_x, g + t->lnf_gamma, g + t->lnf_beta, m->d_body_out, x_last,
                           t->final_mean, t->final_rstd, p + t->lnf_gamma, R, C);
 
@@ -364,15 +365,15 @@ static lt_status transformer_backward(lt_model *m)
 
         /* Feed-forward branch; t->d_x holds d x_out and becomes d x_mid. */
         const float *d_branch = through_dropout(m, t->d_tmp, t->d_x, a->drop2, R, C);
-        memset(t->d_hidden2, 0, (size_t)R * F * f);
+        lt_zero_floats(t->d_hidden2, (size_t)R * F);
         lt_linear_backward(t->d_hidden2, g + o->w_ff2, g + o->b_ff2, d_branch, a->hidden_act,
                            p + o->w_ff2, R, F, C);
-        memset(t->d_hidden, 0, (size_t)R * F * f);
+        lt_zero_floats(t->d_hidden, (size_t)R * F);
         if (cfg->activation == LT_ACT_GELU)
             lt_gelu_backward(t->d_hidden, t->d_hidden2, a->hidden, (long)R * F);
         else
             lt_relu_backward(t->d_hidden, t->d_hidden2, a->hidden, (long)R * F);
-        memset(t->d_tmp, 0, rc * f);
+        lt_zero_floats(t->d_tmp, rc);
         lt_linear_backward(t->d_tmp, g + o->w_ff1, g + o->b_ff1, t->d_hidden, a->ln2,
                            p + o->w_ff1, R, C, F);
         lt_layernorm_backward(t->d_x, g + o->ln2_gamma, g + o->ln2_beta, t->d_tmp, a->x_mid,
@@ -380,18 +381,18 @@ static lt_status transformer_backward(lt_model *m)
 
         /* Attention branch; t->d_x becomes d x_in. */
         d_branch = through_dropout(m, t->d_tmp, t->d_x, a->drop1, R, C);
-        memset(t->d_x2, 0, rc * f);
+        lt_zero_floats(t->d_x2, rc);
         lt_linear_backward(t->d_x2, g + o->w_o, g + o->b_o, d_branch, a->attn_cat, p + o->w_o,
                            R, C, C);
         split_heads(t->d_attn_out, t->d_x2, 1, batch, H, N, Dh);
-        memset(t->d_heads, 0, 3 * rc * f);
+        lt_zero_floats(t->d_heads, 3 * rc);
         shape.layer = l;
         LT_TRY(lt_attn_backward(&m->attn, shape, t->d_heads, t->d_heads + rc,
                                 t->d_heads + 2 * rc, g + o->attn_params, m->attn_workspace,
                                 t->d_attn_out, a->attn_saved, a->heads, a->heads + rc,
                                 a->heads + 2 * rc, p + o->attn_params));
         merge_heads(t->d_qkv, t->d_heads, 3, batch, H, N, Dh);
-        memset(t->d_tmp, 0, rc * f);
+        lt_zero_floats(t->d_tmp, rc);
         lt_linear_backward(t->d_tmp, g + o->w_qkv, g + o->b_qkv, t->d_qkv, a->ln1,
                            p + o->w_qkv, R, C, 3 * C);
         lt_layernorm_backward(t->d_x, g + o->ln1_gamma, g + o->ln1_beta, t->d_tmp, x_in,
