@@ -544,6 +544,46 @@ Test(resume, image_interrupted_in_its_second_variant, .timeout = 600)
     check_resume_in_second_model(args, "cifar10-curves.csv", "cifar10.csv", 200 + 30);
 }
 
+/* Stopped while generating, its training done: the model's rows are not
+ * kept as finished (neither in the table the stopped run commits nor in its
+ * journal), so --resume measures them all and draws its images rather than
+ * keeping a row cut short beside a missing completion grid. */
+Test(resume, image_stopped_while_generating_is_generated_again, .timeout = 600)
+{
+    char data[64], dir[64], args[640], path[200], journal[220];
+    make_temp_dir(data);
+    make_temp_dir(dir);
+    write_tiny_cifar(data, 12, 4);
+    const char *run = "image --dataset cifar10 --data %s --preset quick --variants linear "
+                      "--steps 4 --gen-modes fast --gen-batches 1 --completions 2 --quiet "
+                      "--threads 2 --out %s";
+    char base[512];
+    snprintf(base, sizeof base, run, data, dir);
+    snprintf(args, sizeof args, "%s --gen-images 1000000 --gen-seconds 3600", base);
+    pid_t pid = start_ltbench(args);
+    snprintf(journal, sizeof journal, "%s/cifar10-curves.csv.partial", dir);
+    cr_assert(wait_for_rows(pid, journal, 4), "the run trained");
+    sleep(2); /* evaluating or generating: either way inside the finish */
+    kill(pid, SIGTERM);
+    cr_assert_eq(wait_exit(pid), 143);
+    path_in(path, sizeof path, dir, "cifar10.csv");
+    cr_assert_eq(csv_rows(path), 0, "no row of a model cut off in its generation");
+    path_in(path, sizeof path, dir, "cifar10-linear-completions.png");
+    cr_assert_neq(access(path, F_OK), 0);
+
+    snprintf(args, sizeof args, "%s --gen-images 1 --resume", base);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(access(path, F_OK), 0, "the completion grid is drawn");
+    path_in(path, sizeof path, dir, "cifar10.csv");
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t.nrows, 1);
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "ok");
+    cr_assert_eq(cell_num(&t, 0, "steps"), 4);
+    cr_assert_eq(cell_num(&t, 0, "images_generated"), 1);
+    lt_csv_table_free(&t);
+}
+
 Test(resume, speech_interrupted_in_its_second_model, .timeout = 600)
 {
     char args[512], cache[64];

@@ -131,6 +131,71 @@ Test(results, a_row_updated_after_journaling_reaches_the_committed_file)
     check_scratch_remove();
 }
 
+static void add_row(lt_table *t, const char *variant, int n, int end)
+{
+    lt_row_begin(t);
+    lt_set_str(t, "experiment", "test");
+    lt_set_str(t, "variant", variant);
+    lt_set_int(t, "N", n);
+    lt_set_num(t, "loss", 0.5);
+    lt_set_num(t, "new_metric", 1.0);
+    if (end)
+        cr_assert_eq(lt_row_end(t), LT_OK);
+}
+
+/* The variants of the rows on disk at `path`, joined by commas. */
+static void variants_on_disk(const char *path, int journal, char *out, size_t size)
+{
+    lt_csv_table rows;
+    cr_assert_eq(journal ? lt_csv_read_journal(&rows, path) : lt_csv_read(&rows, path), LT_OK,
+                 "%s", lt_last_error());
+    out[0] = 0;
+    for (long long r = 0; r < rows.nrows; r++)
+        snprintf(out + strlen(out), size - strlen(out), "%s%s", r ? "," : "",
+                 lt_csv_table_cell(&rows, r, lt_csv_table_column(&rows, "variant")));
+    lt_csv_table_free(&rows);
+}
+
+/* Held rows reach the journal only when released, together; dropped ones
+ * (an open row among them) reach neither the journal nor the committed
+ * file, and the rows after them carry on. */
+Test(results, held_rows_reach_the_journal_together_or_not_at_all)
+{
+    check_scratch_make("results");
+    const char *path = check_path("held.csv");
+    char journal[4200], seen[256];
+    snprintf(journal, sizeof journal, "%s.partial", path);
+    lt_table t;
+    lt_table_init(&t, &test_table);
+    cr_assert_eq(lt_table_journal(&t, path), LT_OK);
+    add_row(&t, "a", 1, 1);
+    lt_table_hold(&t);
+    add_row(&t, "b", 2, 1);
+    add_row(&t, "c", 3, 1);
+    cr_assert_eq(lt_table_sync(&t), LT_OK);
+    variants_on_disk(journal, 1, seen, sizeof seen);
+    cr_assert_str_eq(seen, "a", "held rows wait");
+    cr_assert_eq(lt_table_release(&t), LT_OK);
+    cr_assert_eq(lt_table_sync(&t), LT_OK);
+    variants_on_disk(journal, 1, seen, sizeof seen);
+    cr_assert_str_eq(seen, "a,b,c");
+    lt_table_hold(&t);
+    add_row(&t, "d", 4, 1);
+    add_row(&t, "open", 5, 0);
+    lt_table_drop_held(&t);
+    cr_assert_eq(t.rows, 3);
+    add_row(&t, "e", 6, 1);
+    cr_assert_eq(lt_table_sync(&t), LT_OK);
+    variants_on_disk(journal, 1, seen, sizeof seen);
+    cr_assert_str_eq(seen, "a,b,c,e");
+    cr_assert_str_eq(lt_cell(&t, 3, "N"), "6");
+    cr_assert_eq(lt_table_commit(&t, path), LT_OK);
+    lt_table_free(&t);
+    variants_on_disk(path, 0, seen, sizeof seen);
+    cr_assert_str_eq(seen, "a,b,c,e");
+    check_scratch_remove();
+}
+
 /* A resumed run keeps the rows an earlier process measured: they must keep
  * that process's revision, date and loads, not take the resuming one's. */
 Test(results, a_kept_row_keeps_the_provenance_of_the_run_that_measured_it)

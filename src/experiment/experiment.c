@@ -470,6 +470,23 @@ static lt_status keep_finished(lt_exp_run *run, const previous *prev, const lt_e
     return LT_OK;
 }
 
+/* The experiment's finish hook, whose rows reach the journal together once
+ * it has run to the end (evaluation, generation, images): a run cut off
+ * halfway leaves --resume no row to keep, so it redoes them all rather
+ * than keeping some beside images of an older model. A model whose
+ * training was interrupted keeps its row saying so. */
+static lt_status finish_whole(lt_exp_run *run, void *self, lt_exp_model *m, lt_trainer *t,
+                              lt_exp_outcome *out)
+{
+    int fit_interrupted = out->fit.status != NULL && strcmp(out->fit.status, "interrupted") == 0;
+    lt_table_hold(&run->results);
+    lt_status status = run->exp->finish(self, run, m, t, out);
+    if (status == LT_OK && (fit_interrupted || !lt_interrupted()))
+        return lt_table_release(&run->results);
+    lt_table_drop_held(&run->results);
+    return status;
+}
+
 /* Trains (or resumes) one model and writes its rows. */
 static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const previous *prev,
                            double *step_seconds, double *step_scratch, int *diverged)
@@ -481,10 +498,10 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
     if (!m->applicable) {
         out.status = "not-applicable";
         snprintf(out.note, sizeof out.note, "%s", m->why_not);
-        return e->finish(self, run, m, NULL, &out);
+        return finish_whole(run, self, m, NULL, &out);
     }
     if (!run->train) /* the experiment measures the untrained model itself */
-        return e->finish(self, run, m, NULL, &out);
+        return finish_whole(run, self, m, NULL, &out);
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
     lt_batch_source *source = NULL;
@@ -534,7 +551,7 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
         out.step_time = lt_fit_step_time(&state, step_scratch);
         /* the finish hook notes the peak where its own work ends */
         state.peak_base = base;
-        status = e->finish(self, run, m, &t, &out);
+        status = finish_whole(run, self, m, &t, &out);
     }
     lt_trainer_free(&t);
     if (e->release_source != NULL && source != NULL)

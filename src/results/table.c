@@ -159,7 +159,7 @@ lt_status lt_row_end(lt_table *t)
         lt_csv_provenance_now(provenance);
     t->open_row = 0;
     t->rows++;
-    return t->journaled ? journal_row(t, t->rows - 1) : LT_OK;
+    return t->journaled && !t->holding ? journal_row(t, t->rows - 1) : LT_OK;
 }
 
 static void format_num(char *buf, size_t size, double value)
@@ -254,6 +254,35 @@ lt_status lt_table_journal(lt_table *t, const char *path)
     return lt_csv_sync(&t->journal);
 }
 
+void lt_table_hold(lt_table *t)
+{
+    LT_ASSERT(!t->holding && !t->open_row);
+    t->holding = 1;
+    t->held_from = t->rows;
+}
+
+lt_status lt_table_release(lt_table *t)
+{
+    LT_ASSERT(t->holding && !t->open_row);
+    t->holding = 0;
+    for (long r = t->held_from; t->journaled && r < t->rows; r++)
+        LT_TRY(journal_row(t, r));
+    return LT_OK;
+}
+
+void lt_table_drop_held(lt_table *t)
+{
+    LT_ASSERT(t->holding);
+    long end = t->rows + t->open_row;
+    for (long i = t->held_from * ncols(t); i < end * ncols(t); i++)
+        free(t->cells[i]);
+    for (long i = t->held_from * PROV; i < end * PROV; i++)
+        free(t->provenance[i]);
+    t->rows = t->held_from;
+    t->open_row = 0;
+    t->holding = 0;
+}
+
 lt_status lt_table_sync(lt_table *t)
 {
     return t->journaled ? lt_csv_sync(&t->journal) : LT_OK;
@@ -263,6 +292,7 @@ lt_status lt_table_commit(lt_table *t, const char *path)
 {
     if (!lt_dist_is_root())
         return LT_OK;
+    LT_ASSERT(!t->holding);
     if (t->journaled && !t->updated) {
         t->journaled = 0;
         return lt_csv_close(&t->journal);

@@ -120,6 +120,8 @@ typedef struct lt_table {
     int open_row;      /* a row is being filled */
     lt_csv journal;    /* rows streamed here as they end, when journaled */
     int journaled;
+    int holding;       /* rows from held_from on wait for lt_table_release */
+    long held_from;
     int updated;       /* a finished row changed: commit writes the rows afresh */
 } lt_table;
 
@@ -153,6 +155,15 @@ lt_status lt_row_carry(lt_table *t, const lt_csv_table *from, long long row,
 /* Streams rows to "<path>.partial" from now on (rows already in the table
  * are written first). Rank 0 only; elsewhere a no-op. */
 lt_status lt_table_journal(lt_table *t, const char *path);
+/* Holds the rows ended from now on back from the journal: rows that only
+ * mean something together (a model's evaluation and generation rows)
+ * reach it whole or not at all, so a run killed halfway through them
+ * leaves --resume nothing that looks finished. */
+void lt_table_hold(lt_table *t);
+/* Journals the held rows: the work they belong to is done. */
+lt_status lt_table_release(lt_table *t);
+/* Drops the held rows from the table: the work they belong to was cut off. */
+void lt_table_drop_held(lt_table *t);
 /* Flushes the journal to disk. */
 lt_status lt_table_sync(lt_table *t);
 /* Writes the table to `path` (the journal is renamed there, or a fresh
