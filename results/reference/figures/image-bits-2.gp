@@ -6,7 +6,7 @@ set terminal pngcairo size 1200,560 noenhanced font ",10"
 set output output
 set grid
 set key below
-set multiplot layout 1,1 title "Image modelling: test bits/dim per variant (paper Tables 1-2)\ncifar10-catdog medium layers=2 head_dim=32 steps=1000"
+set multiplot layout 1,1 title "Image modelling: test bits/dim per variant (paper Tables 1-2)\ncifar10-catdog medium layers=2 head_dim=32 steps=2000"
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1

@@ -15,7 +15,7 @@ unset logscale
 set logscale y
 set ylabel "images/s (generation)"
 set yrange [*:*]
-plot "image.dat" using 2:xtic(1) title "cached", \
-     "image.dat" using 3 title "recompute", \
+plot "image.dat" using 2:xtic(1) title "recompute", \
+     "image.dat" using 3 title "cached", \
      "image.dat" using 4 title "recurrent"
 unset multiplot
