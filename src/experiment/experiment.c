@@ -445,9 +445,11 @@ static lt_status resume_model(lt_exp_run *run, const previous *prev, lt_exp_mode
     if (status == LT_OK && lt_dist_is_root() && carried != expected)
         status = lt_fail(LT_E_INPUT,
                          "--resume: %s holds %ld curve rows of %s but its checkpoint is at "
-                         "update %ld (%ld expected); --overwrite starts over",
+                         "update %ld (%ld expected); a run that did not end keeps its rows "
+                         "in %s.partial until it does, so that journal must stay beside the "
+                         "checkpoints; --overwrite starts over",
                          prev->have_curves ? prev->curves_path : "the output folder", carried,
-                         m->name, t->step, expected);
+                         m->name, t->step, expected, run->curves_path);
     return lt_dist_agree(status);
 }
 
@@ -474,14 +476,15 @@ static lt_status keep_finished(lt_exp_run *run, const previous *prev, const lt_e
  * it has run to the end (evaluation, generation, images): a run cut off
  * halfway leaves --resume no row to keep, so it redoes them all rather
  * than keeping some beside images of an older model. A model whose
- * training was interrupted keeps its row saying so. */
+ * training was cut short (`training_cut`: stopped before its last update)
+ * keeps its row saying so; one stopped during its last update has a
+ * checkpoint at the end, so its rows are dropped and --resume finishes it. */
 static lt_status finish_whole(lt_exp_run *run, void *self, lt_exp_model *m, lt_trainer *t,
-                              lt_exp_outcome *out)
+                              lt_exp_outcome *out, int training_cut)
 {
-    int fit_interrupted = out->fit.status != NULL && strcmp(out->fit.status, "interrupted") == 0;
     lt_table_hold(&run->results);
     lt_status status = run->exp->finish(self, run, m, t, out);
-    if (status == LT_OK && (fit_interrupted || !lt_interrupted()))
+    if (status == LT_OK && (training_cut || !lt_interrupted()))
         return lt_table_release(&run->results);
     lt_table_drop_held(&run->results);
     return status;
@@ -498,10 +501,10 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
     if (!m->applicable) {
         out.status = "not-applicable";
         snprintf(out.note, sizeof out.note, "%s", m->why_not);
-        return finish_whole(run, self, m, NULL, &out);
+        return finish_whole(run, self, m, NULL, &out, 0);
     }
     if (!run->train) /* the experiment measures the untrained model itself */
-        return finish_whole(run, self, m, NULL, &out);
+        return finish_whole(run, self, m, NULL, &out, 0);
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
     lt_batch_source *source = NULL;
@@ -551,7 +554,8 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
         out.step_time = lt_fit_step_time(&state, step_scratch);
         /* the finish hook notes the peak where its own work ends */
         state.peak_base = base;
-        status = finish_whole(run, self, m, &t, &out);
+        int training_cut = strcmp(out.fit.status, "interrupted") == 0 && t.step < steps;
+        status = finish_whole(run, self, m, &t, &out, training_cut);
     }
     lt_trainer_free(&t);
     if (e->release_source != NULL && source != NULL)
