@@ -735,6 +735,31 @@ Test(nn, parameter_gradients_same_for_any_thread_count)
     cr_expect(memcmp(grads[0][2], grads[1][2], sizeof(float) * C) == 0, "d_beta differs");
 }
 
+/* A few-rows product at 1, 2 and 3 threads: the rows kernel, or the
+ * packed panels when `panels` is given. lt_linear_forward's values (1e-5)
+ * and the same bits for each thread count; returns the one-thread output. */
+static float *few_rows_product(const float *x, const float *W, const float *panels,
+                               const float *b, int R, int C_in, int C_out)
+{
+    float *want = take_f((size_t)R * C_out), *got[3];
+    lt_linear_forward(want, x, W, b, R, C_in, C_out);
+    for (int threads = 1; threads <= 3; threads++) {
+        cr_assert_eq(lt_threads_set(threads), LT_OK);
+        got[threads - 1] = take_f((size_t)R * C_out);
+        if (panels != NULL)
+            lt_linear_panels_forward(got[threads - 1], x, panels, b, R, C_in, C_out);
+        else
+            lt_linear_rows_forward(got[threads - 1], x, W, b, R, C_in, C_out);
+    }
+    cr_assert_eq(lt_threads_set(2), LT_OK);
+    double err = check_rel_error_ff(got[0], want, (size_t)R * C_out, 1.0);
+    cr_assert_lt(err, 1e-5, "%d x %d, %d rows: %g", C_in, C_out, R, err);
+    for (int t = 1; t < 3; t++)
+        cr_assert_arr_eq(got[t], got[0], (size_t)R * C_out * sizeof(float),
+                         "%d x %d, %d rows: %d threads differ", C_in, C_out, R, t + 1);
+    return got[0];
+}
+
 /* The few-rows kernel of generation: lt_linear_forward's values, and the
  * same bits for any thread count. */
 Test(nn, linear_for_a_few_rows)
@@ -744,25 +769,46 @@ Test(nn, linear_for_a_few_rows)
         for (int R = 1; R <= LT_LINEAR_FEW_ROWS; R++) {
             int C_in = shapes[s][0], C_out = shapes[s][1];
             float *W = take_f((size_t)C_in * C_out), *x = take_f((size_t)R * C_in);
-            float *b = take_f((size_t)C_out), *want = take_f((size_t)R * C_out);
-            float *got[3];
+            float *b = take_f((size_t)C_out);
             lt_rng rng;
             lt_rng_seed(&rng, 5, (uint64_t)(s * 10 + R));
             lt_rng_fill_normal(&rng, W, (long)C_in * C_out, 1.0f);
             lt_rng_fill_normal(&rng, x, (long)R * C_in, 1.0f);
             lt_rng_fill_normal(&rng, b, C_out, 1.0f);
-            lt_linear_forward(want, x, W, b, R, C_in, C_out);
-            for (int threads = 1; threads <= 3; threads++) {
-                cr_assert_eq(lt_threads_set(threads), LT_OK);
-                got[threads - 1] = take_f((size_t)R * C_out);
-                lt_linear_rows_forward(got[threads - 1], x, W, b, R, C_in, C_out);
-            }
-            cr_assert_eq(lt_threads_set(2), LT_OK);
-            double err = check_rel_error_ff(got[0], want, (size_t)R * C_out, 1.0);
-            cr_assert_lt(err, 1e-5, "%d x %d, %d rows: %g", C_in, C_out, R, err);
-            for (int t = 1; t < 3; t++)
-                cr_assert_arr_eq(got[t], got[0], (size_t)R * C_out * sizeof(float),
-                                 "%d threads differ", t + 1);
+            few_rows_product(x, W, NULL, b, R, C_in, C_out);
             release_pool();
         }
+}
+
+/* The packed panels of generation: lt_linear_forward's values; the same
+ * bits for any thread count, and a row's outputs the same bits whatever
+ * the other rows (any row count); outputs past a multiple of 16 kept. */
+Test(nn, linear_from_packed_panels)
+{
+    const int shapes[][2] = {{256, 768}, {37, 45}, {16, 3}, {1, 1}, {1024, 17}, {5, 32}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int C_in = shapes[s][0], C_out = shapes[s][1], R_MAX = LT_LINEAR_FEW_ROWS;
+        float *W = take_f((size_t)C_in * C_out), *x = take_f((size_t)R_MAX * C_in);
+        float *b = take_f((size_t)C_out), *panels = take_f(lt_linear_panels_floats(C_in, C_out));
+        float *all = take_f((size_t)R_MAX * C_out);
+        lt_rng rng;
+        lt_rng_seed(&rng, 6, (uint64_t)s);
+        lt_rng_fill_normal(&rng, W, (long)C_in * C_out, 1.0f);
+        lt_rng_fill_normal(&rng, x, (long)R_MAX * C_in, 1.0f);
+        lt_rng_fill_normal(&rng, b, C_out, 1.0f);
+        lt_linear_panels_pack(panels, W, C_in, C_out);
+        lt_linear_panels_forward(all, x, panels, b, R_MAX, C_in, C_out);
+        for (int R = 1; R <= R_MAX; R++) {
+            float *got = few_rows_product(x, W, panels, b, R, C_in, C_out);
+            cr_assert_arr_eq(got, all, (size_t)R * C_out * sizeof(float),
+                             "%d x %d: %d rows differ from the first %d of %d", C_in, C_out, R,
+                             R, R_MAX);
+        }
+        /* no bias */
+        float *plain = take_f((size_t)C_out), *want = take_f((size_t)C_out);
+        lt_linear_panels_forward(plain, x, panels, NULL, 1, C_in, C_out);
+        lt_linear_forward(want, x, W, NULL, 1, C_in, C_out);
+        cr_assert_lt(check_rel_error_ff(plain, want, (size_t)C_out, 1.0), 1e-5);
+        release_pool();
+    }
 }

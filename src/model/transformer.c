@@ -415,7 +415,25 @@ typedef struct step_block {
     float *att, *branch;     /* (batch, C) */
     float *hidden, *hidden_act; /* (batch, F) */
     float *out;              /* (batch, C) */
+    /* up to LT_LINEAR_FEW_ROWS rows: every layer's four weight matrices as
+     * packed panels (lt_linear_panels_pack), in the order qkv, o, ff1, ff2;
+     * NULL for larger batches (the BLAS product) */
+    float *panels;
 } step_block;
+
+/* Floats of one product's panels within a layer's, and of a layer's. */
+typedef struct layer_panels {
+    size_t qkv, o, ff1, ff2, layer;
+} layer_panels;
+
+static layer_panels panel_sizes(const lt_model *m)
+{
+    const int C = m->width, F = m->config.ffn;
+    layer_panels p = {lt_linear_panels_floats(C, 3 * C), lt_linear_panels_floats(C, C),
+                      lt_linear_panels_floats(C, F), lt_linear_panels_floats(F, C), 0};
+    p.layer = p.qkv + p.o + p.ff1 + p.ff2;
+    return p;
+}
 
 static void step_layout(const lt_model *m, lt_carver *c, step_block *s, int batch,
                         size_t state_bytes)
@@ -434,6 +452,28 @@ static void step_layout(const lt_model *m, lt_carver *c, step_block *s, int batc
     s->hidden = lt_carve(c, B * F * f);
     s->hidden_act = lt_carve(c, B * F * f);
     s->out = lt_carve(c, B * C * f);
+    s->panels = batch <= LT_LINEAR_FEW_ROWS
+                    ? lt_carve(c, panel_sizes(m).layer * (size_t)m->config.layers * f)
+                    : NULL;
+}
+
+/* The panels of every layer's products, from the model's weights: packed
+ * at every start of a step sequence, so they always hold the weights the
+ * model has now. */
+static void pack_panels(const lt_model *m, const step_block *s)
+{
+    const int C = m->width, F = m->config.ffn;
+    const layer_panels n = panel_sizes(m);
+    const float *p = m->params;
+#pragma omp parallel
+    for (int l = 0; l < m->config.layers; l++) {
+        const layer_offsets *o = &table_of(m)->layer[l];
+        float *at = s->panels + (size_t)l * n.layer;
+        lt_linear_panels_pack_team(at, p + o->w_qkv, C, 3 * C);
+        lt_linear_panels_pack_team(at + n.qkv, p + o->w_o, C, C);
+        lt_linear_panels_pack_team(at + n.qkv + n.o, p + o->w_ff1, C, F);
+        lt_linear_panels_pack_team(at + n.qkv + n.o + n.ff1, p + o->w_ff2, F, C);
+    }
 }
 
 static lt_status one_state_bytes(const lt_model *m, int batch, int max_steps, size_t *bytes)
@@ -461,9 +501,11 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
     size_t state;
     LT_TRY(one_state_bytes(m, batch, max_steps, &state));
     step_block s = {batch, max_steps, state, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                    NULL, NULL, NULL, NULL, NULL};
+                    NULL, NULL, NULL, NULL, NULL, NULL};
     lt_carver placer = {block, 0};
     step_layout(m, &placer, &s, batch, state);
+    if (s.panels != NULL)
+        pack_panels(m, &s);
     /* Variants that draw from (seed, layer) (the favor feature map) draw
      * what the model's last forward drew: the seed it was given. */
     for (int l = 0; l < m->config.layers; l++)
@@ -477,7 +519,8 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
 /* A step's layers on one row per sequence; the attention reads and extends
  * each layer's state instead of the whole sequence. Up to
  * LT_LINEAR_FEW_ROWS rows ("team" steps) the products stream each weight
- * matrix once (lt_linear_rows_forward) and everything between two
+ * matrix once, from the panels packed when the step sequence started
+ * (lt_linear_panels_forward), and everything between two
  * attention steps runs in one parallel region, work-shared: a layer pays
  * one fork and join instead of one per product and elementwise pass, and
  * no pass runs on one thread while the other waits. More rows: the BLAS
@@ -499,12 +542,15 @@ static void pass_norm(const step_pass *t, float *out, const float *in, size_t ga
         lt_layernorm_forward(out, NULL, NULL, in, p + gamma, p + beta, B, C);
 }
 
-static void pass_product(const step_pass *t, float *out, const float *in, size_t weight,
-                         size_t bias, int C_in, int C_out)
+/* A product of layer l: `panel` is its offset in the layer's panels. */
+static void pass_product(const step_pass *t, float *out, const float *in, int l, size_t panel,
+                         size_t weight, size_t bias, int C_in, int C_out)
 {
     const float *p = t->m->params;
     if (t->team)
-        lt_linear_rows_forward_team(out, in, p + weight, p + bias, t->s->batch, C_in, C_out);
+        lt_linear_panels_forward_team(out, in,
+                                      t->s->panels + (size_t)l * panel_sizes(t->m).layer + panel,
+                                      p + bias, t->s->batch, C_in, C_out);
     else
         lt_linear_forward(out, in, p + weight, p + bias, t->s->batch, C_in, C_out);
 }
@@ -535,7 +581,7 @@ static void step_before_attention(const step_pass *t, int l)
     step_block *s = t->s;
     const int B = s->batch, C = t->m->width;
     pass_norm(t, s->ln, s->x, o->ln1_gamma, o->ln1_beta);
-    pass_product(t, s->qkv, s->ln, o->w_qkv, o->b_qkv, C, 3 * C);
+    pass_product(t, s->qkv, s->ln, l, 0, o->w_qkv, o->b_qkv, C, 3 * C);
     /* one position: (B, 3C) rows split into q, k, v of (B, H, Dh) */
 #pragma omp for schedule(static)
     for (int b = 0; b < B; b++) {
@@ -555,12 +601,14 @@ static void step_after_attention(const step_pass *t, int l)
     const layer_offsets *o = &table->layer[l];
     step_block *s = t->s;
     const int C = t->m->width, F = t->m->config.ffn;
-    pass_product(t, s->branch, s->att, o->w_o, o->b_o, C, C);
+    const layer_panels n = panel_sizes(t->m);
+    pass_product(t, s->branch, s->att, l, n.qkv, o->w_o, o->b_o, C, C);
     pass_add(t, s->x, s->branch);
     pass_norm(t, s->ln, s->x, o->ln2_gamma, o->ln2_beta);
-    pass_product(t, s->hidden, s->ln, o->w_ff1, o->b_ff1, C, F);
+    pass_product(t, s->hidden, s->ln, l, n.qkv + n.o, o->w_ff1, o->b_ff1, C, F);
     pass_activation(t, s->hidden_act, s->hidden);
-    pass_product(t, s->branch, s->hidden_act, o->w_ff2, o->b_ff2, F, C);
+    pass_product(t, s->branch, s->hidden_act, l, n.qkv + n.o + n.ff1, o->w_ff2, o->b_ff2, F,
+                 C);
     pass_add(t, s->x, s->branch);
     if (l + 1 < t->m->config.layers)
         step_before_attention(t, l + 1);
