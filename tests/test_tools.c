@@ -455,6 +455,39 @@ Test(compare, reference_runs_compare_with_themselves)
     }
 }
 
+/* The report's speech section, written from the reference CSVs: the
+ * corpus line states the positions that reach attention and the
+ * most-frequent-phone baseline as a percentage (not a raw fraction). */
+Test(report, speech_section_states_positions_and_baseline_in_percent, .timeout = 120)
+{
+    const char *src = getenv("LTBENCH_SOURCE");
+    cr_assert_not_null(src);
+    char dir[64], cmd[1024], args[512], path[200];
+    make_temp_dir(dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/speech && cp %s/results/reference/speech/speech.csv "
+                              "%s/results/reference/speech/speech-curves.csv %s/speech/",
+             dir, src, src, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(args, sizeof args, "suite --preset medium --experiments speech --report-only --out %s",
+             dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/REPORT.md", dir);
+    size_t size;
+    unsigned char *bytes = check_read_file(path, &size);
+    cr_assert_not_null(bytes);
+    bytes[size] = '\0';
+    const char *text = (const char *)bytes;
+    cr_assert(strstr(text, "positions reach attention on average") != NULL, "%s", text);
+    const char *at = strstr(text, "gives a PER of ");
+    cr_assert_not_null(at, "%s", text);
+    double per;
+    int used = 0;
+    cr_assert_eq(sscanf(at + strlen("gives a PER of "), "%lf%n", &per, &used), 1);
+    cr_assert_eq(at[strlen("gives a PER of ") + used], '%', "%.40s", at);
+    cr_assert(per > 1 && per <= 100, "%g", per);
+    free(bytes);
+}
+
 /* ---- plot ---- */
 
 static const char scaling_csv[] =
