@@ -197,6 +197,17 @@ static inline unsigned char *check_read_file(const char *path, size_t *size)
     return buf;
 }
 
+/* The whole file as a NUL-terminated string (malloc'd); NULL if it cannot
+ * be read. */
+static inline char *check_read_text(const char *path)
+{
+    size_t size;
+    unsigned char *buf = check_read_file(path, &size);
+    if (buf != NULL)
+        buf[size] = '\0';
+    return (char *)buf;
+}
+
 /* Writes `size` bytes as the whole file; 0 on success, -1 on failure. */
 static inline int check_write_file(const char *path, const void *data, size_t size)
 {

@@ -1604,20 +1604,42 @@ static void write_tiny_cifar(const char *dir, int train, int test)
     fclose(f);
 }
 
-Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
+/* Runs `image` on a tiny CIFAR subset (12 training, 4 test images) at the
+ * quick preset with `flags`, into a new folder `dir`; reads its table. */
+static void image_on_tiny_cifar(const char *flags, char *dir /* [64] */, lt_csv_table *t)
 {
-    char data[64], dir[64], args[512], path[200];
+    char data[64], args[768], path[200];
     make_temp_dir(data);
     make_temp_dir(dir);
     write_tiny_cifar(data, 12, 4);
-    snprintf(args, sizeof args,
-             "image --dataset cifar10 --data %s --preset quick --steps 6 --gen-batches 2 "
-             "--gen-modes fast --completions 2 --variants softmax,linear,lsh-1 --quiet --out %s",
-             data, dir);
+    snprintf(args, sizeof args, "image --dataset cifar10 --data %s --preset quick %s --quiet "
+                                "--out %s", data, flags, dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     snprintf(path, sizeof path, "%s/cifar10.csv", dir);
+    cr_assert_eq(lt_csv_read(t, path), LT_OK, "%s", lt_last_error());
+}
+
+/* --gen-only measures generation with untrained weights: its rows say so
+ * (trained 0, no bits/dim), so the report does not call them trained. */
+Test(image, gen_only_rows_say_untrained, .timeout = 300)
+{
+    char dir[64];
     lt_csv_table t;
-    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    image_on_tiny_cifar("--gen-only --gen-modes fast --gen-batches 1 --gen-images 1 "
+                        "--completions 0 --variants linear", dir, &t);
+    cr_assert_eq(t.nrows, 1);
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "ok");
+    cr_assert_str_eq(cell_str(&t, 0, "trained"), "0");
+    cr_assert(isnan(cell_num(&t, 0, "test_bits_per_dim")));
+    lt_csv_table_free(&t);
+}
+
+Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
+{
+    char dir[64], path[200];
+    lt_csv_table t;
+    image_on_tiny_cifar("--steps 6 --gen-batches 2 --gen-modes fast --completions 2 "
+                        "--variants softmax,linear,lsh-1", dir, &t);
     /* softmax cached and linear recurrent at batches 2 and 1 (the recompute
      * batch, for the speed-up); recompute itself is left out here: at
      * N = 3072 it takes minutes (tests/test_model.c checks it equals the
@@ -1860,17 +1882,15 @@ Test(suite, runs_experiments_and_writes_the_report, .timeout = 300)
     snprintf(args, sizeof args, "suite --preset quick --experiments copy --out %s", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     snprintf(path, sizeof path, "%s/REPORT.md", dir);
-    size_t size;
-    unsigned char *text = check_read_file(path, &size);
+    char *text = check_read_text(path);
     cr_assert_not_null(text);
-    text[size] = '\0';
-    cr_assert(strstr((char *)text, "## Copy task") != NULL, "%s", text);
-    cr_assert(strstr((char *)text, "ltbench copy --preset=quick") != NULL, "%s", text);
-    cr_assert(strstr((char *)text, "linear-causal-chunked") != NULL);
+    cr_assert(strstr(text, "## Copy task") != NULL, "%s", text);
+    cr_assert(strstr(text, "ltbench copy --preset=quick") != NULL, "%s", text);
+    cr_assert(strstr(text, "linear-causal-chunked") != NULL);
     /* the paper's claims under the table, each with its rule and verdict */
-    cr_assert(strstr((char *)text, "The paper's conclusions, judged on the rows above") != NULL,
+    cr_assert(strstr(text, "The paper's conclusions, judged on the rows above") != NULL,
               "%s", text);
-    cr_assert(strstr((char *)text, "Fig. 2: linear attention converges smoothly") != NULL, "%s",
+    cr_assert(strstr(text, "Fig. 2: linear attention converges smoothly") != NULL, "%s",
               text);
     free(text);
     snprintf(path, sizeof path, "%s/figures/copy-curves.gp", dir);
@@ -1900,18 +1920,16 @@ Test(suite, sweeps_beyond_the_paper_in_the_report, .timeout = 300)
              dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     snprintf(path, sizeof path, "%s/REPORT.md", dir);
-    size_t size;
-    unsigned char *text = check_read_file(path, &size);
+    char *text = check_read_text(path);
     cr_assert_not_null(text);
-    text[size] = '\0';
     const char *expected[] = {"## Beyond the paper", "### Crossover", "### Decoding",
                               "ltbench crossover --out=", "--head-dims=16,64",
                               "ltbench decode --out=", "linear-causal-prefix", "recompute",
                               "crossover N", "ms/token"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
-        cr_expect(strstr((char *)text, expected[i]) != NULL, "missing %s in:\n%s", expected[i],
+        cr_expect(strstr(text, expected[i]) != NULL, "missing %s in:\n%s", expected[i],
                   text);
-    cr_expect(strstr((char *)text, "The paper: For each") == NULL, "not the paper's claim");
+    cr_expect(strstr(text, "The paper: For each") == NULL, "not the paper's claim");
     free(text);
     const char *files[] = {"crossover/crossover.csv", "crossover/crossover-table.csv",
                            "decode/decode.csv", "figures/crossover.gp", "figures/decode.gp"};

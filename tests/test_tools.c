@@ -127,14 +127,12 @@ Test(compare, a_slower_kernel_is_matched_and_flagged)
     summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
     summary_row next[] = {OK_ROW("linear", 0.020, 0.019, 0.021)};
     cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
-    size_t size;
-    unsigned char *text = check_read_file(p.next, &size);
+    char *text = check_read_text(p.next);
     cr_assert_not_null(text);
-    text[size] = '\0';
-    char *kernel = strstr((char *)text, "linear-kernel");
+    char *kernel = strstr(text, "linear-kernel");
     cr_assert_not_null(kernel);
     memcpy(kernel, "linear-slower", strlen("linear-slower"));
-    write_file(p.next, (char *)text);
+    write_file(p.next, text);
     free(text);
     cr_assert_eq(compare_pair(&p, ""), 1, "%s", output);
     assert_verdict("kernel", "other kernel");
@@ -455,28 +453,38 @@ Test(compare, reference_runs_compare_with_themselves)
     }
 }
 
+/* The report `suite --report-only` writes in a new folder `dir` from
+ * reference CSVs copied into it (`files`: paths under results/reference,
+ * NULL-terminated), for `experiments`. */
+static char *report_from_reference(char *dir /* [64] */, const char *experiments,
+                                   const char *const *files)
+{
+    const char *src = getenv("LTBENCH_SOURCE");
+    cr_assert_not_null(src);
+    char cmd[1024], args[512], path[200];
+    make_temp_dir(dir);
+    for (int i = 0; files[i] != NULL; i++) {
+        snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname %s/%s)\" && cp %s/results/reference/%s %s/%s",
+                 dir, files[i], src, files[i], dir, files[i]);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+    }
+    snprintf(args, sizeof args, "suite --preset medium --experiments %s --report-only --out %s",
+             experiments, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/REPORT.md", dir);
+    char *text = check_read_text(path);
+    cr_assert_not_null(text);
+    return text;
+}
+
 /* The report's speech section, written from the reference CSVs: the
  * corpus line states the positions that reach attention and the
  * most-frequent-phone baseline as a percentage (not a raw fraction). */
 Test(report, speech_section_states_positions_and_baseline_in_percent, .timeout = 120)
 {
-    const char *src = getenv("LTBENCH_SOURCE");
-    cr_assert_not_null(src);
-    char dir[64], cmd[1024], args[512], path[200];
-    make_temp_dir(dir);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/speech && cp %s/results/reference/speech/speech.csv "
-                              "%s/results/reference/speech/speech-curves.csv %s/speech/",
-             dir, src, src, dir);
-    cr_assert_eq(system(cmd), 0);
-    snprintf(args, sizeof args, "suite --preset medium --experiments speech --report-only --out %s",
-             dir);
-    cr_assert_eq(ltbench(args), 0, "%s", output);
-    snprintf(path, sizeof path, "%s/REPORT.md", dir);
-    size_t size;
-    unsigned char *bytes = check_read_file(path, &size);
-    cr_assert_not_null(bytes);
-    bytes[size] = '\0';
-    const char *text = (const char *)bytes;
+    char dir[64];
+    const char *files[] = {"speech/speech.csv", "speech/speech-curves.csv", NULL};
+    char *text = report_from_reference(dir, "speech", files);
     cr_assert(strstr(text, "positions reach attention on average") != NULL, "%s", text);
     const char *at = strstr(text, "gives a PER of ");
     cr_assert_not_null(at, "%s", text);
@@ -485,7 +493,23 @@ Test(report, speech_section_states_positions_and_baseline_in_percent, .timeout =
     cr_assert_eq(sscanf(at + strlen("gives a PER of "), "%lf%n", &per, &used), 1);
     cr_assert_eq(at[strlen("gives a PER of ") + used], '%', "%.40s", at);
     cr_assert(per > 1 && per <= 100, "%g", per);
-    free(bytes);
+    free(text);
+}
+
+/* The appendix step (generation speed only) has no figure: the suite draws
+ * none for it, where it used to draw a bits/dim chart of NaNs. */
+Test(report, a_section_without_a_figure_draws_none, .timeout = 120)
+{
+    char dir[64], path[200];
+    const char *files[] = {"image-paper/cifar10.csv", NULL};
+    char *text = report_from_reference(dir, "image", files);
+    cr_assert(strstr(text, "its appendix") != NULL, "%s", text);
+    free(text);
+    const char *figures[] = {"image.gp", "image-bits.gp", "image.png", "image-bits.png"};
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+        snprintf(path, sizeof path, "%s/figures/%s", dir, figures[i]);
+        cr_assert_neq(access(path, F_OK), 0, "%s was drawn", figures[i]);
+    }
 }
 
 /* ---- plot ---- */

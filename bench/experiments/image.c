@@ -296,7 +296,7 @@ static void image_note(void *self, const lt_trainer *t, const lt_batch_result *r
 
 /* What training gave a model's rows. */
 typedef struct trained {
-    int done;
+    int done; /* trained and evaluated (0 for --gen-only's untrained weights) */
     long steps;
     double seconds, step_median, bits_per_dim;
     size_t peak_bytes, params;
@@ -551,7 +551,7 @@ static lt_status image_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_t
         lt_fit_note_peak(out->state, lt_mem_peak() - out->state->peak_base);
         tr.peak_bytes = out->state->peak_bytes;
     }
-    tr.done = status == LT_OK;
+    tr.done = t != NULL && status == LT_OK; /* --gen-only: untrained weights */
     if (status != LT_OK || strcmp(out->status, "ok") != 0) {
         add_row(c, run, m, "none", 0, &tr, NULL,
                 status == LT_OK ? out->status : "failed", out->note);

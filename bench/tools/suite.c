@@ -314,7 +314,7 @@ static void plot_all(const suite_options *o, int *failed)
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", o->out,
                  sections[i].curves ? sections[i].curves : sections[i].results);
-        if (exists(path)) {
+        if (sections[i].drawn != NULL && exists(path)) { /* a section with no figure draws none */
             add_arg(&plot, "%s", path);
             csvs++;
         }
