@@ -51,6 +51,10 @@ struct lt_body_ops {
      * one caller-planned block of step_bytes. */
     lt_status (*step_bytes)(const lt_model *m, int batch, int max_steps, size_t *bytes);
     lt_status (*step_init)(const lt_model *m, void *block, int batch, int max_steps);
+    /* Copies what the steps read of the weights into the block, once, before
+     * the first step_init (packed panels); NULL: the steps read the weights
+     * themselves. step_init starts a sequence again without it. */
+    lt_status (*step_prepare)(const lt_model *m, void *block, int batch, int max_steps);
     /* x (batch, C) at the next position -> *out (batch, body_width). */
     lt_status (*step)(const lt_model *m, void *block, const float *x, const float **out);
     /* Counts `steps` positions as stepped without computing them (see

@@ -92,6 +92,8 @@ lt_status lt_generator_init(lt_generator *g, lt_model *m, lt_gen_mode mode, int 
     g->max_steps = max_steps;
     lt_carver placer = {g->block, 0};
     lt_status status = layout(g, m, &placer);
+    if (status == LT_OK && mode == LT_GEN_RECURRENT && m->body->step_prepare != NULL)
+        status = m->body->step_prepare(m, g->body_state, batch, max_steps);
     if (status == LT_OK)
         status = lt_generator_reset(g);
     if (status != LT_OK)

@@ -64,7 +64,10 @@ lt_status lt_generator_step(lt_generator *g, const int32_t *tokens, const float 
  * real sequence gives: for timing only. LT_E_USAGE past max_steps. */
 lt_status lt_generator_skip(lt_generator *g, int steps, int32_t token);
 
-/* Starts again at position 0 with fresh state, keeping the memory. */
+/* Starts again at position 0 with fresh state, keeping the memory and
+ * what the generator took of the model's weights when it was created (a
+ * recurrent transformer step packs them once): after changing the weights,
+ * create a new generator. */
 lt_status lt_generator_reset(lt_generator *g);
 
 void lt_generator_free(lt_generator *g);

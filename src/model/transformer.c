@@ -458,8 +458,8 @@ static void step_layout(const lt_model *m, lt_carver *c, step_block *s, int batc
 }
 
 /* The panels of every layer's products, from the model's weights: packed
- * at every start of a step sequence, so they always hold the weights the
- * model has now. */
+ * once, when the generator is created (step_prepare), not at every
+ * sequence: the packing is a pass over all the weights. */
 static void pack_panels(const lt_model *m, const step_block *s)
 {
     const int C = m->width, F = m->config.ffn;
@@ -504,8 +504,6 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
                     NULL, NULL, NULL, NULL, NULL, NULL};
     lt_carver placer = {block, 0};
     step_layout(m, &placer, &s, batch, state);
-    if (s.panels != NULL)
-        pack_panels(m, &s);
     /* Variants that draw from (seed, layer) (the favor feature map) draw
      * what the model's last forward drew: the seed it was given. */
     for (int l = 0; l < m->config.layers; l++)
@@ -513,6 +511,19 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
                                   m->config.head_dim, m->config.head_dim, max_steps,
                                   m->seed, l));
     memcpy(block, &s, sizeof s);
+    return LT_OK;
+}
+
+static lt_status transformer_step_prepare(const lt_model *m, void *block, int batch,
+                                          int max_steps)
+{
+    size_t state;
+    LT_TRY(one_state_bytes(m, batch, max_steps, &state));
+    step_block s;
+    lt_carver placer = {block, 0};
+    step_layout(m, &placer, &s, batch, state);
+    if (s.panels != NULL)
+        pack_panels(m, &s);
     return LT_OK;
 }
 
@@ -655,6 +666,7 @@ const lt_body_ops lt_transformer_body = {
     .backward = transformer_backward,
     .step_bytes = transformer_step_bytes,
     .step_init = transformer_step_init,
+    .step_prepare = transformer_step_prepare,
     .step = transformer_step,
     .step_skip = transformer_step_skip,
 };

@@ -72,14 +72,19 @@ static int ncols(const lt_table *t) { return t->schema->ncols; }
 
 enum { PROV = LT_CSV_PROVENANCE_COLUMNS };
 
+/* Frees the cells and provenance of rows from .. to - 1. */
+static void free_rows(lt_table *t, long from, long to)
+{
+    for (long i = from * ncols(t); i < to * ncols(t); i++)
+        free(t->cells[i]);
+    for (long i = from * PROV; i < to * PROV; i++)
+        free(t->provenance[i]);
+}
+
 void lt_table_free(lt_table *t)
 {
-    if (t->schema != NULL) {
-        for (long i = 0; i < (t->rows + t->open_row) * ncols(t); i++)
-            free(t->cells[i]);
-        for (long i = 0; i < (t->rows + t->open_row) * PROV; i++)
-            free(t->provenance[i]);
-    }
+    if (t->schema != NULL)
+        free_rows(t, 0, t->rows + t->open_row);
     free(t->cells);
     free(t->provenance);
     if (t->journaled)
@@ -273,11 +278,7 @@ lt_status lt_table_release(lt_table *t)
 void lt_table_drop_held(lt_table *t)
 {
     LT_ASSERT(t->holding);
-    long end = t->rows + t->open_row;
-    for (long i = t->held_from * ncols(t); i < end * ncols(t); i++)
-        free(t->cells[i]);
-    for (long i = t->held_from * PROV; i < end * PROV; i++)
-        free(t->provenance[i]);
+    free_rows(t, t->held_from, t->rows + t->open_row);
     t->rows = t->held_from;
     t->open_row = 0;
     t->holding = 0;
