@@ -92,62 +92,100 @@ static double accuracy_at(const lt_csv_table *curves, const char *variant, long 
     return n == ABLATION_WINDOW ? sum / n : NAN;
 }
 
+/* The last update in a run's curves (0 when it has none). */
+static long last_step_of(const lt_csv_table *curves)
+{
+    int s = lt_csv_table_column(curves, "step");
+    long last = 0;
+    for (long long r = 0; s >= 0 && r < curves->nrows; r++) {
+        long at = atol(lt_csv_table_cell(curves, r, s));
+        if (at > last)
+            last = at;
+    }
+    return last;
+}
+
+/* Adds `step` to the sorted columns unless it is there already. */
+static void add_column(long *steps, int *count, long step)
+{
+    int at = *count;
+    for (int k = 0; k < *count; k++)
+        if (steps[k] == step)
+            return;
+    for (; at > 0 && steps[at - 1] > step; at--)
+        steps[at] = steps[at - 1];
+    steps[at] = step;
+    (*count)++;
+}
+
 void bench_copy_ablation(FILE *f, const char *out)
 {
     static const char *const runs[] = {"copy-h16", "copy"};
     static const char *const variants[] = {"softmax", "linear"};
-    static const long steps[] = {1000, 3000, 5000, 6000};
-    enum { RUNS = 2, VARIANTS = 2, STEPS = 4 };
+    /* Fixed counts every run passes (3000: the small preset's length; 5000:
+     * the medium preset's learning-rate drop), then each run's last. */
+    enum { RUNS = 2, VARIANTS = 2, FIXED = 4, STEPS = FIXED + RUNS, SMALL_PRESET_COLUMN = 1 };
+    long steps[STEPS] = {1000, 3000, 5000, 6000};
+    int step_count = FIXED;
     double held_out[RUNS][VARIANTS], at[RUNS][VARIANTS][STEPS];
+    lt_csv_table curves[RUNS];
     char head_dim[RUNS][16];
     int read = 0;
     for (int r = 0; r < RUNS; r++) {
         char path[4400];
-        lt_csv_table summary, curves;
+        lt_csv_table summary;
         snprintf(path, sizeof path, "%s/%s/summary.csv", out, runs[r]);
         if (lt_csv_read(&summary, path) != LT_OK)
-            continue;
+            break;
         snprintf(path, sizeof path, "%s/%s/curves.csv", out, runs[r]);
-        if (lt_csv_read(&curves, path) != LT_OK) {
+        if (lt_csv_read(&curves[r], path) != LT_OK) {
             lt_csv_table_free(&summary);
-            continue;
+            break;
         }
         read++;
         snprintf(head_dim[r], sizeof head_dim[r], "%.0f", lt_claim_num(&summary, 0, "head_dim"));
-        for (int v = 0; v < VARIANTS; v++) {
+        for (int v = 0; v < VARIANTS; v++)
             held_out[r][v] = lt_claim_num(
                 &summary, lt_claim_row(&summary, "variant", variants[v], NULL),
                 "eval_copy_accuracy");
-            for (int k = 0; k < STEPS; k++)
-                at[r][v][k] = accuracy_at(&curves, variants[v], steps[k]);
-        }
         lt_csv_table_free(&summary);
-        lt_csv_table_free(&curves);
+        add_column(steps, &step_count, last_step_of(&curves[r]));
+    }
+    for (int r = 0; r < read; r++) {
+        for (int v = 0; v < VARIANTS && read == RUNS; v++)
+            for (int k = 0; k < step_count; k++)
+                at[r][v][k] = accuracy_at(&curves[r], variants[v], steps[k]);
+        lt_csv_table_free(&curves[r]);
     }
     if (read < RUNS)
         return;
-    fprintf(f, "\nTraining copy accuracy (mean of the %d updates ending at each count) and "
-               "held-out accuracy, at both head widths (`copy/` and `copy-h16/`):\n\n"
+    fprintf(f, "\nTraining copy accuracy (mean of the %d updates ending at each count; - where "
+               "a run stopped earlier) and held-out accuracy at the end of each run, at both "
+               "head widths (`copy/` and `copy-h16/`):\n\n"
                "| head dim | variant |",
             ABLATION_WINDOW);
-    for (int k = 0; k < STEPS; k++)
+    for (int k = 0; k < step_count; k++)
         fprintf(f, " @%ld |", steps[k]);
     fprintf(f, " held-out |\n|---|---|");
-    for (int k = 0; k <= STEPS; k++)
+    for (int k = 0; k <= step_count; k++)
         fprintf(f, "---:|");
     fprintf(f, "\n");
     for (int r = 0; r < RUNS; r++)
         for (int v = 0; v < VARIANTS; v++) {
             fprintf(f, "| %s | %s |", head_dim[r], variants[v]);
-            for (int k = 0; k < STEPS; k++)
-                fprintf(f, " %.3f |", at[r][v][k]);
+            for (int k = 0; k < step_count; k++)
+                if (isnan(at[r][v][k]))
+                    fprintf(f, " - |");
+                else
+                    fprintf(f, " %.3f |", at[r][v][k]);
             fprintf(f, " %.3f |\n", held_out[r][v]);
         }
     fprintf(f, "\nLinear attention's held-out gap to softmax: %.3f at head dim %s, %.3f at "
-               "head dim %s; at 3000 updates (the small preset's length) linear's training "
+               "head dim %s; at %ld updates (the small preset's length) linear's training "
                "accuracy is %.3f and %.3f.\n",
             held_out[0][0] - held_out[0][1], head_dim[0], held_out[1][0] - held_out[1][1],
-            head_dim[1], at[0][1][1], at[1][1][1]);
+            head_dim[1], steps[SMALL_PRESET_COLUMN], at[0][1][SMALL_PRESET_COLUMN],
+            at[1][1][SMALL_PRESET_COLUMN]);
 }
 
 /* ---- scaling (Figure 1) ---- */
@@ -473,4 +511,84 @@ int bench_speech_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_cla
                  : per_h > per_l              ? LT_CLAIM_HOLDS
                                               : LT_CLAIM_FAILS;
     return 4;
+}
+
+/* The row of `model`'s last epoch in speech curves; -1 if none. */
+static long long last_epoch_row(const lt_csv_table *curves, const char *model)
+{
+    int m = lt_csv_table_column(curves, "model"), s = lt_csv_table_column(curves, "step");
+    long long last = -1;
+    long last_step = -1;
+    for (long long r = 0; m >= 0 && s >= 0 && r < curves->nrows; r++) {
+        long at = atol(lt_csv_table_cell(curves, r, s));
+        if (strcmp(lt_csv_table_cell(curves, r, m), model) == 0 && at > last_step) {
+            last_step = at;
+            last = r;
+        }
+    }
+    return last;
+}
+
+void bench_speech_ablation(FILE *f, const char *out)
+{
+    static const char *const runs[] = {"speech", "speech-8h"};
+    enum { RUNS = 2 };
+    lt_csv_table results[RUNS], curves[RUNS];
+    int read = 0;
+    for (; read < RUNS; read++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s/speech.csv", out, runs[read]);
+        if (lt_csv_read(&results[read], path) != LT_OK)
+            break;
+        snprintf(path, sizeof path, "%s/%s/speech-curves.csv", out, runs[read]);
+        if (lt_csv_read(&curves[read], path) != LT_OK) {
+            lt_csv_table_free(&results[read]);
+            break;
+        }
+    }
+    if (read == RUNS) {
+        /* the longer run's models, each in both runs */
+        const lt_csv_table *longer = &results[RUNS - 1];
+        int model = lt_csv_table_column(longer, "model");
+        double per[RUNS][2] = {{NAN, NAN}, {NAN, NAN}};
+        fprintf(f, "\nThe same models on 2 and on 8 hours of audio (`speech/` and "
+                   "`speech-8h/`), at the end of training: the training loss is the mean "
+                   "CTC loss per utterance over the last epoch's updates (dropout on), the "
+                   "dev loss the same without dropout on the dev split.\n\n"
+                   "| hours | model | train utterances | updates | train loss | dev loss | "
+                   "dev PER%% | test PER%% | s/epoch |\n"
+                   "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (long long i = 0; model >= 0 && i < longer->nrows; i++) {
+            const char *name = lt_csv_table_cell(longer, i, model);
+            int which = strcmp(name, "softmax") == 0 ? 0 : strcmp(name, "bilstm") == 0 ? 1 : -1;
+            for (int r = 0; r < RUNS; r++) {
+                long long row = lt_claim_row(&results[r], "model", name, NULL);
+                long long last = last_epoch_row(&curves[r], name);
+                if (row < 0 || last < 0)
+                    continue;
+                double test_per = 100 * lt_claim_num(&results[r], row, "test_per");
+                if (which >= 0)
+                    per[r][which] = test_per;
+                fprintf(f, "| %.4g | %s | %.0f | %.0f | %.3f | %.3f | %.2f | %.2f | %.2f |\n",
+                        lt_claim_num(&results[r], row, "hours"), name,
+                        lt_claim_num(&results[r], row, "train_utterances"),
+                        lt_claim_num(&curves[r], last, "step"),
+                        lt_claim_num(&curves[r], last, "train_loss"),
+                        lt_claim_num(&curves[r], last, "dev_loss"),
+                        100 * lt_claim_num(&results[r], row, "dev_per"), test_per,
+                        lt_claim_num(&results[r], row, "seconds_per_epoch"));
+            }
+        }
+        if (!isnan(per[0][0] + per[0][1] + per[1][0] + per[1][1]))
+            fprintf(f, "\nWith four times the audio, softmax's test PER goes from %.2f%% to "
+                       "%.2f%% and the Bi-LSTM's from %.2f%% to %.2f%%: softmax is %.2f points "
+                       "%s the Bi-LSTM at 2 hours and %.2f points %s at 8.\n",
+                    per[0][0], per[1][0], per[0][1], per[1][1], fabs(per[0][0] - per[0][1]),
+                    per[0][0] > per[0][1] ? "behind" : "ahead of",
+                    fabs(per[1][0] - per[1][1]), per[1][0] > per[1][1] ? "behind" : "ahead");
+    }
+    for (int r = 0; r < read; r++) {
+        lt_csv_table_free(&results[r]);
+        lt_csv_table_free(&curves[r]);
+    }
 }

@@ -24,4 +24,10 @@ int bench_image_cpu_claims(const lt_csv_table *results, const lt_csv_table *pape
  * suite's folder `out` (copy/ and copy-h16/). */
 void bench_copy_ablation(FILE *f, const char *out);
 
+/* The speech ablation under its section: each model of speech-8h/ beside
+ * the same model in speech/ (2 hours of audio): updates, final training and
+ * dev loss, dev and test PER, time per epoch. Nothing unless both runs'
+ * results and curves are in `out`. */
+void bench_speech_ablation(FILE *f, const char *out);
+
 #endif

@@ -138,7 +138,7 @@ Test(copy, medium_preset_sets_its_sizes_and_flags_override_them, .timeout = 300)
     cr_assert_eq(cell_num(&t, 0, "head_dim"), 32);
     cr_assert_eq(cell_num(&t, 0, "ffn"), 512);
     cr_assert_eq(cell_num(&t, 0, "heads"), 4);
-    cr_assert_eq(cell_num(&t, 0, "last_step"), 2, "--steps overrides the preset's 6000");
+    cr_assert_eq(cell_num(&t, 0, "last_step"), 2, "--steps overrides the preset's 10000");
     lt_csv_table_free(&t);
     const char *programs[] = {"copy", "image", "speech"};
     for (int i = 0; i < 3; i++) {
@@ -1964,6 +1964,7 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
     fclose(f);
     const char *expected[] = {"ltbench copy --preset=medium",
                               "copy-h16 --head-dim=16 --variants=softmax,linear",
+                              "speech-8h --hours=8 --models=softmax,bilstm",
                               "image-paper --layers=16", "--gen-only --gen-batches=1",
                               "ltbench speech --preset=medium", "ltbench decode"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)

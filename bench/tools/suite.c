@@ -105,10 +105,20 @@ static const lt_report_section sections[] = {
     {"copy", NULL, "Copy task: what drives convergence (an ablation)", "copy-h16/summary.csv",
      &bench_copy_summary, "copy-h16/curves.csv", &bench_copy_curves, NULL,
      "The medium preset's copy task again with heads of 16 dimensions instead of 32 (the "
-     "small preset's), softmax and linear only, to tell the head width's part in linear "
+     "small preset's), softmax and linear only, for the first 6000 of its updates (the "
+     "learning rate drops at 5000 in both), to tell the head width's part in linear "
      "attention's convergence from the number of updates' (medium preset only).",
-     1, NULL, .only_preset = "medium", .args = {"--head-dim=16", "--variants=softmax,linear", NULL},
+     1, NULL, .only_preset = "medium",
+     .args = {"--head-dim=16", "--variants=softmax,linear", "--steps=6000", NULL},
      .extra = bench_copy_ablation},
+    {"speech", NULL, "Speech recognition: four times the audio (an ablation)",
+     "speech-8h/speech.csv", &bench_speech_results, NULL, NULL, NULL,
+     "The medium preset's speech task again on 8 hours of audio instead of 2 (the same "
+     "utterance lengths, so four times the updates over the same 20 epochs), softmax and the "
+     "Bi-LSTM only, to tell whether the transformers trail the Bi-LSTM for want of data "
+     "(medium preset only).",
+     1, NULL, .only_preset = "medium", .args = {"--hours=8", "--models=softmax,bilstm", NULL},
+     .extra = bench_speech_ablation},
 };
 enum { SECTIONS = sizeof sections / sizeof sections[0] };
 _Static_assert((int)SECTIONS <= (int)MAX_STEPS, "a step per section");
