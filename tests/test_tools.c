@@ -478,14 +478,16 @@ static char *report_from_reference(char *dir /* [64] */, const char *experiments
 }
 
 /* The report's speech section, written from the reference CSVs: the
- * corpus line states the positions that reach attention and the
- * most-frequent-phone baseline as a percentage (not a raw fraction). */
+ * corpus line states the positions that reach attention, that test voices
+ * are unseen, and the most-frequent-phone baseline as a percentage (not a
+ * raw fraction). */
 Test(report, speech_section_states_positions_and_baseline_in_percent, .timeout = 120)
 {
     char dir[64];
     const char *files[] = {"speech/speech.csv", "speech/speech-curves.csv", NULL};
     char *text = report_from_reference(dir, "speech", files);
     cr_assert(strstr(text, "positions reach attention on average") != NULL, "%s", text);
+    cr_assert(strstr(text, "test by voices unseen in training") != NULL, "%s", text);
     const char *at = strstr(text, "gives a PER of ");
     cr_assert_not_null(at, "%s", text);
     double per;

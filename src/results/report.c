@@ -190,8 +190,10 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
                                                         : "untrained weights (speed only)");
     if (strcmp(s->experiment, "speech") == 0)
         fprintf(f, "; %s hours of WSJ-style synthetic speech (%s training, %s test "
-                   "utterances; %.0f positions reach attention on average, %s at most); "
-                   "always answering the most frequent phone gives a PER of %.1f%%",
+                   "utterances; %.0f positions reach attention on average, %s at most; dev "
+                   "is read by the training speakers, test by voices unseen in training, as "
+                   "WSJ's test speakers are); always answering the most frequent phone gives "
+                   "a PER of %.1f%%",
                 cell(t, 0, "hours"), cell(t, 0, "train_utterances"),
                 cell(t, 0, "test_utterances"), strtod(cell(t, 0, "mean_positions"), NULL),
                 cell(t, 0, "max_positions"), 100.0 * strtod(cell(t, 0, "baseline_per"), NULL));
