@@ -105,17 +105,34 @@ static long last_step_of(const lt_csv_table *curves)
     return last;
 }
 
+/* The index of `step` among the columns; -1 if it is not one. */
+static int column_of(const long *steps, int count, long step)
+{
+    for (int k = 0; k < count; k++)
+        if (steps[k] == step)
+            return k;
+    return -1;
+}
+
 /* Adds `step` to the sorted columns unless it is there already. */
 static void add_column(long *steps, int *count, long step)
 {
     int at = *count;
-    for (int k = 0; k < *count; k++)
-        if (steps[k] == step)
-            return;
+    if (column_of(steps, *count, step) >= 0)
+        return;
     for (; at > 0 && steps[at - 1] > step; at--)
         steps[at] = steps[at - 1];
     steps[at] = step;
     (*count)++;
+}
+
+/* An accuracy to three places, or "-" where there is none. */
+static void accuracy_text(char *buf, size_t size, double x)
+{
+    if (isnan(x))
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "%.3f", x);
 }
 
 void bench_copy_ablation(FILE *f, const char *out)
@@ -124,8 +141,8 @@ void bench_copy_ablation(FILE *f, const char *out)
     static const char *const variants[] = {"softmax", "linear"};
     /* Fixed counts every run passes (3000: the small preset's length; 5000:
      * the medium preset's learning-rate drop), then each run's last. */
-    enum { RUNS = 2, VARIANTS = 2, FIXED = 4, STEPS = FIXED + RUNS, SMALL_PRESET_COLUMN = 1 };
-    long steps[STEPS] = {1000, 3000, 5000, 6000};
+    enum { RUNS = 2, VARIANTS = 2, FIXED = 4, STEPS = FIXED + RUNS, SMALL_PRESET = 3000 };
+    long steps[STEPS] = {1000, SMALL_PRESET, 5000, 6000}, last[RUNS] = {0, 0};
     int step_count = FIXED;
     double held_out[RUNS][VARIANTS], at[RUNS][VARIANTS][STEPS];
     lt_csv_table curves[RUNS];
@@ -149,7 +166,9 @@ void bench_copy_ablation(FILE *f, const char *out)
                 &summary, lt_claim_row(&summary, "variant", variants[v], NULL),
                 "eval_copy_accuracy");
         lt_csv_table_free(&summary);
-        add_column(steps, &step_count, last_step_of(&curves[r]));
+        last[r] = last_step_of(&curves[r]);
+        if (last[r] > 0)
+            add_column(steps, &step_count, last[r]);
     }
     for (int r = 0; r < read; r++) {
         for (int v = 0; v < VARIANTS && read == RUNS; v++)
@@ -160,7 +179,7 @@ void bench_copy_ablation(FILE *f, const char *out)
     if (read < RUNS)
         return;
     fprintf(f, "\nTraining copy accuracy (mean of the %d updates ending at each count; - where "
-               "a run stopped earlier) and held-out accuracy at the end of each run, at both "
+               "a run has no such count) and held-out accuracy at the end of each run, at both "
                "head widths (`copy/` and `copy-h16/`):\n\n"
                "| head dim | variant |",
             ABLATION_WINDOW);
@@ -173,19 +192,30 @@ void bench_copy_ablation(FILE *f, const char *out)
     for (int r = 0; r < RUNS; r++)
         for (int v = 0; v < VARIANTS; v++) {
             fprintf(f, "| %s | %s |", head_dim[r], variants[v]);
-            for (int k = 0; k < step_count; k++)
-                if (isnan(at[r][v][k]))
-                    fprintf(f, " - |");
-                else
-                    fprintf(f, " %.3f |", at[r][v][k]);
+            for (int k = 0; k < step_count; k++) {
+                char cell[16];
+                accuracy_text(cell, sizeof cell, at[r][v][k]);
+                fprintf(f, " %s |", cell);
+            }
             fprintf(f, " %.3f |\n", held_out[r][v]);
         }
-    fprintf(f, "\nLinear attention's held-out gap to softmax: %.3f at head dim %s, %.3f at "
-               "head dim %s; at %ld updates (the small preset's length) linear's training "
-               "accuracy is %.3f and %.3f.\n",
-            held_out[0][0] - held_out[0][1], head_dim[0], held_out[1][0] - held_out[1][1],
-            head_dim[1], steps[SMALL_PRESET_COLUMN], at[0][1][SMALL_PRESET_COLUMN],
-            at[1][1][SMALL_PRESET_COLUMN]);
+    /* held-out accuracy is at each run's end; equal counts are compared on
+     * the curves: the small preset's length and the shorter run's end */
+    const long shorter = last[0] < last[1] ? last[0] : last[1];
+    const int small = column_of(steps, step_count, SMALL_PRESET);
+    const int both = column_of(steps, step_count, shorter);
+    char acc[4][16];
+    for (int r = 0; r < RUNS; r++) {
+        accuracy_text(acc[r], sizeof acc[r], small < 0 ? NAN : at[r][1][small]);
+        accuracy_text(acc[2 + r], sizeof acc[2 + r], both < 0 ? NAN : at[r][1][both]);
+    }
+    fprintf(f, "\nLinear attention's held-out gap to softmax: %.3f at head dim %s after %ld "
+               "updates, %.3f at head dim %s after %ld. At equal counts, linear's training "
+               "accuracy at head dim %s and %s is %s and %s after %d updates (the small "
+               "preset's length) and %s and %s after %ld.\n",
+            held_out[0][0] - held_out[0][1], head_dim[0], last[0],
+            held_out[1][0] - held_out[1][1], head_dim[1], last[1], head_dim[0], head_dim[1],
+            acc[0], acc[1], SMALL_PRESET, acc[2], acc[3], shorter);
 }
 
 /* ---- scaling (Figure 1) ---- */
@@ -550,14 +580,18 @@ void bench_speech_ablation(FILE *f, const char *out)
         /* the longer run's models, each in both runs */
         const lt_csv_table *longer = &results[RUNS - 1];
         int model = lt_csv_table_column(longer, "model");
-        double per[RUNS][2] = {{NAN, NAN}, {NAN, NAN}};
-        fprintf(f, "\nThe same models on 2 and on 8 hours of audio (`speech/` and "
-                   "`speech-8h/`), at the end of training: the training loss is the mean "
-                   "CTC loss per utterance over the last epoch's updates (dropout on), the "
-                   "dev loss the same without dropout on the dev split.\n\n"
+        double per[RUNS][2] = {{NAN, NAN}, {NAN, NAN}}, hours[RUNS];
+        for (int r = 0; r < RUNS; r++)
+            hours[r] = lt_claim_num(&results[r], 0, "hours");
+        fprintf(f, "\nThe same models on %g and on %g hours of audio (`speech/` and "
+                   "`speech-8h/`): updates, the training loss (the mean CTC loss per "
+                   "utterance over the last epoch's updates) and the dev loss at the end of "
+                   "training; dev and test PER at the epoch of best dev PER, as in the table "
+                   "above.\n\n"
                    "| hours | model | train utterances | updates | train loss | dev loss | "
                    "dev PER%% | test PER%% | s/epoch |\n"
-                   "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+                   "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
+                hours[0], hours[1]);
         for (long long i = 0; model >= 0 && i < longer->nrows; i++) {
             const char *name = lt_csv_table_cell(longer, i, model);
             int which = strcmp(name, "softmax") == 0 ? 0 : strcmp(name, "bilstm") == 0 ? 1 : -1;
@@ -570,8 +604,7 @@ void bench_speech_ablation(FILE *f, const char *out)
                 if (which >= 0)
                     per[r][which] = test_per;
                 fprintf(f, "| %.4g | %s | %.0f | %.0f | %.3f | %.3f | %.2f | %.2f | %.2f |\n",
-                        lt_claim_num(&results[r], row, "hours"), name,
-                        lt_claim_num(&results[r], row, "train_utterances"),
+                        hours[r], name, lt_claim_num(&results[r], row, "train_utterances"),
                         lt_claim_num(&curves[r], last, "step"),
                         lt_claim_num(&curves[r], last, "train_loss"),
                         lt_claim_num(&curves[r], last, "dev_loss"),
@@ -579,13 +612,23 @@ void bench_speech_ablation(FILE *f, const char *out)
                         lt_claim_num(&results[r], row, "seconds_per_epoch"));
             }
         }
-        if (!isnan(per[0][0] + per[0][1] + per[1][0] + per[1][1]))
-            fprintf(f, "\nWith four times the audio, softmax's test PER goes from %.2f%% to "
-                       "%.2f%% and the Bi-LSTM's from %.2f%% to %.2f%%: softmax is %.2f points "
-                       "%s the Bi-LSTM at 2 hours and %.2f points %s at 8.\n",
-                    per[0][0], per[1][0], per[0][1], per[1][1], fabs(per[0][0] - per[0][1]),
-                    per[0][0] > per[0][1] ? "behind" : "ahead of",
-                    fabs(per[1][0] - per[1][1]), per[1][0] > per[1][1] ? "behind" : "ahead");
+        if (!isnan(per[0][0] + per[0][1] + per[1][0] + per[1][1])) {
+            char standing[RUNS][48];
+            for (int r = 0; r < RUNS; r++) {
+                double behind = per[r][0] - per[r][1]; /* a higher PER is behind */
+                if (fabs(behind) < 0.005)
+                    snprintf(standing[r], sizeof standing[r], "level with");
+                else
+                    snprintf(standing[r], sizeof standing[r], "%.2f points %s", fabs(behind),
+                             behind > 0 ? "behind" : "ahead of");
+            }
+            fprintf(f, "\nFrom %g to %g hours of audio, softmax's test PER goes from %.2f%% to "
+                       "%.2f%% and the Bi-LSTM's from %.2f%% to %.2f%%: softmax is %s the "
+                       "Bi-LSTM at %g hours and %s it at %g (the test split grows with the "
+                       "corpus, so the two test sets are not the same utterances).\n",
+                    hours[0], hours[1], per[0][0], per[1][0], per[0][1], per[1][1],
+                    standing[0], hours[0], standing[1], hours[1]);
+        }
     }
     for (int r = 0; r < read; r++) {
         lt_csv_table_free(&results[r]);

@@ -1963,7 +1963,7 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
     report[fread(report, 1, sizeof report - 1, f)] = '\0';
     fclose(f);
     const char *expected[] = {"ltbench copy --preset=medium",
-                              "copy-h16 --head-dim=16 --variants=softmax,linear",
+                              "copy-h16 --head-dim=16 --variants=softmax,linear --steps=6000",
                               "speech-8h --hours=8 --models=softmax,bilstm",
                               "image-paper --layers=16", "--gen-only --gen-batches=1",
                               "ltbench speech --preset=medium", "ltbench decode"};
@@ -1978,7 +1978,8 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
     cr_assert_not_null(f, "%s", path);
     report[fread(report, 1, sizeof report - 1, f)] = '\0';
     fclose(f);
-    cr_assert(strstr(report, "copy-h16") == NULL && strstr(report, "image-paper") == NULL,
+    cr_assert(strstr(report, "copy-h16") == NULL && strstr(report, "image-paper") == NULL &&
+                  strstr(report, "speech-8h") == NULL,
               "%s", report);
 }
 

@@ -379,7 +379,7 @@ static const char details[] =
     "plot` into OUT/figures/, then the Markdown report. An experiment that fails is\n"
     "reported and the others go on; the exit status is then 1. An OUT that holds an\n"
     "earlier suite's results is refused unless --resume or --overwrite says what to do\n"
-    "with them. `ltbench suite --preset small --out results/reference --report\n"
+    "with them. `ltbench suite --preset medium --out results/reference --report\n"
     "results/REPORT.md --overwrite` regenerates the repository's reference report.";
 
 int main(int argc, char **argv)
