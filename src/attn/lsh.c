@@ -46,15 +46,15 @@
  * (trax's integer n_buckets); 1 puts every position in one bucket.
  *
  * Kernels:
- *   lsh-chunked    gathers each round's queries and values (and the keys'
- *                  inverse norms) in sorted order, so a chunk's window is a
- *                  contiguous block: per chunk, the C x 2C scores (queries
- *                  against queries, scaled by column) and dP are two sgemm
- *                  calls each (a half window each), the values, dQ, dK and
- *                  dV one each; backward sums into sorted rows and
- *                  scatters each row once a round. Chunks spread over
- *                  threads when heads are fewer than threads; a thread that
- *                  owns a head gathers and scatters chunk by chunk.
+ *   lsh-chunked    places each round's queries and values (and the keys'
+ *                  inverse norms) in sorted order, walking the positions in
+ *                  order, so a chunk's window is a contiguous block: per
+ *                  chunk, the C x 2C scores (queries against queries,
+ *                  scaled by column) and dP are two sgemm calls each (a
+ *                  half window each), the values, dQ, dK and dV one each;
+ *                  backward sums into sorted rows and takes each position's
+ *                  row back once a round. Chunks spread over threads when
+ *                  heads are fewer than threads.
  *   lsh-reference  the same hashes (same hashing code), then plain loops
  *                  over each sorted query's window, rounds combined after
  *                  the last one; kept to test the chunked kernel against.
@@ -212,17 +212,20 @@ static void hash_block(int32_t *bucket, const float *q, int rows, int D, const f
 }
 
 /* order (n) = positions sorted by (bucket, position): a counting sort, which
- * keeps positions in order within a bucket. count has buckets + 1 slots. */
-static void sort_by_bucket(int32_t *order, const int32_t *bucket, int n, int buckets,
-                           int32_t *count)
+ * keeps positions in order within a bucket; rank (n) its inverse, position
+ * i's place in order. count has buckets + 1 slots. */
+static void sort_by_bucket(int32_t *order, int32_t *rank, const int32_t *bucket, int n,
+                           int buckets, int32_t *count)
 {
     memset(count, 0, sizeof(int32_t) * ((size_t)buckets + 1));
     for (int i = 0; i < n; i++)
         count[bucket[i] + 1]++;
     for (int b = 0; b < buckets; b++)
         count[b + 1] += count[b];
-    for (int i = 0; i < n; i++)
-        order[count[bucket[i]]++] = i;
+    for (int i = 0; i < n; i++) {
+        rank[i] = count[bucket[i]]++;
+        order[rank[i]] = i;
+    }
 }
 
 /* ---- sizes, saved tensors and workspace ---- */
@@ -314,6 +317,7 @@ typedef struct lsh_buffers {
     float *inv;               /* reference: (N) 1 / sqrt(|q_i|^2 + D eps) */
     int32_t *bucket, *count;  /* (N) (buckets + 1) */
     int32_t *order;           /* (N) when forward saves nothing */
+    int32_t *rank;            /* (N) position i's place in the round's order */
     unsigned char *alone;     /* (rounds, N) 1: the round showed the query only itself */
     float *m, *l;             /* (N) running maximum and sum of round weights */
     unsigned char *other;     /* (N) 1 once a round gave the query other keys */
@@ -341,6 +345,7 @@ static lsh_buffers carve_head(carver *c, const lsh_sizes *z, lsh_kernel kernel, 
             return b;
         }
         b.dscale = take_floats(c, N);
+        b.rank = take_ints(c, N);
         b.qs = take_floats(c, N * D);
         b.vs = take_floats(c, N * M);
         b.invs = take_floats(c, N);
@@ -353,6 +358,7 @@ static lsh_buffers carve_head(carver *c, const lsh_sizes *z, lsh_kernel kernel, 
     b.bucket = take_ints(c, N);
     b.count = take_ints(c, (size_t)z->buckets + 1);
     b.order = take_ints(c, N);
+    b.rank = take_ints(c, N);
     b.alone = take(c, R * N);
     b.m = take_floats(c, N);
     b.l = take_floats(c, N);
@@ -496,12 +502,12 @@ static void hash_round(const lsh_head *t, int r, int32_t *order)
         hash_block(t->b.bucket + r0, t->h.q + (size_t)r0 * D, min_int(HASH_ROWS, t->n - r0), D, R,
                    ldr, t->plan, w.rot);
     }
-    sort_by_bucket(order, t->b.bucket, t->n, t->plan.buckets, t->b.count);
+    sort_by_bucket(order, t->b.rank, t->b.bucket, t->n, t->plan.buckets, t->b.count);
 }
 
-/* Rows ahead of the one gathered whose loads are started: far enough to
- * hide a memory access, near enough to stay in L1. */
-enum { GATHER_AHEAD = 32 };
+/* Positions ahead of the one placed whose sorted rows are started: far
+ * enough to hide an access, near enough to stay in L1. */
+enum { PLACE_AHEAD = 16 };
 
 /* Starts loading a row of n floats (its cache lines), for writing when
  * `write`. */
@@ -516,59 +522,58 @@ static inline void prefetch_row(const float *row, int n, int write)
     }
 }
 
-/* Starts loading position i's query and value rows. */
-static inline void prefetch_rows(const lsh_head *t, size_t i)
-{
-    prefetch_row(t->h.q + i * t->z.D, t->z.D, 0);
-    prefetch_row(t->h.v + i * t->z.M, t->z.M, 0);
-}
+/* A function of position i (rank: each position's sorted row; w: round
+ * weights in sorted order, where used). */
+typedef void (*position_fn)(const lsh_head *t, const int32_t *rank, const float *w, int i);
 
-/* A function of one sorted row s (w: round weights, where used). */
-typedef void (*row_fn)(const lsh_head *t, const int32_t *order, const float *w, int s);
-
-/* fn over sorted rows [from, to): spread over the threads when they share
- * the head, else a plain loop (called per chunk then, where even an
- * inactive parallel region cost as much as the rows: measured 15-20% of the
- * whole at N = 16384). Inlined, so fn is a direct call there. */
-static inline void for_rows(const lsh_head *t, row_fn fn, const int32_t *order, const float *w,
-                            int from, int to)
+/* fn over every position in order, spread over the threads when they share
+ * the head. Inlined, so fn is a direct call there. */
+static inline void for_positions(const lsh_head *t, position_fn fn, const int32_t *rank,
+                                 const float *w)
 {
     if (t->inner) {
 #pragma omp parallel for schedule(static) num_threads(t->call->threads)
-        for (int s = from; s < to; s++)
-            fn(t, order, w, s);
+        for (int i = 0; i < t->n; i++)
+            fn(t, rank, w, i);
         return;
     }
-    for (int s = from; s < to; s++)
-        fn(t, order, w, s);
+    for (int i = 0; i < t->n; i++)
+        fn(t, rank, w, i);
 }
 
-/* Sorted row s of round `order`: its query, value and inverse norm. The
- * unit keys are not stored: a score q_s . k_j is (q_s . q_j) invs_j, the
- * product of the sorted queries with themselves, scaled by column. */
-static void gather_row(const lsh_head *t, const int32_t *order, const float *w, int s)
+/* Position i's query, value and inverse norm into its sorted row. Walking
+ * the positions in order and writing the sorted rows, rather than reading
+ * positions in bucket order, streams the inputs (which have left the cache
+ * since the previous layer or pass) and scatters only into the sorted
+ * buffers, which the head reuses and so stay cached. The unit keys are not
+ * stored: a score q_s . k_j is (q_s . q_j) invs_j, the product of the sorted
+ * queries with themselves, scaled by column. */
+static void place_row(const lsh_head *t, const int32_t *rank, const float *w, int i)
 {
     (void)w;
     const int D = t->z.D, M = t->z.M;
-    const size_t i = (size_t)order[s];
-    if (s + GATHER_AHEAD < t->n) /* rows in bucket order are scattered: fetch ahead */
-        prefetch_rows(t, (size_t)order[s + GATHER_AHEAD]);
+    const size_t s = (size_t)rank[i];
+    if (i + PLACE_AHEAD < t->n) {
+        const size_t ahead = (size_t)rank[i + PLACE_AHEAD];
+        prefetch_row(t->b.qs + ahead * D, D, 1);
+        prefetch_row(t->b.vs + ahead * M, M, 1);
+    }
     /* loops, not memcpy: a call per short row cost more than the copy */
-    const float *q = t->h.q + i * D;
-    float *qs = t->b.qs + (size_t)s * D;
+    const float *q = t->h.q + (size_t)i * D;
+    float *qs = t->b.qs + s * D;
     for (int d = 0; d < D; d++)
         qs[d] = q[d];
-    const float *v = t->h.v + i * M;
-    float *vs = t->b.vs + (size_t)s * M;
+    const float *v = t->h.v + (size_t)i * M;
+    float *vs = t->b.vs + s * M;
     for (int m = 0; m < M; m++)
         vs[m] = v[m];
     /* the norm of the row just loaded: cheaper than a pass of its own */
     t->b.invs[s] = inverse_norm(q, D);
 }
 
-static void gather(const lsh_head *t, const int32_t *order, int from, int to)
+static void place(const lsh_head *t, const int32_t *rank)
 {
-    for_rows(t, gather_row, order, NULL, from, to);
+    for_positions(t, place_row, rank, NULL);
 }
 
 /* ---- lsh-chunked ---- */
@@ -717,14 +722,11 @@ static void finish_rounds(const lsh_head *t, int bh)
 static void chunked_round_forward(const lsh_head *t, int r, saved_round s, const int32_t *order)
 {
     const int D = t->z.D, M = t->z.M, W = t->z.W;
-    if (t->inner) /* threads share the chunks: every row first */
-        gather(t, order, 0, t->n);
+    place(t, t->b.rank);
 #pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
     for (int c = 0; c < t->chunks; c++) {
         lsh_scratch w = scratch_of(t);
         chunk ch = chunk_at(t, c);
-        if (!t->inner) /* one thread goes in order: the chunk's rows while they stay in cache */
-            gather(t, order, ch.s0, ch.s0 + ch.rows);
         float *S = s.P != NULL ? s.P + (size_t)ch.s0 * W : w.block;
         float *z = s.w != NULL ? s.w + ch.s0 : w.z;
         unsigned char *alone = t->b.alone + (size_t)r * t->z.N + ch.s0;
@@ -769,26 +771,22 @@ static void output_dots(const lsh_head *t, const float *out)
     }
 }
 
-/* Sorted weighted gradients of round r: gs_s = w_s g_i, dscale_s = w_s
- * delta_i (dS = P (w g.v - w delta): the round's softmax and its weight in
- * one). */
-static void gather_gradient_row(const lsh_head *t, const int32_t *order, const float *w, int s)
+/* Position i's sorted rows for round r's backward: its query, value and
+ * inverse norm (place_row) and its weighted gradients gs_s = w_s g_i,
+ * dscale_s = w_s delta_i (dS = P (w g.v - w delta): the round's softmax and
+ * its weight in one). */
+static void place_backward_row(const lsh_head *t, const int32_t *rank, const float *w, int i)
 {
+    place_row(t, rank, NULL, i);
     const int M = t->z.M;
-    const size_t i = (size_t)order[s];
-    if (s + GATHER_AHEAD < t->n)
-        prefetch_row(t->h.d_out + (size_t)order[s + GATHER_AHEAD] * M, M, 0);
-    const float *g = t->h.d_out + i * M;
-    float *gs = t->b.gs + (size_t)s * M;
+    const size_t s = (size_t)rank[i];
+    if (i + PLACE_AHEAD < t->n)
+        prefetch_row(t->b.gs + (size_t)rank[i + PLACE_AHEAD] * M, M, 1);
+    const float *g = t->h.d_out + (size_t)i * M;
+    float *gs = t->b.gs + s * M;
     for (int m = 0; m < M; m++)
         gs[m] = w[s] * g[m];
     t->b.dscale[s] = w[s] * t->b.delta[i];
-}
-
-static void gather_gradients(const lsh_head *t, const int32_t *order, const float *w, int from,
-                             int to)
-{
-    for_rows(t, gather_gradient_row, order, w, from, to);
 }
 
 /* One chunk's gradients in sorted rows: dS = P (Gs V^T - dscale), scaled
@@ -819,47 +817,36 @@ static void chunk_backward(const lsh_head *t, const float *P, chunk ch, float be
                 t->b.gs + (size_t)ch.s0 * M, M, beta, t->b.dvs + (size_t)ch.w0 * M, M);
 }
 
-/* A round's sorted gradients into original order: dv_i += dvs_s and dq_i +=
+/* A round's sorted gradients into position i: dv_i += dvs_s and dq_i +=
  * dqs_s + J^T dk, where the unit-length normalisation's Jacobian J^T dk =
  * (dk - k (k . dk)) inv with k = q inv, which is dks_s - k (k . dks_s) as
- * dks_s holds inv dk. Rows are a permutation: no two s write one row. */
-static void scatter_row(const lsh_head *t, const int32_t *order, const float *w, int s)
+ * dks_s holds inv dk. Positions in order, as place_row walks them. */
+static void unplace_row(const lsh_head *t, const int32_t *rank, const float *w, int i)
 {
     (void)w;
     const int D = t->z.D, M = t->z.M;
-    if (s + GATHER_AHEAD < t->n) { /* scattered rows: fetch ahead */
-        const size_t ahead = (size_t)order[s + GATHER_AHEAD];
-        prefetch_row(t->h.dq + ahead * D, D, 1);
-        prefetch_row(t->h.dv + ahead * M, M, 1);
+    if (i + PLACE_AHEAD < t->n) { /* the sorted rows lie scattered: fetch ahead */
+        const size_t ahead = (size_t)rank[i + PLACE_AHEAD];
+        prefetch_row(t->b.dqs + ahead * D, D, 0);
+        prefetch_row(t->b.dks + ahead * D, D, 0);
+        prefetch_row(t->b.dvs + ahead * M, M, 0);
+        prefetch_row(t->b.qs + ahead * D, D, 0);
     }
-    const size_t i = (size_t)order[s];
-    const float *qs = t->b.qs + (size_t)s * D, *dks = t->b.dks + (size_t)s * D;
-    const float *dqs = t->b.dqs + (size_t)s * D, inv = t->b.invs[s];
+    const size_t s = (size_t)rank[i];
+    const float *qs = t->b.qs + s * D, *dks = t->b.dks + s * D;
+    const float *dqs = t->b.dqs + s * D, inv = t->b.invs[s];
     float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
     for (int d = 0; d < D; d++)
         dot += qs[d] * dks[d];
     const float along = dot * inv * inv; /* (k . dks) inv: k = qs inv */
-    float *dq = t->h.dq + i * D;
+    float *dq = t->h.dq + (size_t)i * D;
     for (int d = 0; d < D; d++)
         dq[d] += dqs[d] + dks[d] - qs[d] * along;
-    const float *dvs = t->b.dvs + (size_t)s * M;
-    float *dv = t->h.dv + i * M;
+    const float *dvs = t->b.dvs + s * M;
+    float *dv = t->h.dv + (size_t)i * M;
     for (int m = 0; m < M; m++)
         dv[m] += dvs[m];
-}
-
-static void scatter_round(const lsh_head *t, const int32_t *order, int from, int to)
-{
-    for_rows(t, scatter_row, order, NULL, from, to);
-}
-
-/* The rows of chunks [c0, c1): their sorted inputs and weighted gradients. */
-static void gather_chunks(const lsh_head *t, saved_round s, int c0, int c1)
-{
-    const int from = c0 * t->z.C, to = min_int(c1 * t->z.C, t->n);
-    gather(t, s.order, from, to);
-    gather_gradients(t, s.order, s.w, from, to);
 }
 
 /* Rows of the last chunk when it lies in no even chunk's window (an even
@@ -873,44 +860,23 @@ static void clear_uncovered_last(const lsh_head *t)
     memset(t->b.dvs + (size_t)last.s0 * t->z.M, 0, sizeof(float) * (size_t)last.rows * t->z.M);
 }
 
-/* Threads share the head: every row gathered, the even chunks, the odd
- * ones, every row scattered. */
-static void round_backward_shared(const lsh_head *t, saved_round s)
+/* Round s: every position placed in its sorted rows, the even chunks, the
+ * odd ones (so every row sums its two chunks in one order whatever the
+ * threads), every position's gradients taken back; chunks spread over the
+ * threads when they share the head. */
+static void round_backward(const lsh_head *t, saved_round s)
 {
-    gather_chunks(t, s, 0, t->chunks);
-#pragma omp parallel for schedule(static) num_threads(t->call->threads)
+    for (int q = 0; q < t->n; q++)
+        t->b.rank[s.order[q]] = q;
+    for_positions(t, place_backward_row, t->b.rank, s.w);
+#pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
     for (int c = 0; c < t->chunks; c += 2)
         chunk_backward(t, s.P, chunk_at(t, c), 0.0f);
     clear_uncovered_last(t);
-#pragma omp parallel for schedule(static) num_threads(t->call->threads)
+#pragma omp parallel for schedule(static) if (t->inner) num_threads(t->call->threads)
     for (int c = 1; c < t->chunks; c += 2)
         chunk_backward(t, s.P, chunk_at(t, c), 1.0f);
-    scatter_round(t, s.order, 0, t->n);
-}
-
-/* One thread owns the head: the same sums in the same order per row as
- * round_backward_shared (a row's even chunk before its odd one), walked
- * 0, 2, 1, 4, 3, ... so that each step's rows are gathered just before and
- * scattered just after, while they are in cache: after chunks 2j and 2j-1,
- * chunks 2j-2 and 2j-1 have all their sums. */
-static void round_backward_own(const lsh_head *t, saved_round s)
-{
-    gather_chunks(t, s, 0, 1);
-    chunk_backward(t, s.P, chunk_at(t, 0), 0.0f);
-    int done = 0; /* chunks scattered */
-    for (int even = 2; even < t->chunks; even += 2) {
-        gather_chunks(t, s, even - 1, even + 1);
-        chunk_backward(t, s.P, chunk_at(t, even), 0.0f);
-        chunk_backward(t, s.P, chunk_at(t, even - 1), 1.0f);
-        scatter_round(t, s.order, done * t->z.C, min_int(even * t->z.C, t->n));
-        done = even;
-    }
-    if (t->chunks % 2 == 0) { /* the last chunk is odd and no even window covered it */
-        gather_chunks(t, s, t->chunks - 1, t->chunks);
-        clear_uncovered_last(t);
-        chunk_backward(t, s.P, chunk_at(t, t->chunks - 1), 1.0f);
-    }
-    scatter_round(t, s.order, done * t->z.C, t->n);
+    for_positions(t, unplace_row, t->b.rank, NULL);
 }
 
 static void chunked_head_backward(const attn_call *call, int bh, char *ws, int inner)
@@ -919,12 +885,8 @@ static void chunked_head_backward(const attn_call *call, int bh, char *ws, int i
     if (t.n == 0)
         return;
     output_dots(&t, saved_of(call, bh, 0).out);
-    for (int r = 0; r < t.z.rounds; r++) {
-        if (inner)
-            round_backward_shared(&t, saved_of(call, bh, r));
-        else
-            round_backward_own(&t, saved_of(call, bh, r));
-    }
+    for (int r = 0; r < t.z.rounds; r++)
+        round_backward(&t, saved_of(call, bh, r));
 }
 
 /* dq_i += J_i^T dk_i, the unit-length normalisation's Jacobian:
