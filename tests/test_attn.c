@@ -1618,6 +1618,8 @@ Test(attn_kernels, lsh_same_bits_for_any_threads)
         for (int i = 0; i < 2; i++) {
             check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 333, 6, 5));
             check_same_bits_for_any_threads(configs[i], shape_of(1, 2, 333, 6, 5));
+            /* 41 chunks: an odd count, whose last chunk no even window leaves bare */
+            check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 325, 6, 5));
         }
     }
 }
@@ -2106,6 +2108,8 @@ Test(attn_maps, same_bits_for_any_threads)
         for (int i = 0; i < 3; i++) {
             check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 333, 6, 5));
             check_same_bits_for_any_threads(configs[i], shape_of(1, 2, 333, 6, 5));
+            /* 41 chunks: an odd count, whose last chunk no even window leaves bare */
+            check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 325, 6, 5));
         }
     }
 }

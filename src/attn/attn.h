@@ -262,7 +262,7 @@ double lt_attn_sgemm_gflops(int n, int threads);
  * matrix products, called as the kernel calls them (shapes, transposes,
  * single-threaded per piece, threads on their own pieces) on `threads`
  * threads (< 1: lt_threads_get()), with nothing else between them: the
- * kernel's roof when its other passes (gathers, softmax, merges) would cost
+ * kernel's roof when its other passes (placing rows, softmax, merges) would cost
  * nothing. Median of 5 timed runs after a warm-up. Each thread runs one
  * head of shape.N rows (at most 8192), as many as a call of that length
  * makes, in the mix of products a round performs (for lsh-chunked:

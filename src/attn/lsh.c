@@ -336,7 +336,7 @@ static lsh_buffers carve_head(carver *c, const lsh_sizes *z, lsh_kernel kernel, 
     const size_t N = (size_t)z->N, D = (size_t)z->D, M = (size_t)z->M, R = (size_t)z->rounds;
     lsh_buffers b;
     memset(&b, 0, sizeof b);
-    if (kernel == REFERENCE) /* the chunked kernel computes them as it gathers */
+    if (kernel == REFERENCE) /* the chunked kernel computes them as it places rows */
         b.inv = take_floats(c, N);
     if (backward) {
         b.delta = take_floats(c, N);
@@ -545,7 +545,8 @@ static inline void for_positions(const lsh_head *t, position_fn fn, const int32_
  * the positions in order and writing the sorted rows, rather than reading
  * positions in bucket order, streams the inputs (which have left the cache
  * since the previous layer or pass) and scatters only into the sorted
- * buffers, which the head reuses and so stay cached. The unit keys are not
+ * buffers, which the head reuses and so stay cached while they fit (N (D +
+ * M) floats: 2 MB at N = 4096, D = M = 64). The unit keys are not
  * stored: a score q_s . k_j is (q_s . q_j) invs_j, the product of the sorted
  * queries with themselves, scaled by column. */
 static void place_row(const lsh_head *t, const int32_t *rank, const float *w, int i)
@@ -1153,7 +1154,7 @@ static chunk product_chunk(const products_case *p, int c)
 /* A round's products in the kernel's calls and order: the hashing product
  * per block of rows; forward, every chunk's scores (the window in two
  * halves) and values; backward, dP (two halves), dQ, dK and dV, the chunks
- * in round_backward_own's order with its betas. */
+ * in round_backward's order with its betas: the even ones, then the odd. */
 static void round_products(const products_case *p, const product_rows *r)
 {
     const int C = p->C, D = p->D, M = p->M, W = p->W, chunks = (p->n + C - 1) / C;
@@ -1167,9 +1168,9 @@ static void round_products(const products_case *p, const product_rows *r)
         lt_sgemm_serial(LT_N, LT_N, ch.rows, M, ch.wid, 1.0f, P, W, r->vs + (size_t)ch.w0 * M,
                         M, 0.0f, r->out + (size_t)ch.s0 * M, M);
     }
-    /* 0, 2, 1, 4, 3, ... (an odd last chunk at the end): evens store, odds add */
+    /* evens store, then odds add */
     for (int k = 0; k < chunks; k++) {
-        const int c = k == 0 ? 0 : k % 2 == 1 ? (k + 1 < chunks ? k + 1 : k) : k - 1;
+        const int c = k < (chunks + 1) / 2 ? 2 * k : 2 * (k - (chunks + 1) / 2) + 1;
         chunk ch = product_chunk(p, c);
         const float *P = r->P + (size_t)ch.s0 * W;
         const float beta = c % 2 == 1 ? 1.0f : 0.0f;
