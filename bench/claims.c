@@ -92,15 +92,21 @@ static double accuracy_at(const lt_csv_table *curves, const char *variant, long 
     return n == ABLATION_WINDOW ? sum / n : NAN;
 }
 
-/* The last update in a run's curves (0 when it has none). */
-static long last_step_of(const lt_csv_table *curves)
+/* The row of curves with the largest step among those whose `column`
+ * equals `value` (every row when column is NULL); -1 if none. */
+static long long last_step_row(const lt_csv_table *curves, const char *column, const char *value)
 {
     int s = lt_csv_table_column(curves, "step");
-    long last = 0;
-    for (long long r = 0; s >= 0 && r < curves->nrows; r++) {
+    int c = column != NULL ? lt_csv_table_column(curves, column) : -1;
+    long long last = -1;
+    long last_step = -1;
+    for (long long r = 0; s >= 0 && (column == NULL || c >= 0) && r < curves->nrows; r++) {
         long at = atol(lt_csv_table_cell(curves, r, s));
-        if (at > last)
-            last = at;
+        if ((column == NULL || strcmp(lt_csv_table_cell(curves, r, c), value) == 0) &&
+            at > last_step) {
+            last_step = at;
+            last = r;
+        }
     }
     return last;
 }
@@ -166,7 +172,8 @@ void bench_copy_ablation(FILE *f, const char *out)
                 &summary, lt_claim_row(&summary, "variant", variants[v], NULL),
                 "eval_copy_accuracy");
         lt_csv_table_free(&summary);
-        last[r] = last_step_of(&curves[r]);
+        double end = lt_claim_num(&curves[r], last_step_row(&curves[r], NULL, NULL), "step");
+        last[r] = isnan(end) ? 0 : (long)end;
         if (last[r] > 0)
             add_column(steps, &step_count, last[r]);
     }
@@ -543,22 +550,6 @@ int bench_speech_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_cla
     return 4;
 }
 
-/* The row of `model`'s last epoch in speech curves; -1 if none. */
-static long long last_epoch_row(const lt_csv_table *curves, const char *model)
-{
-    int m = lt_csv_table_column(curves, "model"), s = lt_csv_table_column(curves, "step");
-    long long last = -1;
-    long last_step = -1;
-    for (long long r = 0; m >= 0 && s >= 0 && r < curves->nrows; r++) {
-        long at = atol(lt_csv_table_cell(curves, r, s));
-        if (strcmp(lt_csv_table_cell(curves, r, m), model) == 0 && at > last_step) {
-            last_step = at;
-            last = r;
-        }
-    }
-    return last;
-}
-
 void bench_speech_ablation(FILE *f, const char *out)
 {
     static const char *const runs[] = {"speech", "speech-8h"};
@@ -597,7 +588,7 @@ void bench_speech_ablation(FILE *f, const char *out)
             int which = strcmp(name, "softmax") == 0 ? 0 : strcmp(name, "bilstm") == 0 ? 1 : -1;
             for (int r = 0; r < RUNS; r++) {
                 long long row = lt_claim_row(&results[r], "model", name, NULL);
-                long long last = last_epoch_row(&curves[r], name);
+                long long last = last_step_row(&curves[r], "model", name);
                 if (row < 0 || last < 0)
                     continue;
                 double test_per = 100 * lt_claim_num(&results[r], row, "test_per");
