@@ -780,9 +780,10 @@ Test(nn, linear_for_a_few_rows)
         }
 }
 
-/* The packed panels of generation: lt_linear_forward's values; the same
- * bits for any thread count, and a row's outputs the same bits whatever
- * the other rows (any row count); outputs past a multiple of 16 kept. */
+/* The packed panels of generation: the bits of the plain in-order fused
+ * sum, lt_linear_forward's values; the same bits for any thread count, and
+ * a row's outputs the same bits whatever the other rows (any row count);
+ * outputs past a multiple of 16 kept. */
 Test(nn, linear_from_packed_panels)
 {
     const int shapes[][2] = {{256, 768}, {37, 45}, {16, 3}, {1, 1}, {1024, 17}, {5, 32}};
@@ -798,6 +799,18 @@ Test(nn, linear_from_packed_panels)
         lt_rng_fill_normal(&rng, b, C_out, 1.0f);
         lt_linear_panels_pack(panels, W, C_in, C_out);
         lt_linear_panels_forward(all, x, panels, b, R_MAX, C_in, C_out);
+        /* the plain sum it claims: each output fuses its inputs' products
+         * in input order into one accumulator, then adds the bias */
+        for (int r = 0; r < R_MAX; r++)
+            for (int o = 0; o < C_out; o++) {
+                float sum = 0.0f;
+                for (int k = 0; k < C_in; k++)
+                    sum = fmaf(W[(size_t)o * C_in + k], x[(size_t)r * C_in + k], sum);
+                float want = b[o] + sum, got = all[(size_t)r * C_out + o];
+                cr_assert(memcmp(&want, &got, sizeof want) == 0,
+                          "%d x %d: row %d output %d is %.9g, the in-order sum %.9g", C_in,
+                          C_out, r, o, (double)got, (double)want);
+            }
         for (int R = 1; R <= R_MAX; R++) {
             float *got = few_rows_product(x, W, panels, b, R, C_in, C_out);
             cr_assert_arr_eq(got, all, (size_t)R * C_out * sizeof(float),

@@ -190,50 +190,76 @@ void lt_linear_panels_pack_team(float *panels, const float *weight, int C_in, in
     }
 }
 
-/* One panel (16 outputs from o0) over R rows; inlined with a constant R so
- * the accumulators live in registers. */
-static inline __attribute__((always_inline)) void panel_rows(float *out, const float *in,
-                                                             const float *panel,
-                                                             const float *bias, const int R,
-                                                             int o0, int C_in, int C_out)
+/* A tile: NP panels (16 outputs each, from panel b) over NR rows (from r0);
+ * inlined with constant NP and NR so the NP x NR accumulators live in
+ * registers. Per input it loads NP weight vectors and NR input values
+ * (broadcast) for NP x NR multiply-adds: a tile of 2 panels x 8 rows
+ * needs 10 loads for 16 multiply-adds where one panel x 16 rows needs 17,
+ * and runs about 1.15-1.2x faster over the MNIST model's products at 16
+ * rows on two Zen 5 cores (the loads, not the multiply-adds, were the
+ * limit). The same sums as any other tiling: each output adds its inputs
+ * in order into one accumulator. */
+enum { TILE_PANELS = 2, TILE_ROWS = 8 };
+
+static inline __attribute__((always_inline)) void tile(float *out, const float *in,
+                                                       const float *panels, const float *bias,
+                                                       const int NP, const int NR, int b, int r0,
+                                                       int C_in, int C_out)
 {
-    lanes acc[LT_LINEAR_FEW_ROWS];
-#pragma GCC unroll 16
-    for (int r = 0; r < R; r++)
-        acc[r] = (lanes){0};
+    lanes acc[TILE_PANELS][TILE_ROWS];
+#pragma GCC unroll 2
+    for (int p = 0; p < NP; p++)
+#pragma GCC unroll 8
+        for (int r = 0; r < NR; r++)
+            acc[p][r] = (lanes){0};
+    const float *first = panels + (size_t)b * PANEL * C_in;
+    const float *x = in + (size_t)r0 * C_in;
     for (int k = 0; k < C_in; k++) {
-        lanes w = load(panel + (size_t)k * PANEL);
-        /* past the panel's end this reads ahead into the next one, or
-         * nowhere that is used: a prefetch never faults */
-        __builtin_prefetch(panel + (size_t)(k + PREFETCH_INPUTS) * PANEL, 0, 0);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; r++)
-            acc[r] += w * in[(size_t)r * C_in + k];
+        lanes w[TILE_PANELS];
+#pragma GCC unroll 2
+        for (int p = 0; p < NP; p++) {
+            const float *panel = first + (size_t)p * PANEL * C_in;
+            w[p] = load(panel + (size_t)k * PANEL);
+            /* past the panel's end this reads ahead into the next one, or
+             * nowhere that is used: a prefetch never faults */
+            __builtin_prefetch(panel + (size_t)(k + PREFETCH_INPUTS) * PANEL, 0, 0);
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < NR; r++) {
+            const float v = x[(size_t)r * C_in + k];
+#pragma GCC unroll 2
+            for (int p = 0; p < NP; p++)
+                acc[p][r] += w[p] * v;
+        }
     }
-    const int valid = C_out - o0 < PANEL ? C_out - o0 : PANEL;
-    for (int r = 0; r < R; r++) {
-        float *row = out + (size_t)r * C_out + o0;
-        for (int i = 0; i < valid; i++)
-            row[i] = (bias ? bias[o0 + i] : 0.0f) + acc[r][i];
+    for (int p = 0; p < NP; p++) {
+        const int o0 = (b + p) * PANEL, valid = C_out - o0 < PANEL ? C_out - o0 : PANEL;
+        for (int r = 0; r < NR; r++) {
+            float *row = out + (size_t)(r0 + r) * C_out + o0;
+            for (int i = 0; i < valid; i++)
+                row[i] = (bias ? bias[o0 + i] : 0.0f) + acc[p][r][i];
+        }
     }
 }
 
-static void panel(float *out, const float *in, const float *panels, const float *bias, int R,
-                  int b, int C_in, int C_out)
+/* NP panels from b over all R rows: tiles of TILE_ROWS rows, then one
+ * tile of the rows left. */
+static inline __attribute__((always_inline)) void panels_over_rows(
+    float *out, const float *in, const float *panels, const float *bias, const int NP, int R,
+    int b, int C_in, int C_out)
 {
-    const float *p = panels + (size_t)b * PANEL * C_in;
-    const int o0 = b * PANEL;
-    switch (R) {
-#define PANEL_CASE(n)                                                                          \
+    int r0 = 0;
+    for (; R - r0 >= TILE_ROWS; r0 += TILE_ROWS)
+        tile(out, in, panels, bias, NP, TILE_ROWS, b, r0, C_in, C_out);
+    switch (R - r0) {
+#define ROWS_CASE(n)                                                                           \
     case n:                                                                                    \
-        panel_rows(out, in, p, bias, n, o0, C_in, C_out);                                      \
+        tile(out, in, panels, bias, NP, n, b, r0, C_in, C_out);                                \
         break;
-        PANEL_CASE(1) PANEL_CASE(2) PANEL_CASE(3) PANEL_CASE(4) PANEL_CASE(5) PANEL_CASE(6)
-        PANEL_CASE(7) PANEL_CASE(8) PANEL_CASE(9) PANEL_CASE(10) PANEL_CASE(11)
-        PANEL_CASE(12) PANEL_CASE(13) PANEL_CASE(14) PANEL_CASE(15) PANEL_CASE(16)
-#undef PANEL_CASE
-    default:
-        LT_ASSERT(0);
+        ROWS_CASE(1) ROWS_CASE(2) ROWS_CASE(3) ROWS_CASE(4) ROWS_CASE(5) ROWS_CASE(6)
+        ROWS_CASE(7)
+#undef ROWS_CASE
+    default: break; /* none left */
     }
 }
 
@@ -243,10 +269,15 @@ void lt_linear_panels_forward_team(float *out, const float *in, const float *pan
     LT_ASSERT(R >= 0 && R <= LT_LINEAR_FEW_ROWS && C_in > 0 && C_out > 0);
     if (R == 0)
         return;
-    const int blocks = (C_out + PANEL - 1) / PANEL;
+    const int blocks = (C_out + PANEL - 1) / PANEL, pairs = (blocks + 1) / TILE_PANELS;
 #pragma omp for schedule(static)
-    for (int b = 0; b < blocks; b++)
-        panel(out, in, panels, bias, R, b, C_in, C_out);
+    for (int t = 0; t < pairs; t++) {
+        const int b = t * TILE_PANELS;
+        if (blocks - b >= TILE_PANELS)
+            panels_over_rows(out, in, panels, bias, TILE_PANELS, R, b, C_in, C_out);
+        else /* an odd panel at the end */
+            panels_over_rows(out, in, panels, bias, 1, R, b, C_in, C_out);
+    }
 }
 
 void lt_linear_panels_forward(float *out, const float *in, const float *panels,
