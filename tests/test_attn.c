@@ -1052,6 +1052,33 @@ Test(attn_usage, non_finite_inputs_refused)
     }
 }
 
+/* Inputs large enough that the finiteness scan splits into blocks over the
+ * threads: a NaN or Inf anywhere (first, inside a later block, at a block's
+ * edge, last) is found, at any thread count. */
+Test(attn_usage, non_finite_found_anywhere_in_large_inputs)
+{
+    run r;
+    run_setup(&r, config_of("linear", 0, NULL), shape_of(1, 2, 2100, 32, 4), 1, -1.0f, 1.0f);
+    cr_assert_geq(r.nq, (size_t)100000, "large enough for the blocked scan");
+    const size_t where[] = {0, 16383, 16384, 70001, r.nq - 1};
+    for (int threads = 1; threads <= 3; threads++) {
+        cr_assert_eq(lt_threads_set(threads), LT_OK);
+        for (size_t w = 0; w < sizeof where / sizeof where[0]; w++) {
+            float keep = r.q[where[w]];
+            r.q[where[w]] = w % 2 ? INFINITY : NAN;
+            cr_expect_eq(lt_attn_forward(&r.attn, r.shape, r.out, r.saved, r.ws, r.q, r.k, r.v,
+                                         r.params),
+                         LT_E_NUMERIC, "q[%zu] not finite, %d threads", where[w], threads);
+            r.q[where[w]] = keep;
+        }
+        cr_expect_eq(lt_attn_forward(&r.attn, r.shape, r.out, r.saved, r.ws, r.q, r.k, r.v,
+                                     r.params),
+                     LT_OK, "%s", lt_last_error());
+    }
+    cr_assert_eq(lt_threads_set(2), LT_OK);
+    run_free(&r);
+}
+
 Test(attn_usage, empty_sequence_is_a_no_op)
 {
     const char *variants[] = {"softmax", "linear", "linear", "linformer", "lsh"};
