@@ -466,9 +466,10 @@ static inline float causal_token_body(float *restrict out, float *restrict S, fl
 /* causal_token_body for M a small multiple of 16 known when compiled: the
  * output row and v stay in vector registers through the sweep over S,
  * where the plain loop (M known only at run time) goes through memory and
- * loop overheads for every row of S; about 5x faster at M = 32, where a
- * generation step spends most of its attention time here. The same
- * operations on each lane, in the same order: the same bits. */
+ * loop overheads for every row of S. Measured on Zen 5, a generation
+ * step's attention at the MNIST paper model (8 layers, batch 16 x 8 heads,
+ * F = M = 32): 0.12-0.16 ms against 0.18-0.25 with the plain loop. The
+ * same operations on each lane, in the same order: the same bits. */
 enum { TOKEN_LANES = 16, TOKEN_MAX_VECTORS = 4 };
 typedef float token_lanes __attribute__((vector_size(TOKEN_LANES * sizeof(float))));
 
