@@ -69,27 +69,35 @@ int bench_copy_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_claim
     return 2;
 }
 
-/* Mean training copy accuracy of `variant` over the ABLATION_WINDOW updates
- * ending at `step`; NAN when the curve does not reach it. */
-enum { ABLATION_WINDOW = 100 };
-
-static double accuracy_at(const lt_csv_table *curves, const char *variant, long step)
+/* Mean of `column` of `variant`'s curve over the `window` updates ending
+ * at `step`; NAN when the curve does not cover them all. */
+static double window_mean(const lt_csv_table *curves, const char *variant, const char *column,
+                          long step, long window)
 {
     int v = lt_csv_table_column(curves, "variant"), s = lt_csv_table_column(curves, "step");
-    int a = lt_csv_table_column(curves, "copy_accuracy");
+    int a = lt_csv_table_column(curves, column);
     if (v < 0 || s < 0 || a < 0)
         return NAN;
     double sum = 0.0;
     long n = 0;
     for (long long r = 0; r < curves->nrows; r++) {
         long at = atol(lt_csv_table_cell(curves, r, s));
-        if (at > step - ABLATION_WINDOW && at <= step &&
+        if (at > step - window && at <= step &&
             strcmp(lt_csv_table_cell(curves, r, v), variant) == 0) {
             sum += atof(lt_csv_table_cell(curves, r, a));
             n++;
         }
     }
-    return n == ABLATION_WINDOW ? sum / n : NAN;
+    return n == window ? sum / n : NAN;
+}
+
+/* Mean training copy accuracy of `variant` over the ABLATION_WINDOW updates
+ * ending at `step`; NAN when the curve does not reach it. */
+enum { ABLATION_WINDOW = 100 };
+
+static double accuracy_at(const lt_csv_table *curves, const char *variant, long step)
+{
+    return window_mean(curves, variant, "copy_accuracy", step, ABLATION_WINDOW);
 }
 
 /* The row of curves with the largest step among those whose `column`
@@ -550,23 +558,42 @@ int bench_speech_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_cla
     return 4;
 }
 
-void bench_speech_ablation(FILE *f, const char *out)
+/* Reads each run's results and curves (DIR/run/results_file and
+ * curves_file) until one is missing; returns how many runs were read (both
+ * tables each), for free_runs. */
+static int read_runs(const char *out, const char *const *runs, int count,
+                     const char *results_file, const char *curves_file, lt_csv_table *results,
+                     lt_csv_table *curves)
 {
-    static const char *const runs[] = {"speech", "speech-8h"};
-    enum { RUNS = 2 };
-    lt_csv_table results[RUNS], curves[RUNS];
     int read = 0;
-    for (; read < RUNS; read++) {
+    for (; read < count; read++) {
         char path[4400];
-        snprintf(path, sizeof path, "%s/%s/speech.csv", out, runs[read]);
+        snprintf(path, sizeof path, "%s/%s/%s", out, runs[read], results_file);
         if (lt_csv_read(&results[read], path) != LT_OK)
             break;
-        snprintf(path, sizeof path, "%s/%s/speech-curves.csv", out, runs[read]);
+        snprintf(path, sizeof path, "%s/%s/%s", out, runs[read], curves_file);
         if (lt_csv_read(&curves[read], path) != LT_OK) {
             lt_csv_table_free(&results[read]);
             break;
         }
     }
+    return read;
+}
+
+static void free_runs(lt_csv_table *results, lt_csv_table *curves, int read)
+{
+    for (int r = 0; r < read; r++) {
+        lt_csv_table_free(&results[r]);
+        lt_csv_table_free(&curves[r]);
+    }
+}
+
+void bench_speech_ablation(FILE *f, const char *out)
+{
+    static const char *const runs[] = {"speech", "speech-8h"};
+    enum { RUNS = 2 };
+    lt_csv_table results[RUNS], curves[RUNS];
+    int read = read_runs(out, runs, RUNS, "speech.csv", "speech-curves.csv", results, curves);
     if (read == RUNS) {
         /* the longer run's models, each in both runs */
         const lt_csv_table *longer = &results[RUNS - 1];
@@ -621,8 +648,85 @@ void bench_speech_ablation(FILE *f, const char *out)
                     standing[0], hours[0], standing[1], hours[1]);
         }
     }
-    for (int r = 0; r < read; r++) {
-        lt_csv_table_free(&results[r]);
-        lt_csv_table_free(&curves[r]);
+    free_runs(results, curves, read);
+}
+
+/* ---- image: the depth ablation ---- */
+
+/* x as a signed percentage ("+8.1%"), or "-" where there is none. */
+static void percent_text(char *buf, size_t size, double x)
+{
+    if (isnan(x))
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "%+.1f%%", x);
+}
+
+void bench_image_ablation(FILE *f, const char *out)
+{
+    static const char *const runs[] = {"image", "image-l4"};
+    static const char *const variants[] = {"softmax", "linear"};
+    /* fixed counts every medium run passes, then each run's last */
+    enum { RUNS = 2, VARIANTS = 2, FIXED = 3, STEPS = FIXED + RUNS, GAP_WINDOW = 1000 };
+    long steps[STEPS] = {2000, 6000, 10000};
+    int step_count = FIXED;
+    lt_csv_table results[RUNS], curves[RUNS];
+    int read = read_runs(out, runs, RUNS, "mnist.csv", "mnist-curves.csv", results, curves);
+    if (read == RUNS) {
+        double layers[RUNS], bits[RUNS][VARIANTS], gap[RUNS][STEPS];
+        for (int r = 0; r < RUNS; r++) {
+            layers[r] = lt_claim_num(&results[r], 0, "layers");
+            double end = lt_claim_num(&curves[r], last_step_row(&curves[r], NULL, NULL), "step");
+            if (!isnan(end))
+                add_column(steps, &step_count, (long)end);
+        }
+        fprintf(f, "\nThe MNIST models at %.0f and at %.0f layers (`image/` and `image-l4/`): "
+                   "test bits/dim, and linear attention's above softmax's.\n\n"
+                   "| layers | variant | updates | train s | test bits/dim | over softmax |\n"
+                   "|---:|---|---:|---:|---:|---:|\n",
+                layers[0], layers[1]);
+        for (int r = 0; r < RUNS; r++)
+            for (int v = 0; v < VARIANTS; v++) {
+                long long row = lt_claim_row(&results[r], "variant", variants[v], NULL);
+                bits[r][v] = lt_claim_num(&results[r], row, "test_bits_per_dim");
+                char over[16];
+                percent_text(over, sizeof over,
+                             v == 0 ? NAN : 100 * (bits[r][v] / bits[r][0] - 1));
+                fprintf(f, "| %.0f | %s | %.0f | %.0f | %.4f | %s |\n", layers[r], variants[v],
+                        lt_claim_num(&results[r], row, "steps"),
+                        lt_claim_num(&results[r], row, "train_s"), bits[r][v],
+                        v == 0 ? "" : over);
+            }
+        fprintf(f, "\nLinear attention's training bits/dim above softmax's through training "
+                   "(each the mean of the %d updates ending at the count; - where a run has "
+                   "none):\n\n| layers |",
+                GAP_WINDOW);
+        for (int k = 0; k < step_count; k++)
+            fprintf(f, " @%ld |", steps[k]);
+        fprintf(f, "\n|---:|");
+        for (int k = 0; k < step_count; k++)
+            fprintf(f, "---:|");
+        fprintf(f, "\n");
+        for (int r = 0; r < RUNS; r++) {
+            fprintf(f, "| %.0f |", layers[r]);
+            for (int k = 0; k < step_count; k++) {
+                double s = window_mean(&curves[r], variants[0], "bits_per_dim", steps[k],
+                                       GAP_WINDOW);
+                double l = window_mean(&curves[r], variants[1], "bits_per_dim", steps[k],
+                                       GAP_WINDOW);
+                char cell[16];
+                gap[r][k] = 100 * (l / s - 1);
+                percent_text(cell, sizeof cell, gap[r][k]);
+                fprintf(f, " %s |", cell);
+            }
+            fprintf(f, "\n");
+        }
+        char over[RUNS][16];
+        for (int r = 0; r < RUNS; r++)
+            percent_text(over[r], sizeof over[r], 100 * (bits[r][1] / bits[r][0] - 1));
+        fprintf(f, "\nAgainst softmax's, linear attention's test bits/dim is %s at %.0f layers "
+                   "and %s at %.0f (the rule of Table 1's claim above: within +5%%).\n",
+                over[0], layers[0], over[1], layers[1]);
     }
+    free_runs(results, curves, read);
 }

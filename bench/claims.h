@@ -30,4 +30,11 @@ void bench_copy_ablation(FILE *f, const char *out);
  * results and curves are in `out`. */
 void bench_speech_ablation(FILE *f, const char *out);
 
+/* The MNIST depth ablation under its section: softmax and linear of
+ * image-l4/ (4 layers) beside those of image/ (the medium preset's 2): test
+ * bits/dim and linear's relative gap, and the gap in training bits/dim at
+ * several update counts. Nothing unless both runs' results and curves are
+ * in `out`. */
+void bench_image_ablation(FILE *f, const char *out);
+
 #endif

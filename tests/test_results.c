@@ -591,24 +591,33 @@ static void check_ablation(void (*extra)(FILE *, const char *), const char *dir,
     check_assert_mem_released(); /* every table read is freed, on either path */
 }
 
+/* Makes the folder DIR/name of an ablation's run (when `file` is NULL) or
+ * opens DIR/name/file for writing. */
+static FILE *run_file(const char *dir, const char *name, const char *file)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s%s%s", dir, name, file ? "/" : "", file ? file : "");
+    if (file == NULL) {
+        cr_assert_eq(mkdir(path, 0755), 0, "%s", path);
+        return NULL;
+    }
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    return f;
+}
+
 /* Writes a copy run of `steps` updates into DIR/name: softmax at accuracy 1
  * throughout, linear rising as step / steps. */
 static void write_copy_run(const char *dir, const char *name, int head_dim, int steps,
                            double linear_eval)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    cr_assert_eq(mkdir(path, 0755), 0, "%s", path);
-    snprintf(path, sizeof path, "%s/%s/summary.csv", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
+    run_file(dir, name, NULL);
+    FILE *f = run_file(dir, name, "summary.csv");
     fprintf(f, "experiment,variant,head_dim,status,eval_copy_accuracy\n"
                "copy,softmax,%d,ok,1\ncopy,linear,%d,ok,%g\n",
             head_dim, head_dim, linear_eval);
     fclose(f);
-    snprintf(path, sizeof path, "%s/%s/curves.csv", dir, name);
-    f = fopen(path, "w");
-    cr_assert_not_null(f);
+    f = run_file(dir, name, "curves.csv");
     fprintf(f, "experiment,variant,step,copy_accuracy\n");
     for (int step = 1; step <= steps; step++)
         fprintf(f, "copy,softmax,%d,1\ncopy,linear,%d,%.17g\n", step, step,
@@ -661,12 +670,8 @@ Test(results, copy_ablation_sets_both_head_widths_side_by_side)
 static void write_speech_run(const char *dir, const char *name, int hours,
                              const char *const *models, int count)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    cr_assert_eq(mkdir(path, 0755), 0, "%s", path);
-    snprintf(path, sizeof path, "%s/%s/speech.csv", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
+    run_file(dir, name, NULL);
+    FILE *f = run_file(dir, name, "speech.csv");
     fprintf(f, "experiment,model,status,hours,train_utterances,dev_per,test_per,"
                "seconds_per_epoch\n");
     for (int m = 0; m < count; m++) /* test PER: the first model's 17% at 2 h, 5% at 8 h */
@@ -675,9 +680,7 @@ static void write_speech_run(const char *dir, const char *name, int hours,
                 m == 0 ? (hours == 2 ? 0.17 : 0.05) : (hours == 2 ? 0.1 : 0.08),
                 10.0 * hours + m);
     fclose(f);
-    snprintf(path, sizeof path, "%s/%s/speech-curves.csv", dir, name);
-    f = fopen(path, "w");
-    cr_assert_not_null(f);
+    f = run_file(dir, name, "speech-curves.csv");
     fprintf(f, "experiment,model,step,train_loss,dev_loss\n");
     for (int m = 0; m < count; m++)
         for (int epoch = 2; epoch >= 1; epoch--) /* the last epoch is not the last line */
@@ -712,6 +715,53 @@ Test(results, speech_ablation_sets_both_corpus_sizes_side_by_side)
     /* only the longer run's models */
     check_ablation(bench_speech_ablation, dir, expected, sizeof expected / sizeof expected[0],
                    "| linear |", "speech-8h/speech-curves.csv");
+    check_scratch_remove();
+}
+
+/* Writes an MNIST run into DIR/name: results for softmax and linear, and
+ * curves of every update up to `steps` (softmax at 1 bit/dim; linear
+ * `early` above it up to update 2000, `late` after). */
+static void write_image_run(const char *dir, const char *name, int layers, int steps,
+                            double softmax_bits, double linear_bits, double early, double late)
+{
+    run_file(dir, name, NULL);
+    FILE *f = run_file(dir, name, "mnist.csv");
+    fprintf(f, "experiment,variant,layers,gen_mode,steps,train_s,test_bits_per_dim\n"
+               "image,softmax,%d,cached,%d,%d,%g\nimage,softmax,%d,recompute,%d,%d,%g\n"
+               "image,linear,%d,recurrent,%d,%d,%g\n",
+            layers, steps, 50 * layers, softmax_bits, layers, steps, 50 * layers, softmax_bits,
+            layers, steps, 45 * layers, linear_bits);
+    fclose(f);
+    f = run_file(dir, name, "mnist-curves.csv");
+    fprintf(f, "experiment,variant,step,bits_per_dim\n");
+    for (int step = 1; step <= steps; step++)
+        fprintf(f, "image,softmax,%d,1\nimage,linear,%d,%g\n", step, step,
+                1 + (step <= 2000 ? early : late));
+    fclose(f);
+}
+
+/* The MNIST depth ablation: both runs' test bits/dim with linear's gap, and
+ * the gap in training bits/dim at the fixed counts and each run's last (-
+ * where a run has none). */
+Test(results, image_ablation_sets_both_depths_side_by_side)
+{
+    check_scratch_make("results");
+    const char *dir = check_scratch_dir();
+    write_image_run(dir, "image", 2, 3000, 1.0, 1.081, 0.2, 0.1);
+    write_image_run(dir, "image-l4", 4, 2500, 0.95, 0.969, 0.05, 0.05);
+    const char *expected[] = {
+        "The MNIST models at 2 and at 4 layers (`image/` and `image-l4/`)",
+        "| 2 | softmax | 3000 | 100 | 1.0000 |  |",
+        "| 2 | linear | 3000 | 90 | 1.0810 | +8.1% |",
+        "| 4 | softmax | 2500 | 200 | 0.9500 |  |",
+        "| 4 | linear | 2500 | 180 | 0.9690 | +2.0% |",
+        "| layers | @2000 | @2500 | @3000 | @6000 | @10000 |",
+        "| 2 | +20.0% | +15.0% | +10.0% | - | - |",
+        "| 4 | +5.0% | +5.0% | - | - | - |",
+        "Against softmax's, linear attention's test bits/dim is +8.1% at 2 layers and +2.0% at 4",
+    };
+    check_ablation(bench_image_ablation, dir, expected, sizeof expected / sizeof expected[0],
+                   NULL, "image-l4/mnist-curves.csv");
     check_scratch_remove();
 }
 

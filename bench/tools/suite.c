@@ -111,6 +111,13 @@ static const lt_report_section sections[] = {
      1, NULL, .only_preset = "medium",
      .args = {"--head-dim=16", "--variants=softmax,linear", "--steps=6000", NULL},
      .extra = bench_copy_ablation},
+    {"image", "mnist", "Image generation: twice the depth (an ablation)", "image-l4/mnist.csv",
+     &bench_image_results, NULL, NULL, NULL,
+     "The medium preset's MNIST models again with 4 layers instead of 2, softmax and linear "
+     "only, the same updates, to tell whether depth closes linear attention's gap to softmax "
+     "in bits/dim (the paper's models have 8 layers; medium preset only).",
+     1, NULL, .only_preset = "medium", .args = {"--layers=4", "--variants=softmax,linear", NULL},
+     .extra = bench_image_ablation},
     {"speech", NULL, "Speech recognition: four times the audio (an ablation)",
      "speech-8h/speech.csv", &bench_speech_results, NULL, NULL, NULL,
      "The medium preset's speech task again on 8 hours of audio instead of 2 (the same "
