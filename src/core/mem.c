@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* Under AddressSanitizer the block header and the padding up to the 64-byte
@@ -53,6 +54,28 @@ static void raise_peak(size_t now)
     }
 }
 
+/* Blocks from this size on start on a 2 MiB boundary, rounded up to whole
+ * 2 MiB pages, and ask the kernel for transparent huge pages (where it
+ * gives them only on request, as Debian's default does): the kernels
+ * stream their large operands (a model's weights, a key/value cache, an
+ * attention workspace) or scatter into them, and with 4 KiB pages every
+ * page costs a TLB entry and stops the hardware prefetcher at its end. */
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+#define HUGE_BLOCK_MIN ((size_t)4 << 20)
+
+static unsigned char *allocate(size_t bytes)
+{
+    if (bytes < HUGE_BLOCK_MIN)
+        return aligned_alloc(LT_MEM_ALIGN, bytes);
+    size_t whole = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+    unsigned char *raw = aligned_alloc(HUGE_PAGE_BYTES, whole);
+#ifdef MADV_HUGEPAGE
+    if (raw != NULL)
+        (void)madvise(raw, whole, MADV_HUGEPAGE); /* a hint: refused, the pages stay small */
+#endif
+    return raw;
+}
+
 lt_status lt_mem_alloc(void **out, size_t bytes, const char *what)
 {
     *out = NULL;
@@ -71,7 +94,7 @@ lt_status lt_mem_alloc(void **out, size_t bytes, const char *what)
                        what, lt_mem_format(need, sizeof need, charged),
                        lt_mem_format(limit, sizeof limit, budget));
     }
-    unsigned char *raw = aligned_alloc(LT_MEM_ALIGN, HEADER_BYTES + charged);
+    unsigned char *raw = allocate(HEADER_BYTES + charged);
     if (raw == NULL) {
         atomic_fetch_sub(&current_bytes, charged);
         char need[32];
