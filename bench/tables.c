@@ -217,6 +217,11 @@ static const lt_column image_result_columns[] = {
     INFO("bound_images_per_s"),
     NOTE("memory_bound_share"),
     {.name = "fraction_of_bound", .role = LT_COL_INFO, SHOWN("roof %", "%.0f", 100)},
+    /* the same with the weights from memory every step (a triad's bandwidth):
+     * a model whose weights stay in the caches beats it */
+    NOTE("dram_bandwidth_gb_per_s"),
+    INFO("dram_bound_images_per_s"),
+    {.name = "fraction_of_dram_bound", .role = LT_COL_INFO, SHOWN("DRAM %", "%.0f", 100)},
     EXACT_LOW("params", "parameters"),
     NOTE("note"),
 };

@@ -1274,6 +1274,23 @@ Test(attn_plan, sgemm_rate_measured)
     cr_expect(lt_attn_blas_core() != NULL && lt_attn_blas_core()[0] != '\0');
 }
 
+Test(attn_plan, read_bandwidth_measured)
+{
+    /* a speed, not a threshold: finite and positive for an array in cache
+     * and one of huge pages, the thread count restored, nothing kept */
+    cr_assert_eq(lt_threads_set(2), LT_OK);
+    size_t before = lt_mem_current();
+    const size_t sizes[] = {(size_t)64 << 10, (size_t)5 << 20};
+    for (int i = 0; i < 2; i++) {
+        double gbs = lt_attn_read_bandwidth_gbs(sizes[i], i + 1);
+        cr_expect(isfinite(gbs) && gbs > 0, "%zu bytes: %g GB/s", sizes[i], gbs);
+        cr_expect_eq(lt_threads_get(), 2);
+    }
+    cr_expect_eq(lt_mem_current(), before);
+    cr_expect(isnan(lt_attn_read_bandwidth_gbs(0, 1)));
+    cr_expect(isnan(lt_attn_read_bandwidth_gbs(100, 1)), "less than one block of floats");
+}
+
 Test(attn_plan, linformer_params_initialised)
 {
     lt_attn a;

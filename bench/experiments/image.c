@@ -76,7 +76,9 @@ typedef struct image_run {
     char data_name[64], data_note[256];
     lt_batch_source source;
     double *eval_scratch;
-    double bandwidth_gbs, sgemm_gflops; /* the roofline, measured before the first generation */
+    /* the roofline, measured before the first generation: reading the
+     * weights' size again and again, memory's triad, the SGEMM rate */
+    double bandwidth_gbs, dram_gbs, sgemm_gflops;
     double histogram_bits; /* the context-free baseline of these train and test images */
 } image_run;
 
@@ -306,7 +308,8 @@ typedef struct gen_result {
     long images;
     double seconds;
     size_t peak_bytes;
-    lt_gen_bound bound; /* at this run's measured bandwidth and SGEMM rate */
+    lt_gen_bound bound;      /* at this run's measured bandwidth and SGEMM rate */
+    lt_gen_bound dram_bound; /* the same with the weights from memory (the triad) */
 } gen_result;
 
 static void add_row(image_run *c, lt_exp_run *run, const lt_exp_model *m, const char *mode,
@@ -340,9 +343,11 @@ static void add_row(image_run *c, lt_exp_run *run, const lt_exp_model *m, const 
     lt_set_num(t, "flops_per_image", g ? g->bound.flops : NAN);
     lt_set_num(t, "bound_images_per_s", g ? 1.0 / g->bound.seconds : NAN);
     lt_set_num(t, "memory_bound_share", g ? g->bound.memory_share : NAN);
-    lt_set_num(t, "fraction_of_bound", g && g->images > 0
-                                           ? g->bound.seconds / (g->seconds / (double)g->images)
-                                           : NAN);
+    const double seconds_per_image = g && g->images > 0 ? g->seconds / (double)g->images : NAN;
+    lt_set_num(t, "fraction_of_bound", g ? g->bound.seconds / seconds_per_image : NAN);
+    lt_set_num(t, "dram_bandwidth_gb_per_s", g ? c->dram_gbs : NAN);
+    lt_set_num(t, "dram_bound_images_per_s", g ? 1.0 / g->dram_bound.seconds : NAN);
+    lt_set_num(t, "fraction_of_dram_bound", g ? g->dram_bound.seconds / seconds_per_image : NAN);
     lt_set_num(t, "peak_gen_bytes_per_image", g && batch > 0 ? (double)g->peak_bytes / batch
                                                              : NAN);
     lt_set_int(t, "params", (long long)tr->params);
@@ -380,18 +385,26 @@ static lt_status measure(const image_run *c, const lt_model *weights, const lt_t
     out->peak_bytes = lt_mem_peak() - base;
     if (status == LT_OK)
         status = lt_generator_bound(&s.g, c->bandwidth_gbs, c->sgemm_gflops, &out->bound);
+    if (status == LT_OK)
+        status = lt_generator_bound(&s.g, c->dram_gbs, c->sgemm_gflops, &out->dram_bound);
     lt_gen_session_free(&s);
     return status;
 }
 
 /* The machine's roofline for generation, measured once per run before the
- * first generation: memory bandwidth (triad over 64 MiB arrays) and SGEMM
- * rate (1024^3), on the run's threads. */
-static void measure_roof(image_run *c)
+ * first generation (every model of a run has the same weights' size): the
+ * speed of reading an array of the size of the weights a step streams, again
+ * and again, as generation reads them (so what the caches keep between
+ * passes counts for both), memory's own (a triad over 64 MiB arrays, beyond
+ * the caches: the bound if the weights came from memory every step), and
+ * the SGEMM rate (1024^3), on the run's threads. */
+static void measure_roof(image_run *c, const lt_model *weights)
 {
     if (c->bandwidth_gbs > 0)
         return;
-    c->bandwidth_gbs = lt_attn_bandwidth_gbs((size_t)64 << 20, lt_threads_get());
+    c->bandwidth_gbs = lt_attn_read_bandwidth_gbs(
+        (size_t)lt_generator_streamed_bytes(weights), lt_threads_get());
+    c->dram_gbs = lt_attn_bandwidth_gbs((size_t)64 << 20, lt_threads_get());
     c->sgemm_gflops = lt_attn_sgemm_gflops(1024, lt_threads_get());
 }
 
@@ -462,7 +475,7 @@ static lt_status generate_all(image_run *c, lt_exp_run *run, const lt_exp_model 
 {
     gen_kind kinds[3];
     int kind_count = modes_for(c, m, kinds);
-    measure_roof(c);
+    measure_roof(c, weights);
     long max_batch = c->recompute_batch;
     for (int i = 0; i < c->gen_batch_count; i++)
         max_batch = c->gen_batches[i] > max_batch ? c->gen_batches[i] : max_batch;

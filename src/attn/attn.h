@@ -288,8 +288,18 @@ double lt_attn_interface_bytes(const lt_attn *attn, lt_attn_shape shape, int bac
  * `array_bytes` (choose them well beyond the caches, e.g. 64 MiB), two
  * read and one written per element, median of 5 runs after a warm-up.
  * Allocates the arrays (tracked); NaN when that fails. The roof of work
- * that streams more than it computes (generating one token at batch 1). */
+ * that reads and writes more than it computes (scaling's memory-bound
+ * attention passes). */
 double lt_attn_bandwidth_gbs(size_t array_bytes, int threads);
+
+/* This machine's speed at reading `array_bytes` again and again, in GB/s on
+ * `threads` threads (< 1: lt_threads_get()): the sum of one array (read
+ * as many times as make 64 MiB a run), median of 5 runs after a warm-up.
+ * At the size of what a loop streams (a model's
+ * weights) it includes what the caches keep of it between passes, so it is
+ * the roof of that loop: generating a token at batch 1 reads every weight
+ * once. Allocates the array (tracked); NaN when that fails. */
+double lt_attn_read_bandwidth_gbs(size_t array_bytes, int threads);
 
 /* Memory traffic and FLOPs (a multiply-add counts 2) of one lt_attn_step
  * of one sequence at `position` (the steps before it): a state of constant

@@ -2,6 +2,7 @@
  * kernels call (lt_sgemm: OpenBLAS in fixed blocks), as the roof for their
  * GFLOP/s. */
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "attn/attn.h"
@@ -62,6 +63,70 @@ double lt_attn_sgemm_gflops(int n, int threads)
 }
 
 const char *lt_attn_blas_core(void) { return openblas_get_corename(); }
+
+/* The sum of an array: a read-only stream, READ_LANES floats an
+ * iteration into as many vector partial sums (independent chains), each
+ * thread over its own range, so the loop waits on the loads alone. */
+typedef struct read_case {
+    size_t n, passes;
+    const float *a;
+    volatile float sink;
+} read_case;
+
+enum { READ_VECTOR = 16, READ_LANES = 4 * READ_VECTOR };
+#define READ_TIMED_BYTES ((size_t)64 << 20) /* at least, per timed run */
+typedef float read_vector __attribute__((vector_size(READ_VECTOR * sizeof(float))));
+
+static lt_status run_read(void *ctx)
+{
+    read_case *r = ctx;
+    const size_t blocks = r->n / READ_LANES;
+    float total = 0.0f;
+#pragma omp parallel reduction(+ : total)
+    {
+        size_t parts = (size_t)omp_get_num_threads(), part = (size_t)omp_get_thread_num();
+        read_vector acc[4] = {{0}};
+        for (size_t pass = 0; pass < r->passes; pass++)
+            for (size_t b = blocks * part / parts; b < blocks * (part + 1) / parts; b++)
+                for (int v = 0; v < 4; v++) {
+                    read_vector x;
+                    memcpy(&x, r->a + b * READ_LANES + v * READ_VECTOR, sizeof x);
+                    acc[v] += x;
+                }
+        read_vector all = acc[0] + acc[1] + acc[2] + acc[3];
+        for (int i = 0; i < READ_VECTOR; i++)
+            total += all[i];
+    }
+    r->sink = total; /* the sum is used: the loads stay */
+    return LT_OK;
+}
+
+double lt_attn_read_bandwidth_gbs(size_t array_bytes, int threads)
+{
+    size_t n = array_bytes / sizeof(float) / READ_LANES * READ_LANES;
+    float *a = NULL;
+    double gbs = NAN;
+    if (n > 0 && lt_mem_alloc((void **)&a, n * sizeof(float), "read bandwidth") == LT_OK) {
+        int before = lt_threads_get();
+        if (lt_threads_set(threads >= 1 ? threads : before) == LT_OK) {
+#pragma omp parallel for schedule(static)
+            for (size_t i = 0; i < n; i++) /* first touch by the threads that read it */
+                a[i] = (float)(i % 7);
+            /* a small array read often enough that the timing is of the
+             * reads, not of starting the threads */
+            size_t bytes = n * sizeof(float);
+            read_case r = {n, (READ_TIMED_BYTES + bytes - 1) / bytes, a, 0.0f};
+            double samples[ROOFLINE_REPEATS];
+            lt_summary summary;
+            if (lt_time_repeat(&summary, samples, run_read, &r, 1, ROOFLINE_REPEATS) == LT_OK &&
+                summary.median > 0.0)
+                gbs = (double)r.passes * (double)bytes / summary.median * 1e-9;
+            lt_threads_set(before);
+        }
+    }
+    lt_mem_free(a);
+    return gbs;
+}
 
 /* a[i] = b[i] + 3 c[i] over three arrays: STREAM's triad. */
 typedef struct triad_case {

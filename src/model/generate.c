@@ -222,6 +222,8 @@ static double streamed_floats(const lt_model *m)
     return (double)m->param_count - table;
 }
 
+double lt_generator_streamed_bytes(const lt_model *m) { return 4.0 * streamed_floats(m); }
+
 lt_status lt_generator_bound(const lt_generator *g, double bandwidth_gbs, double peak_gflops,
                              lt_gen_bound *out)
 {

@@ -93,6 +93,10 @@ typedef struct lt_gen_bound {
 lt_status lt_generator_bound(const lt_generator *g, double bandwidth_gbs, double peak_gflops,
                              lt_gen_bound *out);
 
+/* Bytes of the weights a step streams (every parameter but the embedding
+ * table): the size at which to measure the bandwidth for the bound. */
+double lt_generator_streamed_bytes(const lt_model *m);
+
 /* ---- generating whole sequences ---- */
 
 /* How a generated position's token is chosen from the logits that predict
