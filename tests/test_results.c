@@ -765,6 +765,30 @@ Test(results, image_ablation_sets_both_depths_side_by_side)
     check_scratch_remove();
 }
 
+/* A deeper run still training (a model without bits/dim): its finished
+ * models only, and no sentence comparing the two depths. */
+Test(results, image_ablation_leaves_out_models_not_yet_trained)
+{
+    check_scratch_make("results");
+    const char *dir = check_scratch_dir();
+    write_image_run(dir, "image", 2, 3000, 1.0, 1.081, 0.2, 0.1);
+    write_image_run(dir, "image-l4", 4, 2500, 0.95, 0.969, 0.05, 0.05);
+    FILE *f = run_file(dir, "image-l4", "mnist.csv");
+    fprintf(f, "experiment,variant,layers,gen_mode,steps,train_s,test_bits_per_dim\n"
+               "image,softmax,4,cached,2500,200,0.95\nimage,linear,4,none,1200,,\n");
+    fclose(f);
+    static char text[8192];
+    FILE *out = fmemopen(text, sizeof text, "w");
+    bench_image_ablation(out, dir);
+    fclose(out);
+    cr_expect(strstr(text, "| 4 | softmax | 2500 | 200 | 0.9500 |  |") != NULL, "%s", text);
+    cr_expect(strstr(text, "| 4 | linear |") == NULL, "%s", text);
+    cr_expect(strstr(text, "Against softmax's") == NULL, "%s", text);
+    cr_expect(strstr(text, "nan") == NULL, "%s", text);
+    check_assert_mem_released();
+    check_scratch_remove();
+}
+
 /* The appendix's CPU timings: the order of the three modes decides, and the
  * speed-ups are said beside the paper's. */
 Test(results, image_cpu_claim_orders_the_three_modes)
