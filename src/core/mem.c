@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
@@ -54,12 +55,14 @@ static void raise_peak(size_t now)
     }
 }
 
-/* Blocks from this size on start on a 2 MiB boundary, rounded up to whole
- * 2 MiB pages, and ask the kernel for transparent huge pages (where it
- * gives them only on request, as Debian's default does): the kernels
- * stream their large operands (a model's weights, a key/value cache, an
- * attention workspace) or scatter into them, and with 4 KiB pages every
- * page costs a TLB entry and stops the hardware prefetcher at its end. */
+/* Blocks from this size on are placed (their header first) on a 2 MiB
+ * boundary and ask the kernel for transparent huge pages over their whole
+ * 2 MiB pages (where it gives them only on request, as Debian's default
+ * does): the kernels stream their large operands (a model's weights, a
+ * key/value cache, an attention workspace) or scatter into them, and with
+ * 4 KiB pages every page costs a TLB entry and stops the hardware
+ * prefetcher at its end. The last, partial 2 MiB stays in small pages, so
+ * a block occupies no more memory than it is charged. */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 #define HUGE_BLOCK_MIN ((size_t)4 << 20)
 
@@ -67,11 +70,12 @@ static unsigned char *allocate(size_t bytes)
 {
     if (bytes < HUGE_BLOCK_MIN)
         return aligned_alloc(LT_MEM_ALIGN, bytes);
-    size_t whole = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
-    unsigned char *raw = aligned_alloc(HUGE_PAGE_BYTES, whole);
+    void *raw = NULL;
+    if (posix_memalign(&raw, HUGE_PAGE_BYTES, bytes) != 0)
+        return NULL;
 #ifdef MADV_HUGEPAGE
-    if (raw != NULL)
-        (void)madvise(raw, whole, MADV_HUGEPAGE); /* a hint: refused, the pages stay small */
+    /* a hint: refused, the pages stay small */
+    (void)madvise(raw, bytes / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES, MADV_HUGEPAGE);
 #endif
     return raw;
 }
