@@ -799,13 +799,21 @@ Test(nn, linear_from_packed_panels)
         lt_rng_fill_normal(&rng, b, C_out, 1.0f);
         lt_linear_panels_pack(panels, W, C_in, C_out);
         lt_linear_panels_forward(all, x, panels, b, R_MAX, C_in, C_out);
-        /* the plain sum it claims: each output fuses its inputs' products
-         * in input order into one accumulator, then adds the bias */
+        /* the plain sum it claims: each output adds its inputs' products in
+         * input order into one accumulator, then adds the bias; fused where
+         * the build has the instruction (rows.c contracts multiply-adds,
+         * this file does not), rounded twice where it has not */
         for (int r = 0; r < R_MAX; r++)
             for (int o = 0; o < C_out; o++) {
                 float sum = 0.0f;
-                for (int k = 0; k < C_in; k++)
-                    sum = fmaf(W[(size_t)o * C_in + k], x[(size_t)r * C_in + k], sum);
+                for (int k = 0; k < C_in; k++) {
+                    float w = W[(size_t)o * C_in + k], v = x[(size_t)r * C_in + k];
+#if defined(__FMA__)
+                    sum = fmaf(w, v, sum);
+#else
+                    sum = sum + w * v;
+#endif
+                }
                 float want = b[o] + sum, got = all[(size_t)r * C_out + o];
                 cr_assert(memcmp(&want, &got, sizeof want) == 0,
                           "%d x %d: row %d output %d is %.9g, the in-order sum %.9g", C_in,

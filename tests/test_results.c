@@ -758,7 +758,8 @@ Test(results, image_ablation_sets_both_depths_side_by_side)
         "| layers | @2000 | @2500 | @3000 | @6000 | @10000 |",
         "| 2 | +20.0% | +15.0% | +10.0% | - | - |",
         "| 4 | +5.0% | +5.0% | - | - | - |",
-        "Against softmax's, linear attention's test bits/dim is +8.1% at 2 layers and +2.0% at 4",
+        "Linear attention's test bits/dim is 8.1% above softmax's at 2 layers and 2.0% above "
+        "at 4 (Table 1's claim allows 5% either way).",
     };
     check_ablation(bench_image_ablation, dir, expected, sizeof expected / sizeof expected[0],
                    NULL, "image-l4/mnist-curves.csv");
@@ -783,7 +784,7 @@ Test(results, image_ablation_leaves_out_models_not_yet_trained)
     fclose(out);
     cr_expect(strstr(text, "| 4 | softmax | 2500 | 200 | 0.9500 |  |") != NULL, "%s", text);
     cr_expect(strstr(text, "| 4 | linear |") == NULL, "%s", text);
-    cr_expect(strstr(text, "Against softmax's") == NULL, "%s", text);
+    cr_expect(strstr(text, "test bits/dim is") == NULL, "%s", text);
     cr_expect(strstr(text, "nan") == NULL, "%s", text);
     check_assert_mem_released();
     check_scratch_remove();
