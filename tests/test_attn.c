@@ -1644,6 +1644,9 @@ Test(attn_kernels, lsh_chunked_equals_reference)
         /* many chunks and a partial one; and the default chunk of 32 */
         compare_kernels_both_plans(lsh_config(causal, "lsh-chunked", 3, 8, 0),
                                    lsh_config(causal, "lsh-reference", 3, 8, 0), 300, SAME_BOUND);
+        /* one round: backward takes g . out from the chunk's products, not saved */
+        compare_kernels_both_plans(lsh_config(causal, "lsh-chunked", 1, 8, 0),
+                                   lsh_config(causal, "lsh-reference", 1, 8, 0), 300, SAME_BOUND);
         compare_kernels_both_plans(config_of("lsh", causal, "lsh-chunked"),
                                    config_of("lsh", causal, "lsh-reference"), 300, SAME_BOUND);
         lt_attn_config fast = lt_attn_default_config("lsh"), plain = fast;
@@ -1658,8 +1661,9 @@ Test(attn_kernels, lsh_same_bits_for_any_threads)
 {
     for (int causal = 0; causal <= 1; causal++) {
         lt_attn_config configs[] = {lsh_config(causal, "lsh-chunked", 4, 8, 0),
+                                    lsh_config(causal, "lsh-chunked", 1, 8, 0),
                                     lsh_config(causal, "lsh-reference", 2, 8, 0)};
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < 3; i++) {
             check_same_bits_for_any_threads(configs[i], shape_of(1, 1, 333, 6, 5));
             check_same_bits_for_any_threads(configs[i], shape_of(1, 2, 333, 6, 5));
             /* 41 chunks: an odd count, whose last chunk no even window leaves bare */

@@ -272,7 +272,9 @@ static int32_t *take_ints(carver *c, size_t n) { return take(c, n * sizeof(int32
 /* Saved, whole tensors one after another: order (B,H,rounds,N) int32, round
  * weights w (B,H,rounds,N) in sorted order, window probabilities P
  * (B,H,rounds,N,W) in sorted order (a chunk's rows use its window's
- * columns), and the output (B,H,N,M) for backward's g . out. */
+ * columns), and, with several rounds, the output (B,H,N,M) for backward's
+ * delta_i = g_i . out_i. One round needs no output: there delta_i = sum_j
+ * P_ij (g_i . v_j), the row sum of the products backward computes anyway. */
 typedef struct saved_round {
     int32_t *order;
     float *w, *P, *out;
@@ -293,7 +295,8 @@ static saved_round saved_of(const attn_call *call, int bh, int round)
     s.w = w + head_round * N;
     float *P = w + BH * R * N;
     s.P = P + head_round * N * W;
-    s.out = P + BH * R * N * W + (size_t)bh * N * (size_t)shape->M;
+    if (R > 1)
+        s.out = P + BH * R * N * W + (size_t)bh * N * (size_t)shape->M;
     return s;
 }
 
@@ -301,7 +304,8 @@ static size_t lsh_saved_bytes(const lt_attn *attn, lt_attn_shape shape)
 {
     lsh_sizes z = sizes_of(attn, shape);
     size_t BH = (size_t)shape.B * shape.H, N = (size_t)z.N;
-    return BH * ((size_t)z.rounds * N * (2 + (size_t)z.W) + N * (size_t)z.M) * sizeof(float);
+    const size_t out = z.rounds > 1 ? N * (size_t)z.M : 0;
+    return BH * ((size_t)z.rounds * N * (2 + (size_t)z.W) + out) * sizeof(float);
 }
 
 const int32_t *attn_lsh_order(const lt_attn *attn, lt_attn_shape shape, const void *saved, int bh,
@@ -715,7 +719,9 @@ static void finish_rounds(const lsh_head *t, int bh)
                          : lt_exp_nonpositive(s.w[q] - t->b.m[i]) / t->b.l[i];
         }
     }
-    memcpy(saved_of(t->call, bh, 0).out, t->h.out, sizeof(float) * (size_t)n * M);
+    float *saved_out = saved_of(t->call, bh, 0).out;
+    if (saved_out != NULL)
+        memcpy(saved_out, t->h.out, sizeof(float) * (size_t)n * M);
 }
 
 /* Round r's chunks: scores into the saved probabilities (or scratch), the
@@ -787,7 +793,8 @@ static void place_backward_row(const lsh_head *t, const int32_t *rank, const flo
     float *gs = t->b.gs + s * M;
     for (int m = 0; m < M; m++)
         gs[m] = w[s] * g[m];
-    t->b.dscale[s] = w[s] * t->b.delta[i];
+    if (t->z.rounds > 1) /* one round: chunk_backward sums it from the products */
+        t->b.dscale[s] = w[s] * t->b.delta[i];
 }
 
 /* One chunk's gradients in sorted rows: dS = P (Gs V^T - dscale), scaled
@@ -804,8 +811,16 @@ static void chunk_backward(const lsh_head *t, const float *P, chunk ch, float be
     const float *p = P + (size_t)ch.s0 * W, *key_inv = t->b.invs + ch.w0;
     window_product(ch, 1.0f, t->b.gs, t->b.vs, M, w.block, W);
     for (int r = 0; r < ch.rows; r++) {
-        float *ds = w.block + (size_t)r * W, scale = t->b.dscale[ch.s0 + r];
+        float *ds = w.block + (size_t)r * W;
         const float *pr = p + (size_t)r * W;
+        float scale = 0.0f;
+        if (t->z.rounds > 1) {
+            scale = t->b.dscale[ch.s0 + r];
+        } else { /* w delta = w g . out = sum_j P_j (w g . v_j), the row just computed */
+#pragma omp simd reduction(+ : scale)
+            for (int j = 0; j < ch.wid; j++)
+                scale += pr[j] * ds[j];
+        }
 #pragma omp simd
         for (int j = 0; j < ch.wid; j++)
             ds[j] = pr[j] * (ds[j] - scale) * key_inv[j];
@@ -885,7 +900,8 @@ static void chunked_head_backward(const attn_call *call, int bh, char *ws, int i
     lsh_head t = head_of(call, bh, ws, inner, 1);
     if (t.n == 0)
         return;
-    output_dots(&t, saved_of(call, bh, 0).out);
+    if (t.z.rounds > 1)
+        output_dots(&t, saved_of(call, bh, 0).out);
     for (int r = 0; r < t.z.rounds; r++)
         round_backward(&t, saved_of(call, bh, r));
 }
@@ -1009,7 +1025,35 @@ static void reference_head_forward(const attn_call *call, int bh, char *ws, int 
         for (int q = 0; q < t.n; q++)
             s.w[q] = b.zs[(size_t)r * N + s.order[q]] / b.l[s.order[q]];
     }
-    memcpy(saved_of(call, bh, 0).out, t.h.out, sizeof(float) * (size_t)t.n * M);
+    float *saved_out = saved_of(call, bh, 0).out;
+    if (saved_out != NULL)
+        memcpy(saved_out, t.h.out, sizeof(float) * (size_t)t.n * M);
+}
+
+/* delta_i = g_i . out_i from the saved rounds alone (the saved output is
+ * the chunked kernel's shortcut): sum over rounds r of w_ri sum_j P_rij
+ * (g_i . v_j). */
+static void reference_output_dots(const lsh_head *t, int bh)
+{
+    const int M = t->z.M, C = t->z.C, W = t->z.W;
+    memset(t->b.delta, 0, sizeof(float) * (size_t)t->n);
+    for (int r = 0; r < t->z.rounds; r++) {
+        saved_round s = saved_of(t->call, bh, r);
+        for (int q = 0; q < t->n; q++) {
+            const int i = s.order[q], w0 = q / C > 0 ? (q / C - 1) * C : 0;
+            const int w1 = min_int((q / C + 1) * C, t->n);
+            const float *g = t->h.d_out + (size_t)i * M;
+            float dot = 0.0f;
+            for (int a = w0; a < w1; a++) {
+                const float *v = t->h.v + (size_t)s.order[a] * M;
+                float gv = 0.0f;
+                for (int m = 0; m < M; m++)
+                    gv += g[m] * v[m];
+                dot += s.P[(size_t)q * W + a - w0] * gv;
+            }
+            t->b.delta[i] += s.w[q] * dot;
+        }
+    }
 }
 
 /* Per round and sorted query: dS_ij = w P_ij (g_i . v_j - g_i . out_i). */
@@ -1018,7 +1062,7 @@ static void reference_head_backward(const attn_call *call, int bh, char *ws, int
     lsh_head t = head_of(call, bh, ws, inner, 1);
     const int D = t.z.D, M = t.z.M, C = t.z.C, W = t.z.W;
     reference_norms(&t);
-    output_dots(&t, saved_of(call, bh, 0).out);
+    reference_output_dots(&t, bh);
     memset(t.b.dkacc, 0, sizeof(float) * (size_t)t.n * D);
     for (int r = 0; r < t.z.rounds; r++) {
         saved_round s = saved_of(call, bh, r);
