@@ -588,6 +588,59 @@ static void free_runs(lt_csv_table *results, lt_csv_table *curves, int read)
     }
 }
 
+/* A model's test PER (%) in a run's results; NaN where it has none. */
+static double test_per_of(const lt_csv_table *results, const char *model)
+{
+    return 100 * lt_claim_num(results, lt_claim_row(results, "model", model, NULL), "test_per");
+}
+
+/* "7.00 points behind", "level with" or "3.00 points ahead of": a PER
+ * against another (a higher PER is behind). */
+static void standing_text(char *buf, size_t size, double per, double other)
+{
+    double behind = per - other;
+    if (fabs(behind) < 0.005)
+        snprintf(buf, size, "level with");
+    else
+        snprintf(buf, size, "%.2f points %s", fabs(behind), behind > 0 ? "behind" : "ahead of");
+}
+
+/* A speech ablation's table: each model of the changed run (runs[1]) beside
+ * the same model in the medium run (runs[0]), `setting` (a results column:
+ * what the ablation changes) first. */
+static void speech_ablation_table(FILE *f, const char *const *runs, const char *setting,
+                                  const lt_csv_table *results, const lt_csv_table *curves)
+{
+    const lt_csv_table *changed = &results[1];
+    int model = lt_csv_table_column(changed, "model");
+    fprintf(f, "\nThe same models in `%s/` and `%s/`: updates, the training loss (the mean "
+               "CTC loss per utterance over the last epoch's updates) and the dev loss at the "
+               "end of training; dev and test PER at the epoch of best dev PER, as in the "
+               "table above.\n\n"
+               "| %s | model | train utterances | updates | train loss | dev loss | "
+               "dev PER%% | test PER%% | s/epoch |\n"
+               "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
+            runs[0], runs[1], setting);
+    for (long long i = 0; model >= 0 && i < changed->nrows; i++) {
+        const char *name = lt_csv_table_cell(changed, i, model);
+        for (int r = 0; r < 2; r++) {
+            long long row = lt_claim_row(&results[r], "model", name, NULL);
+            long long last = last_step_row(&curves[r], "model", name);
+            if (row < 0 || last < 0)
+                continue;
+            fprintf(f, "| %.4g | %s | %.0f | %.0f | %.3f | %.3f | %.2f | %.2f | %.2f |\n",
+                    lt_claim_num(&results[r], row, setting), name,
+                    lt_claim_num(&results[r], row, "train_utterances"),
+                    lt_claim_num(&curves[r], last, "step"),
+                    lt_claim_num(&curves[r], last, "train_loss"),
+                    lt_claim_num(&curves[r], last, "dev_loss"),
+                    100 * lt_claim_num(&results[r], row, "dev_per"),
+                    100 * lt_claim_num(&results[r], row, "test_per"),
+                    lt_claim_num(&results[r], row, "seconds_per_epoch"));
+        }
+    }
+}
+
 void bench_speech_ablation(FILE *f, const char *out)
 {
     static const char *const runs[] = {"speech", "speech-8h"};
@@ -595,57 +648,56 @@ void bench_speech_ablation(FILE *f, const char *out)
     lt_csv_table results[RUNS], curves[RUNS];
     int read = read_runs(out, runs, RUNS, "speech.csv", "speech-curves.csv", results, curves);
     if (read == RUNS) {
-        /* the longer run's models, each in both runs */
-        const lt_csv_table *longer = &results[RUNS - 1];
-        int model = lt_csv_table_column(longer, "model");
-        double per[RUNS][2] = {{NAN, NAN}, {NAN, NAN}}, hours[RUNS];
-        for (int r = 0; r < RUNS; r++)
+        speech_ablation_table(f, runs, "hours", results, curves);
+        double per[RUNS][2], hours[RUNS];
+        char standing[RUNS][48];
+        for (int r = 0; r < RUNS; r++) {
             hours[r] = lt_claim_num(&results[r], 0, "hours");
-        fprintf(f, "\nThe same models on %g and on %g hours of audio (`speech/` and "
-                   "`speech-8h/`): updates, the training loss (the mean CTC loss per "
-                   "utterance over the last epoch's updates) and the dev loss at the end of "
-                   "training; dev and test PER at the epoch of best dev PER, as in the table "
-                   "above.\n\n"
-                   "| hours | model | train utterances | updates | train loss | dev loss | "
-                   "dev PER%% | test PER%% | s/epoch |\n"
-                   "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
-                hours[0], hours[1]);
-        for (long long i = 0; model >= 0 && i < longer->nrows; i++) {
-            const char *name = lt_csv_table_cell(longer, i, model);
-            int which = strcmp(name, "softmax") == 0 ? 0 : strcmp(name, "bilstm") == 0 ? 1 : -1;
-            for (int r = 0; r < RUNS; r++) {
-                long long row = lt_claim_row(&results[r], "model", name, NULL);
-                long long last = last_step_row(&curves[r], "model", name);
-                if (row < 0 || last < 0)
-                    continue;
-                double test_per = 100 * lt_claim_num(&results[r], row, "test_per");
-                if (which >= 0)
-                    per[r][which] = test_per;
-                fprintf(f, "| %.4g | %s | %.0f | %.0f | %.3f | %.3f | %.2f | %.2f | %.2f |\n",
-                        hours[r], name, lt_claim_num(&results[r], row, "train_utterances"),
-                        lt_claim_num(&curves[r], last, "step"),
-                        lt_claim_num(&curves[r], last, "train_loss"),
-                        lt_claim_num(&curves[r], last, "dev_loss"),
-                        100 * lt_claim_num(&results[r], row, "dev_per"), test_per,
-                        lt_claim_num(&results[r], row, "seconds_per_epoch"));
-            }
+            per[r][0] = test_per_of(&results[r], "softmax");
+            per[r][1] = test_per_of(&results[r], "bilstm");
+            standing_text(standing[r], sizeof standing[r], per[r][0], per[r][1]);
         }
-        if (!isnan(per[0][0] + per[0][1] + per[1][0] + per[1][1])) {
-            char standing[RUNS][48];
-            for (int r = 0; r < RUNS; r++) {
-                double behind = per[r][0] - per[r][1]; /* a higher PER is behind */
-                if (fabs(behind) < 0.005)
-                    snprintf(standing[r], sizeof standing[r], "level with");
-                else
-                    snprintf(standing[r], sizeof standing[r], "%.2f points %s", fabs(behind),
-                             behind > 0 ? "behind" : "ahead of");
-            }
+        if (!isnan(per[0][0] + per[0][1] + per[1][0] + per[1][1]))
             fprintf(f, "\nFrom %g to %g hours of audio, softmax's test PER goes from %.2f%% to "
                        "%.2f%% and the Bi-LSTM's from %.2f%% to %.2f%%: softmax is %s the "
                        "Bi-LSTM at %g hours and %s it at %g (the test split grows with the "
                        "corpus, so the two test sets are not the same utterances).\n",
                     hours[0], hours[1], per[0][0], per[1][0], per[0][1], per[1][1],
                     standing[0], hours[0], standing[1], hours[1]);
+    }
+    free_runs(results, curves, read);
+}
+
+void bench_speech_dropout_ablation(FILE *f, const char *out)
+{
+    static const char *const runs[] = {"speech", "speech-dropout"};
+    static const char *const transformers[] = {"softmax", "linear"};
+    enum { RUNS = 2, MODELS = 2 };
+    lt_csv_table results[RUNS], curves[RUNS];
+    int read = read_runs(out, runs, RUNS, "speech.csv", "speech-curves.csv", results, curves);
+    if (read == RUNS) {
+        speech_ablation_table(f, runs, "dropout", results, curves);
+        const double bilstm = test_per_of(&results[0], "bilstm");
+        const double dropout = lt_claim_num(&results[1], 0, "dropout");
+        double per[RUNS][MODELS], sum = bilstm + dropout;
+        for (int r = 0; r < RUNS; r++)
+            for (int m = 0; m < MODELS; m++) {
+                per[r][m] = test_per_of(&results[r], transformers[m]);
+                sum += per[r][m];
+            }
+        if (!isnan(sum)) {
+            char before[MODELS][48], after[MODELS][48];
+            for (int m = 0; m < MODELS; m++) {
+                standing_text(before[m], sizeof before[m], per[0][m], bilstm);
+                standing_text(after[m], sizeof after[m], per[1][m], bilstm);
+            }
+            fprintf(f, "\nWith dropout %g after each branch, softmax's test PER goes from "
+                       "%.2f%% to %.2f%% and linear attention's from %.2f%% to %.2f%% (the "
+                       "same corpus and test utterances). Against the Bi-LSTM's %.2f%% (it "
+                       "has no dropout), softmax goes from %s it to %s it, linear attention "
+                       "from %s it to %s it.\n",
+                    dropout, per[0][0], per[1][0], per[0][1], per[1][1], bilstm, before[0],
+                    after[0], before[1], after[1]);
         }
     }
     free_runs(results, curves, read);

@@ -30,6 +30,13 @@ void bench_copy_ablation(FILE *f, const char *out);
  * results and curves are in `out`. */
 void bench_speech_ablation(FILE *f, const char *out);
 
+/* The speech dropout ablation under its section: softmax and linear of
+ * speech-dropout/ (trained with dropout) beside the same models in speech/
+ * (none), as bench_speech_ablation sets them, and each one's test PER
+ * against the Bi-LSTM's of speech/. Nothing unless both runs' results and
+ * curves are in `out`. */
+void bench_speech_dropout_ablation(FILE *f, const char *out);
+
 /* The MNIST depth ablation under its section: softmax and linear of
  * image-l4/ (4 layers) beside those of image/ (the medium preset's 2): test
  * bits/dim and linear's relative gap, and the gap in training bits/dim at

@@ -19,11 +19,13 @@
 /* ---- copy ---- */
 
 /* Key columns filled from a flag (or the run: $experiment, $model,
- * $kernel, $threads) by the driver; SHOWN ones print. */
+ * $kernel, $threads, $dropout) by the driver; SHOWN ones print. */
 #define FROM_KEY(n, f) {.name = n, .role = LT_COL_KEY, .from = f}
 #define FROM_LABEL(n, f, h) {.name = n, .role = LT_COL_KEY, .label = 1, .from = f, SHOWN(h, NULL, 0)}
 #define FROM_THREADS {.name = "threads", .role = LT_COL_SETUP, .from = "$threads"}
 #define FROM_EXPERIMENT {.name = "experiment", .role = LT_COL_NOTE, .from = "$experiment"}
+/* the dropout the model applies: --dropout's for a transformer, 0 for a Bi-LSTM */
+#define FROM_DROPOUT {.name = "dropout", .role = LT_COL_KEY, .from = "$dropout"}
 
 #define COPY_KEYS                                                                              \
     FROM_EXPERIMENT, FROM_LABEL("variant", "$model", "variant"),                               \
@@ -32,7 +34,7 @@
         {.name = "batch", .role = LT_COL_KEY, .from = "--batch", SHOWN("batch", NULL, 0)},     \
         FROM_KEY("layers", "--layers"), FROM_KEY("heads", "--heads"),                          \
         FROM_KEY("head_dim", "--head-dim"), FROM_KEY("ffn", "--ffn"),                          \
-        FROM_KEY("dropout", "--dropout"), FROM_KEY("optimizer", "--optimizer"),                \
+        FROM_DROPOUT, FROM_KEY("optimizer", "--optimizer"),                                    \
         FROM_KEY("base_lr", "--lr"), FROM_THREADS, FROM_KEY("seed", "--seed")
 
 static const lt_column copy_curve_columns[] = {
@@ -164,7 +166,8 @@ const lt_schema bench_scaling = {"scaling", "scaling", scaling_columns, COUNT(sc
     FROM_EXPERIMENT, LABEL("dataset"), FROM_LABEL("variant", "$model", "variant"),            \
         FROM_LABEL("kernel", "$kernel", "kernel"), FROM_KEY("preset", "--preset"),            \
         FROM_KEY("layers", "--layers"), FROM_KEY("heads", "--heads"),                         \
-        FROM_KEY("head_dim", "--head-dim"), FROM_KEY("ffn", "--ffn"), FROM_THREADS,           \
+        FROM_KEY("head_dim", "--head-dim"), FROM_KEY("ffn", "--ffn"),                         \
+        FROM_DROPOUT, FROM_THREADS,                                                           \
         {.name = "seed", .role = LT_COL_NOTE, .from = "--seed"}
 
 static const lt_column image_curve_columns[] = {
@@ -255,7 +258,8 @@ const lt_schema bench_image_results = {"image", "image", image_result_columns,
         FROM_LABEL("kernel", "$kernel", "kernel"), FROM_KEY("preset", "--preset"),            \
         FROM_KEY("hours", "--hours"), FROM_KEY("utterance_frames", "--utterance-frames"),     \
         {.name = "corpus_seed", .role = LT_COL_NOTE, .from = "--seed"},                       \
-        FROM_KEY("stack", "--stack"), FROM_KEY("batch", "--batch"), FROM_THREADS,             \
+        FROM_KEY("stack", "--stack"), FROM_KEY("batch", "--batch"),                           \
+        FROM_DROPOUT, FROM_THREADS,                                                           \
         {.name = "seed", .role = LT_COL_NOTE, .from = "--seed"}
 
 static const lt_column speech_curve_columns[] = {

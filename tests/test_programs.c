@@ -1965,6 +1965,7 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
     const char *expected[] = {"ltbench copy --preset=medium",
                               "copy-h16 --head-dim=16 --variants=softmax,linear --steps=6000",
                               "speech-8h --hours=8 --models=softmax,bilstm",
+                              "speech-dropout --dropout=0.1 --models=softmax,linear",
                               "image-l4 --layers=4 --variants=softmax,linear",
                               "image-paper --layers=16", "--gen-only --gen-batches=1",
                               "ltbench speech --preset=medium", "ltbench decode"};
@@ -1980,7 +1981,8 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
     report[fread(report, 1, sizeof report - 1, f)] = '\0';
     fclose(f);
     cr_assert(strstr(report, "copy-h16") == NULL && strstr(report, "image-paper") == NULL &&
-                  strstr(report, "speech-8h") == NULL && strstr(report, "image-l4") == NULL,
+                  strstr(report, "speech-8h") == NULL && strstr(report, "image-l4") == NULL &&
+                  strstr(report, "speech-dropout") == NULL,
               "%s", report);
 }
 

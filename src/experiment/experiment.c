@@ -73,6 +73,8 @@ void lt_exp_row_begin(lt_exp_run *run, lt_table *t, const lt_exp_model *m)
             lt_set_str(t, col->name, m->kernel);
         else if (strcmp(from, "$threads") == 0)
             lt_set_int(t, col->name, lt_threads_get());
+        else if (strcmp(from, "$dropout") == 0) /* transformers only: a Bi-LSTM has none */
+            lt_set_num(t, col->name, m->attention ? run->o.dropout : 0.0);
         else {
             const lt_flag *f = lt_cli_flag(&run->cli, from);
             LT_ASSERT(f != NULL); /* the schema names a flag of this program */

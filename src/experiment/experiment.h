@@ -160,8 +160,8 @@ int lt_exp_shard_batch(const lt_exp_run *run);
 
 /* Begins a row of one of the run's tables with every column the schema
  * says where to take from (lt_column.from: a flag's value, or $experiment,
- * $model, $kernel, $threads) filled for model m; the experiment sets the
- * rest and ends the row. */
+ * $model, $kernel, $threads, $dropout: what the model applies) filled for
+ * model m; the experiment sets the rest and ends the row. */
 void lt_exp_row_begin(lt_exp_run *run, lt_table *t, const lt_exp_model *m);
 
 /* A model by row name (NULL if the run has none). */
