@@ -628,8 +628,13 @@ static void speech_ablation_table(FILE *f, const char *const *runs, const char *
             long long last = last_step_row(&curves[r], "model", name);
             if (row < 0 || last < 0)
                 continue;
-            fprintf(f, "| %.4g | %s | %.0f | %.0f | %.3f | %.3f | %.2f | %.2f | %.2f |\n",
-                    lt_claim_num(&results[r], row, setting), name,
+            /* a run written before the column existed shows - */
+            char value[32] = "-";
+            double v = lt_claim_num(&results[r], row, setting);
+            if (!isnan(v))
+                snprintf(value, sizeof value, "%.4g", v);
+            fprintf(f, "| %s | %s | %.0f | %.0f | %.3f | %.3f | %.2f | %.2f | %.2f |\n", value,
+                    name,
                     lt_claim_num(&results[r], row, "train_utterances"),
                     lt_claim_num(&curves[r], last, "step"),
                     lt_claim_num(&curves[r], last, "train_loss"),

@@ -667,20 +667,27 @@ Test(results, copy_ablation_sets_both_head_widths_side_by_side)
 
 /* Writes a speech run into DIR/name: results and two epochs of curves per
  * model, the numbers derived from `hours` so each cell can be told apart,
- * and the test PER lowered by `dropout`. */
+ * and the test PER lowered by `dropout`; a negative dropout writes no
+ * dropout column (a run from before it existed, trained without). */
 static void write_speech_run(const char *dir, const char *name, int hours, double dropout,
                              const char *const *models, int count)
 {
+    const int has_dropout = dropout >= 0;
+    if (!has_dropout)
+        dropout = 0;
     run_file(dir, name, NULL);
     FILE *f = run_file(dir, name, "speech.csv");
-    fprintf(f, "experiment,model,status,hours,dropout,train_utterances,dev_per,test_per,"
-               "seconds_per_epoch\n");
-    for (int m = 0; m < count; m++) /* test PER: the first model's 17% at 2 h, 5% at 8 h */
-        fprintf(f, "speech,%s,ok,%d,%g,%d,%g,%g,%g\n", models[m], hours, dropout, 400 * hours,
-                0.01 * (m + 1) * hours,
+    fprintf(f, "experiment,model,status,hours,%strain_utterances,dev_per,test_per,"
+               "seconds_per_epoch\n", has_dropout ? "dropout," : "");
+    for (int m = 0; m < count; m++) { /* test PER: the first model's 17% at 2 h, 5% at 8 h */
+        fprintf(f, "speech,%s,ok,%d,", models[m], hours);
+        if (has_dropout)
+            fprintf(f, "%g,", dropout);
+        fprintf(f, "%d,%g,%g,%g\n", 400 * hours, 0.01 * (m + 1) * hours,
                 (m == 0 ? (hours == 2 ? 0.17 : 0.05) : (hours == 2 ? 0.1 : 0.08)) -
                     (m == 0 ? dropout : dropout / 2),
                 10.0 * hours + m);
+    }
     fclose(f);
     f = run_file(dir, name, "speech-curves.csv");
     fprintf(f, "experiment,model,step,train_loss,dev_loss\n");
@@ -750,6 +757,20 @@ Test(results, speech_dropout_ablation_sets_the_transformers_beside_the_bilstm)
     check_ablation(bench_speech_dropout_ablation, dir, expected,
                    sizeof expected / sizeof expected[0], "| bilstm |",
                    "speech-dropout/speech-curves.csv");
+    check_scratch_remove();
+
+    /* a medium run from before the dropout column: - in its rows, not nan */
+    check_scratch_make("results");
+    dir = check_scratch_dir();
+    write_speech_run(dir, "speech", 2, -1, all, 3);
+    write_speech_run(dir, "speech-dropout", 2, 0.1, transformers, 2);
+    const char *older[] = {
+        "| - | softmax | 800 | 200 | 2.000 | 4.000 | 2.00 | 17.00 | 20.00 |",
+        "| 0.1 | softmax | 800 | 200 | 2.000 | 4.000 | 2.00 | 7.00 | 20.00 |",
+        "softmax goes from 7.00 points behind it to 3.00 points ahead of it",
+    };
+    check_ablation(bench_speech_dropout_ablation, dir, older, sizeof older / sizeof older[0],
+                   "nan", "speech-dropout/speech-curves.csv");
     check_scratch_remove();
 }
 
