@@ -24,8 +24,10 @@
 #define FROM_LABEL(n, f, h) {.name = n, .role = LT_COL_KEY, .label = 1, .from = f, SHOWN(h, NULL, 0)}
 #define FROM_THREADS {.name = "threads", .role = LT_COL_SETUP, .from = "$threads"}
 #define FROM_EXPERIMENT {.name = "experiment", .role = LT_COL_NOTE, .from = "$experiment"}
-/* the dropout the model applies: --dropout's for a transformer, 0 for a Bi-LSTM */
-#define FROM_DROPOUT {.name = "dropout", .role = LT_COL_KEY, .from = "$dropout"}
+/* the dropout the model applies: --dropout's for a transformer, 0 for a Bi-LSTM
+ * (image and speech results written before the column existed lack it) */
+#define FROM_DROPOUT                                                                           \
+    {.name = "dropout", .role = LT_COL_KEY, .from = "$dropout", .older_files_lack = 1}
 
 #define COPY_KEYS                                                                              \
     FROM_EXPERIMENT, FROM_LABEL("variant", "$model", "variant"),                               \

@@ -69,8 +69,11 @@ static lt_status resolve(side *s)
     for (int c = 0; c < schema->ncols; c++) {
         const lt_column *col = &schema->columns[c];
         if (col->role == LT_COL_KEY && s->nkeys < MAX_KEYS) {
+            int at = lt_results_column(&s->file, col->name);
+            if (at < 0) /* only a key older files lack is missing here: align_keys */
+                continue;
             s->key_spec[s->nkeys] = col;
-            s->keys[s->nkeys++] = lt_results_column(&s->file, col->name);
+            s->keys[s->nkeys++] = at;
         } else if (col->role == LT_COL_SETUP && s->nsetup < MAX_SETUP - (int)PROVENANCE_SETUP) {
             s->setup_name[s->nsetup++] = col->name;
         } else if (is_metric(col) && s->nmetrics < MAX_METRICS) {
@@ -712,6 +715,28 @@ static int summarise(FILE *out, const report *r, const side *base, const lt_comp
     return failed;
 }
 
+/* A key that older files lack: an error naming the file when only one of
+ * the two lacks it (its cases may differ in it); left out of the matching
+ * when both do, like a metric neither has. */
+static lt_status align_keys(const side *base, const side *next)
+{
+    const lt_schema *schema = base->schema;
+    for (int c = 0; c < schema->ncols; c++) {
+        const lt_column *col = &schema->columns[c];
+        if (col->role != LT_COL_KEY)
+            continue;
+        int in_base = lt_results_column(&base->file, col->name) >= 0;
+        int in_next = lt_results_column(&next->file, col->name) >= 0;
+        if (in_base != in_next)
+            return lt_fail(LT_E_INPUT,
+                           "%s: key column '%s' is missing, expected it in a %s CSV as %s has "
+                           "it (regenerate the older file to compare them)",
+                           (in_base ? next : base)->file.path, col->name, schema->name,
+                           (in_base ? base : next)->file.path);
+    }
+    return LT_OK;
+}
+
 /* A metric one file lacks is an error naming that file; one that neither
  * has (both written before the column existed) is left out of the
  * comparison, so a version's reference runs still compare with
@@ -768,6 +793,8 @@ lt_status lt_compare(const lt_schema *const *schemas, int count, const char *bas
     if (status == LT_OK && base.schema != next.schema)
         status = lt_fail(LT_E_INPUT, "%s is a %s CSV but %s is a %s CSV: compare like with like",
                          base.file.path, base.schema->name, next.file.path, next.schema->name);
+    if (status == LT_OK)
+        status = align_keys(&base, &next);
     if (status == LT_OK)
         status = align_metrics(&base, &next);
     if (status == LT_OK) {

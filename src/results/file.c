@@ -85,11 +85,12 @@ static int key_count(const lt_schema *s)
     return n;
 }
 
-/* The first key column of `s` the file lacks, or NULL. */
+/* The first key column of `s` the file lacks (but one that older files
+ * lack), or NULL. */
 static const char *missing_key(const lt_results_file *file, const lt_schema *s)
 {
     for (int c = 0; c < s->ncols; c++)
-        if (s->columns[c].role == LT_COL_KEY &&
+        if (s->columns[c].role == LT_COL_KEY && !s->columns[c].older_files_lack &&
             lt_results_column(file, s->columns[c].name) < 0)
             return s->columns[c].name;
     return NULL;

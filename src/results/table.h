@@ -39,6 +39,11 @@ typedef struct lt_column {
     const char *spread;
     int rate;
     int label;            /* KEY: always names the case in compare's report */
+    /* KEY: added after results were written without it; a file that lacks
+     * it still is of the table, and compare matches two such files on the
+     * other keys (a file that has it against one that lacks it is an
+     * error: their cases may differ in it) */
+    int older_files_lack;
     /* Printed by the program and in the suite's report when `header` is
      * set: printf `format` of the value times `scale` (0 = 1); text when
      * format is NULL. */
