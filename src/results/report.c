@@ -231,9 +231,14 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
     for (int i = 0; i < o->count; i++)
         fprintf(f, "%s\n", o->commands[i]);
     fprintf(f, "```\n\n");
+    int noted = 0;
     for (int i = 0; i < o->count; i++)
-        if (o->notes[i][0])
+        if (o->notes[i][0]) {
             fprintf(f, "- %s: %s\n", o->names[i], o->notes[i]);
+            noted = 1;
+        }
+    if (noted) /* a list runs into the heading after it without one */
+        fprintf(f, "\n");
     int described = 0, repeat, beyond = 0;
     provenance machine;
     for (int i = 0; i < count; i++) {
