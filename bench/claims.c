@@ -519,9 +519,10 @@ int bench_speech_claims(const lt_csv_table *t, const lt_csv_table *paper, lt_cla
     double dev_l = 100 * lt_claim_num(t, lin, "dev_per");
     double dev_b = 100 * lt_claim_num(t, lstm, "dev_per");
     if (!isnan(dev_s + dev_l + dev_b))
-        snprintf(c->measured + strlen(c->measured), sizeof c->measured - strlen(c->measured),
-                 "; dev PER (the training speakers): %.2f%%, %.2f%%, %.2f%%", dev_s, dev_l,
-                 dev_b);
+        lt_claim_append(c->measured,
+                        "; dev PER (the training speakers): softmax %.2f%%, linear %.2f%%, "
+                        "Bi-LSTM %.2f%%",
+                        dev_s, dev_l, dev_b);
     lt_claim_say(c->rule, "holds if softmax's and linear's PER below the Bi-LSTM's");
     c->verdict = isnan(per_s) || isnan(per_l) || isnan(per_b) ? LT_CLAIM_UNTESTED
                  : per_s < per_b && per_l < per_b           ? LT_CLAIM_HOLDS

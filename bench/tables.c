@@ -24,9 +24,10 @@
 #define FROM_LABEL(n, f, h) {.name = n, .role = LT_COL_KEY, .label = 1, .from = f, SHOWN(h, NULL, 0)}
 #define FROM_THREADS {.name = "threads", .role = LT_COL_SETUP, .from = "$threads"}
 #define FROM_EXPERIMENT {.name = "experiment", .role = LT_COL_NOTE, .from = "$experiment"}
-/* the dropout the model applies: --dropout's for a transformer, 0 for a Bi-LSTM
- * (image and speech results written before the column existed lack it) */
-#define FROM_DROPOUT                                                                           \
+/* the dropout the model applies: --dropout's for a transformer, 0 for a Bi-LSTM */
+#define FROM_DROPOUT {.name = "dropout", .role = LT_COL_KEY, .from = "$dropout"}
+/* the same, in image and speech results, which gained the column later */
+#define FROM_DROPOUT_ADDED                                                                     \
     {.name = "dropout", .role = LT_COL_KEY, .from = "$dropout", .older_files_lack = 1}
 
 #define COPY_KEYS                                                                              \
@@ -169,7 +170,7 @@ const lt_schema bench_scaling = {"scaling", "scaling", scaling_columns, COUNT(sc
         FROM_LABEL("kernel", "$kernel", "kernel"), FROM_KEY("preset", "--preset"),            \
         FROM_KEY("layers", "--layers"), FROM_KEY("heads", "--heads"),                         \
         FROM_KEY("head_dim", "--head-dim"), FROM_KEY("ffn", "--ffn"),                         \
-        FROM_DROPOUT, FROM_THREADS,                                                           \
+        FROM_DROPOUT_ADDED, FROM_THREADS,                                                     \
         {.name = "seed", .role = LT_COL_NOTE, .from = "--seed"}
 
 static const lt_column image_curve_columns[] = {
@@ -261,7 +262,7 @@ const lt_schema bench_image_results = {"image", "image", image_result_columns,
         FROM_KEY("hours", "--hours"), FROM_KEY("utterance_frames", "--utterance-frames"),     \
         {.name = "corpus_seed", .role = LT_COL_NOTE, .from = "--seed"},                       \
         FROM_KEY("stack", "--stack"), FROM_KEY("batch", "--batch"),                           \
-        FROM_DROPOUT, FROM_THREADS,                                                           \
+        FROM_DROPOUT_ADDED, FROM_THREADS,                                                     \
         {.name = "seed", .role = LT_COL_NOTE, .from = "--seed"}
 
 static const lt_column speech_curve_columns[] = {

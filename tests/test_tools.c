@@ -250,8 +250,8 @@ Test(compare, bad_input_exits_2_naming_the_file)
         {"experiment,variant,kernel,", "experiment,variant,kernal,", "key column 'kernel'"},
         {"copy,linear", "speech,linear", "key column 'model'"},
         {"copy,linear", "image2,linear", "unknown experiment 'image2'"},
-        /* a key that older files lack, against a file that has it */
-        {",ffn,dropout,", ",ffn,dropout_p,", "key column 'dropout' is missing"},
+        /* copy results have always had dropout: one without it is refused */
+        {",ffn,dropout,", ",ffn,dropout_p,", "a copy CSV without key column 'dropout'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         static char changed[8192];
@@ -295,53 +295,45 @@ Test(compare, bad_input_exits_2_naming_the_file)
     cr_assert_eq(check_count_entries(p.dir), 2 + 8 + 2, "%s", p.dir);
 }
 
-/* Drops column `index` (0-based) from every line of a CSV without quoted
- * fields, in place. */
-static void drop_column(char *text, int index)
+/* Writes speech results of two models into `path`, with a dropout column
+ * or, as image and speech results written before it existed, without. */
+static void write_speech_results(const char *path, int with_dropout)
 {
-    char *out = text;
-    int column = 0;
-    for (const char *in = text; *in != '\0'; in++) {
-        if (*in == '\n') {
-            column = 0;
-            *out++ = *in;
-            continue;
-        }
-        if (*in == ',') {
-            column++;
-            /* the comma before the dropped field goes with it (the one after
-             * it, when it is the first) */
-            if (column == (index > 0 ? index : 1))
-                continue;
-        }
-        if (column != index)
-            *out++ = *in;
-    }
-    *out = '\0';
+    char text[1024];
+    const char *d = with_dropout ? "0," : "";
+    snprintf(text, sizeof text,
+             "experiment,model,kernel,preset,hours,utterance_frames,stack,batch,%slayers,"
+             "width,status,dev_per,test_per\n"
+             "speech,softmax,softmax-gemm,quick,0.005,0,3,4,%s1,16,ok,0.5,0.6\n"
+             "speech,bilstm,none,quick,0.005,0,3,4,%s1,32,ok,0.4,0.5\n",
+             with_dropout ? "dropout," : "", d, d);
+    write_file(path, text);
 }
 
-/* Two files written before a key existed (image and speech before their
- * dropout column) still compare, matched on the keys they have; one of
- * them against a file with the key is refused (bad_input above). */
-Test(compare, files_older_than_a_key_compare_on_the_others)
+/* Two speech (or image) files written before their dropout key existed still
+ * compare, matched on the other keys; one of them against a file with the
+ * key is refused, naming the one that lacks it, whichever operand it is. */
+Test(compare, results_older_than_the_dropout_key_compare_on_the_others)
 {
-    pair p;
-    summary_row rows[] = {OK_ROW("linear", 0.010, 0.009, 0.011),
-                          OK_ROW("softmax", 0.020, 0.019, 0.021)};
-    cr_assert_eq(compare_rows(&p, rows, 2, rows, 2, ""), 0, "%s", output);
-    const char *paths[] = {p.base, p.next};
-    for (int i = 0; i < 2; i++) {
-        FILE *f = fopen(paths[i], "r");
-        static char text[8192];
-        text[fread(text, 1, sizeof text - 1, f)] = '\0';
-        fclose(f);
-        drop_column(text, 10); /* dropout */
-        cr_assert(strstr(text, "ffn,optimizer") != NULL, "%s", text);
-        write_file(paths[i], text);
-    }
-    cr_assert_eq(compare_pair(&p, ""), 0, "%s", output);
+    char dir[64], base[128], next[128], args[512], mention[256];
+    make_temp_dir(dir);
+    snprintf(base, sizeof base, "%s/base.csv", dir);
+    snprintf(next, sizeof next, "%s/new.csv", dir);
+    write_speech_results(base, 0);
+    write_speech_results(next, 0);
+    snprintf(args, sizeof args, "compare %s %s", base, next);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
     ASSERT_MENTIONS("PASS");
-    ASSERT_MENTIONS("20 unchanged"); /* both cases matched, ten metrics each */
+    ASSERT_MENTIONS("4 unchanged"); /* both models matched, two metrics each */
+    write_speech_results(next, 1); /* base.csv still lacks it, as base or as new */
+    snprintf(mention, sizeof mention, "%s: key column 'dropout' is missing", base);
+    for (int swap = 0; swap < 2; swap++) {
+        snprintf(args, sizeof args, "compare %s %s", swap ? next : base, swap ? base : next);
+        cr_assert_eq(ltbench(args), 2, "%s", output);
+        ASSERT_MENTIONS(mention);
+        cr_assert(strstr(output, "PASS") == NULL && strstr(output, "FAIL") == NULL, "%s",
+                  output);
+    }
 }
 
 /* ---- a small JSON reader: enough to check what --json wrote ---- */

@@ -77,16 +77,17 @@ void lt_results_label_append(char *buf, size_t size, const char *name, const cha
         snprintf(buf + used, size - used, "%s%s", space, value);
 }
 
-static int key_count(const lt_schema *s)
+/* The key columns of `s` the file has: the most specific table wins. */
+static int key_count(const lt_results_file *file, const lt_schema *s)
 {
     int n = 0;
     for (int c = 0; c < s->ncols; c++)
-        n += s->columns[c].role == LT_COL_KEY;
+        n += s->columns[c].role == LT_COL_KEY && lt_results_column(file, s->columns[c].name) >= 0;
     return n;
 }
 
-/* The first key column of `s` the file lacks (but one that older files
- * lack), or NULL. */
+/* The first key column of `s` the file lacks, other than one flagged
+ * older_files_lack, or NULL. */
 static const char *missing_key(const lt_results_file *file, const lt_schema *s)
 {
     for (int c = 0; c < s->ncols; c++)
@@ -111,7 +112,7 @@ lt_status lt_results_recognise(const lt_schema **out, const lt_results_file *fil
             missing = missing ? missing : lacks;
             continue;
         }
-        if (best == NULL || key_count(s) > key_count(best))
+        if (best == NULL || key_count(file, s) > key_count(file, best))
             best = s;
     }
     *out = best;
