@@ -140,7 +140,7 @@ Test(io, csv_round_trip)
     cr_assert_eq(t.ncols, 4 + LT_CSV_PROVENANCE_COLUMNS);
     cr_assert_eq(t.nrows, N_TRICKY);
     const char *header[] = {"experiment", "note", "N", "time_s", "ltbench_version",
-                            "git_revision", "cpu_model", "blas", "date", "cores",
+                            "git_revision", "cpu_model", "cpu_id", "blas", "date", "cores",
                             "load_start", "load_end", "omp_wait_policy", "build", "ranks"};
     for (int c = 0; c < t.ncols; c++)
         cr_assert_str_eq(t.names[c], header[c]);
@@ -158,6 +158,8 @@ Test(io, csv_round_trip)
         cr_assert_str_eq(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "ltbench_version")),
                          prov.version);
         cr_assert_str_eq(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "blas")), prov.blas);
+        cr_assert_str_eq(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "cpu_id")),
+                         prov.cpu_id);
         cr_assert_eq(strlen(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "date"))), 20);
         cr_assert_eq(atoi(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "cores"))),
                      prov.cores);
@@ -179,14 +181,45 @@ Test(io, csv_round_trip)
     assert_memory_released();
 }
 
+/* cpu_id names the CPU's generation where the model name may not: on x86
+ * "family F model M stepping S" from /proc/cpuinfo's own lines (the key
+ * "model", not "model name"). */
+Test(io, provenance_names_the_cpu_generation)
+{
+    lt_provenance prov;
+    lt_provenance_get(&prov);
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    int family = -1, model = -1, stepping = -1;
+    char line[512];
+    while (f != NULL && fgets(line, sizeof line, f) && stepping < 0) {
+        if (family < 0)
+            sscanf(line, "cpu family : %d", &family);
+        if (model < 0 && strncmp(line, "model\t", 6) == 0)
+            sscanf(strchr(line, ':') + 1, "%d", &model);
+        if (stepping < 0 && strncmp(line, "stepping", 8) == 0)
+            sscanf(strchr(line, ':') + 1, "%d", &stepping);
+    }
+    if (f != NULL)
+        fclose(f);
+    if (family < 0 || model < 0) {
+        cr_assert_str_eq(prov.cpu_id, "unknown");
+        return;
+    }
+    char expected[64];
+    int len = snprintf(expected, sizeof expected, "family %d model %d", family, model);
+    if (stepping >= 0) /* some hypervisors leave it out */
+        snprintf(expected + len, sizeof expected - (size_t)len, " stepping %d", stepping);
+    cr_assert_str_eq(prov.cpu_id, expected);
+}
+
 Test(io, csv_quotes_only_where_needed)
 {
     const char *path = in_dir("table.csv");
     write_tricky_table(path);
     char *text = read_bytes(path, NULL);
     const char *header =
-        "experiment,note,N,time_s,ltbench_version,git_revision,cpu_model,blas,date,cores,"
-        "load_start,load_end,omp_wait_policy,build,ranks\n";
+        "experiment,note,N,time_s,ltbench_version,git_revision,cpu_model,cpu_id,blas,date,"
+        "cores,load_start,load_end,omp_wait_policy,build,ranks\n";
     cr_assert(strncmp(text, header, strlen(header)) == 0, "header: %.120s", text);
     const char *expected[] = {
         "\ncopy,plain,-9000000000000,0.10000000000000001,",

@@ -37,6 +37,7 @@ typedef struct summary_row {
     const char *status;
     int threads;
     double load;             /* load_start and load_end */
+    const char *cpu_id;      /* NULL in the first row: a file from before the column */
 } summary_row;
 
 static const char summary_header[] =
@@ -44,21 +45,25 @@ static const char summary_header[] =
     "base_lr,threads,seed,status,step_median_s,step_min_s,step_max_s,tokens_per_s,peak_bytes,"
     "planned_bytes,params,loss_start,loss_end,copy_accuracy_end,eval_loss,eval_copy_accuracy,"
     "last_step,total_s,note,ltbench_version,git_revision,cpu_model,blas,date,cores,load_start,"
-    "load_end\n";
+    "load_end";
 
 static void write_summary(const char *path, const summary_row *rows, int count)
 {
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "%s", path);
-    fputs(summary_header, f);
+    int has_cpu_id = count > 0 && rows[0].cpu_id != NULL;
+    fprintf(f, "%s%s\n", summary_header, has_cpu_id ? ",cpu_id" : "");
     for (int i = 0; i < count; i++) {
         const summary_row *r = &rows[i];
         fprintf(f,
                 "copy,%s,%s-kernel,quick,32,16,2,2,16,64,0,radam,0.003,%d,1,%s,%.17g,%.17g,%.17g,"
                 "%.17g,%lld,1000,17932,2.7,%.17g,0.5,2.1,0.5,100,10,,0.1.0,abc,Test CPU,"
-                "OpenBLAS-openmp,2026-01-01T00:00:00Z,2,%.2f,%.2f\n",
+                "OpenBLAS-openmp,2026-01-01T00:00:00Z,2,%.2f,%.2f",
                 r->variant, r->variant, r->threads, r->status, r->median, r->min, r->max,
                 512 / r->median, r->peak_bytes, r->loss_end, r->load, r->load);
+        if (has_cpu_id)
+            fprintf(f, ",%s", r->cpu_id != NULL ? r->cpu_id : "");
+        fputc('\n', f);
     }
     fclose(f);
 }
@@ -88,7 +93,8 @@ static int compare_rows(pair *p, const summary_row *base, int nb, const summary_
     return compare_pair(p, flags);
 }
 
-#define OK_ROW(variant, median, min, max) {variant, median, min, max, 4096, 0.25, "ok", 2, 0.1}
+#define OK_ROW(variant, median, min, max) \
+    {variant, median, min, max, 4096, 0.25, "ok", 2, 0.1, NULL}
 
 /* The table line of `metric` must end with `verdict`. */
 static void assert_verdict(const char *metric, const char *verdict)
@@ -204,6 +210,25 @@ Test(compare, differing_provenance_is_not_comparable_and_not_run_is_not_judged)
     ASSERT_MENTIONS("| softmax softmax-kernel N=32 | threads | 2 | 4 | - | not comparable |");
     ASSERT_MENTIONS("| linear linear-kernel N=32 | status | ok | not-applicable | - | not run |");
     cr_assert_null(strstr(output, "regressed |"), "%s", output);
+}
+
+/* One model name ("AMD EPYC") can stand for CPUs of several generations:
+ * the family, model and stepping tell them apart. A file written before
+ * cpu_id existed is compared on the rest. */
+Test(compare, another_cpu_generation_is_not_comparable)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.050, 0.049, 0.051)};
+    base[0].cpu_id = "family 25 model 17 stepping 1";
+    next[0].cpu_id = "family 26 model 2 stepping 0";
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 0, "%s", output);
+    ASSERT_MENTIONS("| linear linear-kernel N=32 | cpu_id | family 25 model 17 stepping 1 | "
+                    "family 26 model 2 stepping 0 | - | not comparable |");
+
+    base[0].cpu_id = NULL;
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
+    assert_verdict("step_median_s", "regressed");
 }
 
 Test(compare, busy_machine_is_reported)

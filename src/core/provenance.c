@@ -17,19 +17,24 @@ char *openblas_get_config(void);
 char *openblas_get_corename(void);
 int openblas_get_parallel(void);
 
-static void read_cpu_model(char *out, size_t size)
+/* The value of the first /proc/cpuinfo line whose key is exactly `key`
+ * (keys are padded with tabs before the colon), or "" where none is. */
+static void cpuinfo_value(char *out, size_t size, const char *key)
 {
-    snprintf(out, size, "unknown");
+    out[0] = '\0';
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f == NULL)
         return;
     char line[512];
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) != 0)
-            continue;
         const char *colon = strchr(line, ':');
         if (colon == NULL)
-            break;
+            continue;
+        size_t len = (size_t)(colon - line);
+        while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+            len--;
+        if (len != strlen(key) || strncmp(line, key, len) != 0)
+            continue;
         colon++;
         while (*colon == ' ' || *colon == '\t')
             colon++;
@@ -38,6 +43,28 @@ static void read_cpu_model(char *out, size_t size)
         break;
     }
     fclose(f);
+}
+
+static void read_cpu_model(char *out, size_t size)
+{
+    cpuinfo_value(out, size, "model name");
+    if (out[0] == '\0')
+        snprintf(out, size, "unknown");
+}
+
+/* x86's family, model and stepping: what tells one CPU generation from
+ * another where the model name does not. */
+static void read_cpu_id(char *out, size_t size)
+{
+    char family[32], model[32], stepping[32];
+    cpuinfo_value(family, sizeof family, "cpu family");
+    cpuinfo_value(model, sizeof model, "model");
+    cpuinfo_value(stepping, sizeof stepping, "stepping");
+    if (family[0] == '\0' || model[0] == '\0')
+        snprintf(out, size, "unknown");
+    else
+        snprintf(out, size, "family %.8s model %.8s%s%.8s", family, model,
+                 stepping[0] != '\0' ? " stepping " : "", stepping);
 }
 
 /* The machine's cores, not the ones this process may run on: an MPI rank
@@ -75,6 +102,7 @@ void lt_provenance_get(lt_provenance *out)
     snprintf(out->version, sizeof out->version, "%s", LT_VERSION);
     snprintf(out->git_revision, sizeof out->git_revision, "%s", LT_GIT_REVISION);
     read_cpu_model(out->cpu_model, sizeof out->cpu_model);
+    read_cpu_id(out->cpu_id, sizeof out->cpu_id);
     time_t now = time(NULL);
     struct tm utc;
     gmtime_r(&now, &utc);

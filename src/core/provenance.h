@@ -6,6 +6,9 @@ typedef struct lt_provenance {
     char version[32];      /* ltbench version, e.g. "0.1.0" */
     char git_revision[64]; /* git describe at build time, or "unknown" */
     char cpu_model[128];   /* from /proc/cpuinfo, or "unknown" */
+    char cpu_id[64];       /* "family 25 model 17 stepping 1": under a hypervisor the
+                              model name ("AMD EPYC") can be one string for CPUs
+                              of different generations; "unknown" where not said */
     char date[32];         /* UTC, ISO 8601, when lt_provenance_get ran */
     char blas[64];         /* BLAS library and its threading model */
     int threads;           /* thread count in force */

@@ -9,8 +9,8 @@
 #include "io/read.h"
 
 const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS] = {
-    "ltbench_version", "git_revision", "cpu_model", "blas", "date", "cores", "load_start",
-    "load_end", "omp_wait_policy", "build", "ranks",
+    "ltbench_version", "git_revision", "cpu_model", "cpu_id", "blas", "date", "cores",
+    "load_start", "load_end", "omp_wait_policy", "build", "ranks",
 };
 
 /* ---- writer ---------------------------------------------------------- */
@@ -177,7 +177,7 @@ static void provenance_cells(const lt_provenance *p, double load_end, provenance
     format_load(text->load_start, sizeof text->load_start, p->load_start);
     format_load(text->load_end, sizeof text->load_end, load_end);
     const char *all[LT_CSV_PROVENANCE_COLUMNS] = {
-        p->version, p->git_revision, p->cpu_model, p->blas, p->date, text->cores,
+        p->version, p->git_revision, p->cpu_model, p->cpu_id, p->blas, p->date, text->cores,
         text->load_start, text->load_end, p->wait_policy, p->build, text->ranks,
     };
     memcpy(cells, all, sizeof all);

@@ -13,10 +13,12 @@
 #include "io/atomic.h"
 
 /* The provenance columns lt_csv_open appends after the caller's columns:
- * ltbench_version, git_revision, cpu_model, blas, date, cores, load_start,
- * load_end. The loads are 1-minute load averages at the start of the run and
- * when the row was written (so `ltbench compare` can tell a busy machine). */
-#define LT_CSV_PROVENANCE_COLUMNS 11
+ * ltbench_version, git_revision, cpu_model, cpu_id, blas, date, cores,
+ * load_start, load_end, omp_wait_policy, build, ranks. The loads are 1-minute
+ * load averages at the start of the run and when the row was written (so
+ * `ltbench compare` can tell a busy machine). cpu_id came after the others:
+ * older results lack it. */
+#define LT_CSV_PROVENANCE_COLUMNS 12
 extern const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS];
 
 typedef struct lt_csv {

@@ -28,8 +28,8 @@ static const char *const verdict_names[V_COUNT] = {
 
 /* Provenance that must agree for numbers to be comparable, beside the
  * schema's own setup columns. */
-static const char *const provenance_setup[] = {"cpu_model", "blas", "ranks", "omp_wait_policy",
-                                               "build"};
+static const char *const provenance_setup[] = {"cpu_model", "cpu_id", "blas", "ranks",
+                                               "omp_wait_policy", "build"};
 enum { PROVENANCE_SETUP = sizeof provenance_setup / sizeof provenance_setup[0],
        MAX_SETUP = PROVENANCE_SETUP + 8 };
 

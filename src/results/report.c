@@ -42,13 +42,25 @@ static void figures_link(const lt_report *o, char *buf, size_t size)
         snprintf(buf, size, "%s/figures", o->out);
 }
 
+/* "AMD EPYC (family 25 model 17 stepping 1)": the model name, and the
+ * generation where the CSV records it (results written before cpu_id
+ * existed do not). */
+static void cpu_text(char *buf, size_t size, const lt_csv_table *t)
+{
+    const char *id = cell(t, 0, "cpu_id");
+    snprintf(buf, size, "%s%s%s%s", cell(t, 0, "cpu_model"), id[0] ? " (" : "", id,
+             id[0] ? ")" : "");
+}
+
 static void machine_section(FILE *f, const lt_csv_table *t)
 {
     fprintf(f, "## Machine and build\n\n");
-    const char *fields[][2] = {{"CPU", "cpu_model"},       {"cores", "cores"},
-                               {"threads", "threads"},     {"MPI ranks", "ranks"},
-                               {"BLAS", "blas"},           {"build", "build"},
-                               {"OpenMP wait policy", "omp_wait_policy"},
+    char cpu[320];
+    cpu_text(cpu, sizeof cpu, t);
+    fprintf(f, "- CPU: %s\n", cpu);
+    const char *fields[][2] = {{"cores", "cores"},         {"threads", "threads"},
+                               {"MPI ranks", "ranks"},     {"BLAS", "blas"},
+                               {"build", "build"},         {"OpenMP wait policy", "omp_wait_policy"},
                                {"ltbench", "ltbench_version"}, {"git revision", "git_revision"},
                                {"date", "date"},           {"load average at start", "load_start"}};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
@@ -140,7 +152,8 @@ static void conclusions(FILE *f, const lt_report *o, const lt_report_section *s,
 /* Where the machine section's table was measured: a table measured
  * elsewhere (a report rewritten from CSVs of several runs) says where,
  * under its heading. */
-static const char *const provenance_fields[] = {"cpu_model", "blas", "git_revision", "build"};
+static const char *const provenance_fields[] = {"cpu_model", "cpu_id", "blas", "git_revision",
+                                                "build"};
 enum { PROVENANCE_FIELDS = sizeof provenance_fields / sizeof provenance_fields[0] };
 typedef struct provenance {
     char value[PROVENANCE_FIELDS][256];
@@ -157,11 +170,13 @@ static void provenance_note(FILE *f, const provenance *machine, const lt_csv_tab
     int differs = 0;
     for (int i = 0; i < PROVENANCE_FIELDS; i++)
         differs |= strcmp(machine->value[i], cell(t, 0, provenance_fields[i])) != 0;
+    char cpu[320];
+    cpu_text(cpu, sizeof cpu, t);
     if (differs)
         fprintf(f, "Measured by another run than the one under \"Machine and build\": CPU %s, "
                    "BLAS %s, git revision %s, build %s, on %s.\n\n",
-                cell(t, 0, "cpu_model"), cell(t, 0, "blas"), cell(t, 0, "git_revision"),
-                cell(t, 0, "build"), cell(t, 0, "date"));
+                cpu, cell(t, 0, "blas"), cell(t, 0, "git_revision"), cell(t, 0, "build"),
+                cell(t, 0, "date"));
 }
 
 static void write_section(FILE *f, const lt_report *o, const lt_report_section *s,

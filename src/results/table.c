@@ -216,13 +216,16 @@ lt_status lt_row_carry(lt_table *t, const lt_csv_table *from, long long row,
         const char *name = t->schema->columns[c].name;
         lt_set_str(t, name, lt_csv_table_cell(from, row, lt_csv_table_column(from, name)));
     }
-    int has_provenance = 1;
+    /* The row keeps who measured it: each provenance column the file has,
+     * empty where it was written before the column existed (cpu_id), never
+     * this process's. A file with none at all gets this process's. */
+    int has_provenance = 0;
     for (int i = 0; i < PROV; i++)
-        has_provenance &= lt_csv_table_column(from, lt_csv_provenance_columns[i]) >= 0;
+        has_provenance |= lt_csv_table_column(from, lt_csv_provenance_columns[i]) >= 0;
     char **provenance = t->provenance + t->rows * PROV;
     for (int i = 0; i < PROV && has_provenance; i++) {
-        const char *cell = lt_csv_table_cell(from, row,
-                                             lt_csv_table_column(from, lt_csv_provenance_columns[i]));
+        int c = lt_csv_table_column(from, lt_csv_provenance_columns[i]);
+        const char *cell = c >= 0 ? lt_csv_table_cell(from, row, c) : NULL;
         provenance[i] = strdup(cell != NULL ? cell : "");
         LT_ASSERT(provenance[i] != NULL);
     }
