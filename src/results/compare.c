@@ -30,6 +30,10 @@ static const char *const verdict_names[V_COUNT] = {
  * schema's own setup columns. */
 static const char *const provenance_setup[] = {"cpu_model", "cpu_id", "blas", "ranks",
                                                "omp_wait_policy", "build"};
+
+/* Setup that bears on timings only: CPUs of one model name but another
+ * generation run the same code to the same bits, at other speeds. */
+static int timing_only_setup(const char *name) { return strcmp(name, "cpu_id") == 0; }
 enum { PROVENANCE_SETUP = sizeof provenance_setup / sizeof provenance_setup[0],
        MAX_SETUP = PROVENANCE_SETUP + 8 };
 
@@ -388,13 +392,18 @@ static lt_status compare_case(report *r, const side *base, long long rb, const s
     const char *sb = status_of(base, rb), *sn = status_of(next, rn);
     if (strcmp(sb, "ok") != 0 || strcmp(sn, "ok") != 0)
         return case_line(r, rb, rn, V_NOT_RUN, "status", sb, sn);
+    const char *timings_differ_in = NULL;
     for (int i = 0; i < base->nsetup; i++) {
         if (base->setup[i] < 0 || next->setup[i] < 0)
             continue;
         const char *a = lt_results_cell(&base->file, rb, base->setup[i]);
         const char *b = lt_results_cell(&next->file, rn, next->setup[i]);
-        if (!cells_equal(a, b))
+        if (cells_equal(a, b))
+            continue;
+        if (!timing_only_setup(base->setup_name[i]))
             return case_line(r, rb, rn, V_NOT_COMPARABLE, base->setup_name[i], a, b);
+        if (timings_differ_in == NULL)
+            timings_differ_in = base->setup_name[i];
     }
     r->judged[rn] = r->count;
     for (int m = 0; m < base->nmetrics; m++) {
@@ -408,8 +417,13 @@ static lt_status compare_case(report *r, const side *base, long long rb, const s
         l->base_row = rb;
         l->new_row = rn;
         l->metric = m;
-        l->v = judge(spec, vb, vn, gb, gn, o, &l->change);
-        snprintf(l->what, sizeof l->what, "%s", spec->name);
+        if (spec->role == LT_COL_TIMING && timings_differ_in != NULL) {
+            l->v = V_NOT_COMPARABLE;
+            snprintf(l->what, sizeof l->what, "%s (%s)", spec->name, timings_differ_in);
+        } else {
+            l->v = judge(spec, vb, vn, gb, gn, o, &l->change);
+            snprintf(l->what, sizeof l->what, "%s", spec->name);
+        }
         format_value(l->base_text, sizeof l->base_text, vb, spec->role);
         format_value(l->new_text, sizeof l->new_text, vn, spec->role);
     }
