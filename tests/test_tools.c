@@ -36,7 +36,7 @@ typedef struct summary_row {
     double loss_end;
     const char *status;
     int threads;
-    double load;             /* load_start and load_end */
+    double load;             /* load_start and load_end; NaN: empty cells */
     const char *cpu_id;      /* NULL in the first row: a file from before the column */
 } summary_row;
 
@@ -58,9 +58,13 @@ static void write_summary(const char *path, const summary_row *rows, int count)
         fprintf(f,
                 "copy,%s,%s-kernel,quick,32,16,2,2,16,64,0,radam,0.003,%d,1,%s,%.17g,%.17g,%.17g,"
                 "%.17g,%lld,1000,17932,2.7,%.17g,0.5,2.1,0.5,100,10,,0.1.0,abc,Test CPU,"
-                "OpenBLAS-openmp,2026-01-01T00:00:00Z,2,%.2f,%.2f",
+                "OpenBLAS-openmp,2026-01-01T00:00:00Z,2,",
                 r->variant, r->variant, r->threads, r->status, r->median, r->min, r->max,
-                512 / r->median, r->peak_bytes, r->loss_end, r->load, r->load);
+                512 / r->median, r->peak_bytes, r->loss_end);
+        if (!isnan(r->load)) /* NaN: both cells empty */
+            fprintf(f, "%.2f,%.2f", r->load, r->load);
+        else
+            fputc(',', f);
         if (has_cpu_id)
             fprintf(f, ",%s", r->cpu_id != NULL ? r->cpu_id : "");
         fputc('\n', f);
@@ -236,6 +240,23 @@ Test(compare, another_cpu_generation_makes_only_timings_not_comparable)
     base[0].cpu_id = NULL;
     cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
     assert_verdict("step_median_s", "regressed");
+
+    base[0].cpu_id = ""; /* a row kept from a file written before the column */
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
+    assert_verdict("step_median_s", "regressed");
+}
+
+/* Rows kept from a file written before the load columns existed carry them
+ * empty: compare reads no load there rather than refusing the file. */
+Test(compare, empty_load_cells_are_no_load)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    next[0].load = NAN;
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 0, "%s", output);
+    cr_assert_null(strstr(output, "busy machine"), "%s", output);
+    ASSERT_MENTIONS("**PASS**");
 }
 
 Test(compare, busy_machine_is_reported)
@@ -570,6 +591,50 @@ Test(report, speech_section_states_positions_and_baseline_in_percent, .timeout =
     cr_assert_eq(sscanf(at + strlen("gives a PER of "), "%lf%n", &per, &used), 1);
     cr_assert_eq(at[strlen("gives a PER of ") + used], '%', "%.40s", at);
     cr_assert(per > 1 && per <= 100, "%g", per);
+    free(text);
+}
+
+/* OUT/RUN/summary.csv: the reference copy summary, with a cpu_id column
+ * of `cpu_id` appended (NULL: none, as written before it existed). */
+static void copy_summary_with_cpu_id(const char *dir, const char *run, const char *cpu_id)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/%s && awk -v id='%s' -v add=%d "
+             "'{ print add ? $0 \",\" (NR == 1 ? \"cpu_id\" : id) : $0 }' "
+             "%s/results/reference/copy/summary.csv > %s/%s/summary.csv",
+             dir, run, cpu_id != NULL ? cpu_id : "", cpu_id != NULL, getenv("LTBENCH_SOURCE"),
+             dir, run);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* The report names the CPU with its generation; a table from a file written
+ * before cpu_id existed is not "measured by another run" for lacking it,
+ * one from another generation is, and says which. */
+Test(report, the_cpu_generation_tells_runs_apart, .timeout = 120)
+{
+    const char *src = getenv("LTBENCH_SOURCE");
+    cr_assert_not_null(src);
+    char dir[64], args[512], path[200];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/REPORT.md", dir);
+    snprintf(args, sizeof args, "suite --preset medium --experiments copy --report-only --out %s",
+             dir);
+    copy_summary_with_cpu_id(dir, "copy", "family 25 model 17 stepping 1");
+    copy_summary_with_cpu_id(dir, "copy-h16", NULL);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    char *text = check_read_text(path);
+    cr_assert(strstr(text, "- CPU: AMD EPYC (family 25 model 17 stepping 1)\n") != NULL, "%s",
+              text);
+    cr_assert_null(strstr(text, "Measured by another run"), "%s", text);
+    free(text);
+
+    copy_summary_with_cpu_id(dir, "copy-h16", "family 26 model 2 stepping 0");
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    text = check_read_text(path);
+    cr_assert(strstr(text, "Measured by another run than the one under \"Machine and build\": "
+                           "CPU AMD EPYC (family 26 model 2 stepping 0),") != NULL,
+              "%s", text);
     free(text);
 }
 

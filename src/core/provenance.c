@@ -17,54 +17,77 @@ char *openblas_get_config(void);
 char *openblas_get_corename(void);
 int openblas_get_parallel(void);
 
-/* The value of the first /proc/cpuinfo line whose key is exactly `key`
- * (keys are padded with tabs before the colon), or "" where none is. */
-static void cpuinfo_value(char *out, size_t size, const char *key)
+/* The value of the first line of `text` whose key is exactly `key` (keys
+ * are padded with tabs before the colon), copied to out; "" where none is. */
+static void cpuinfo_value(const char *text, const char *key, char *out, size_t size)
 {
     out[0] = '\0';
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL)
-        return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        const char *colon = strchr(line, ':');
-        if (colon == NULL)
-            continue;
-        size_t len = (size_t)(colon - line);
-        while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
-            len--;
-        if (len != strlen(key) || strncmp(line, key, len) != 0)
-            continue;
-        colon++;
-        while (*colon == ' ' || *colon == '\t')
-            colon++;
-        snprintf(out, size, "%s", colon);
-        out[strcspn(out, "\n")] = '\0';
-        break;
+    size_t key_len = strlen(key);
+    for (const char *line = text; *line != '\0';) {
+        size_t line_len = strcspn(line, "\n");
+        const char *colon = memchr(line, ':', line_len);
+        if (colon != NULL) {
+            size_t len = (size_t)(colon - line);
+            while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+                len--;
+            if (len == key_len && strncmp(line, key, len) == 0) {
+                const char *value = colon + 1;
+                while (*value == ' ' || *value == '\t')
+                    value++;
+                int value_len = (int)(line + line_len - value);
+                snprintf(out, size, "%.*s", value_len, value);
+                return;
+            }
+        }
+        line += line_len + (line[line_len] == '\n');
     }
-    fclose(f);
 }
 
-static void read_cpu_model(char *out, size_t size)
+static int all_digits(const char *s) { return s[0] != '\0' && s[strspn(s, "0123456789")] == '\0'; }
+
+void lt_cpu_from_cpuinfo(const char *text, char *model, size_t model_size, char *id,
+                         size_t id_size)
 {
-    cpuinfo_value(out, size, "model name");
-    if (out[0] == '\0')
-        snprintf(out, size, "unknown");
+    cpuinfo_value(text, "model name", model, model_size);
+    if (model[0] == '\0')
+        snprintf(model, model_size, "unknown");
+    char a[32], b[32], c[32], d[32];
+    cpuinfo_value(text, "cpu family", a, sizeof a);
+    cpuinfo_value(text, "model", b, sizeof b);
+    if (a[0] != '\0' && b[0] != '\0') { /* x86; the stepping may read "unknown" */
+        cpuinfo_value(text, "stepping", c, sizeof c);
+        snprintf(id, id_size, "family %.8s model %.8s%s%.8s", a, b,
+                 all_digits(c) ? " stepping " : "", all_digits(c) ? c : "");
+        return;
+    }
+    cpuinfo_value(text, "CPU implementer", a, sizeof a);
+    cpuinfo_value(text, "CPU part", b, sizeof b);
+    if (a[0] != '\0' && b[0] != '\0') { /* Arm: the core design and its revision */
+        cpuinfo_value(text, "CPU variant", c, sizeof c);
+        cpuinfo_value(text, "CPU revision", d, sizeof d);
+        snprintf(id, id_size, "implementer %.6s part %.6s%s%.6s%s%.6s", a, b,
+                 c[0] ? " variant " : "", c, d[0] ? " revision " : "", d);
+        return;
+    }
+    snprintf(id, id_size, "unknown");
 }
 
-/* x86's family, model and stepping: what tells one CPU generation from
- * another where the model name does not. */
-static void read_cpu_id(char *out, size_t size)
+/* /proc/cpuinfo's first processor, whose lines come before any other's. */
+static void read_cpu(lt_provenance *out)
 {
-    char family[32], model[32], stepping[32];
-    cpuinfo_value(family, sizeof family, "cpu family");
-    cpuinfo_value(model, sizeof model, "model");
-    cpuinfo_value(stepping, sizeof stepping, "stepping");
-    if (family[0] == '\0' || model[0] == '\0')
-        snprintf(out, size, "unknown");
-    else
-        snprintf(out, size, "family %.8s model %.8s%s%.8s", family, model,
-                 stepping[0] != '\0' ? " stepping " : "", stepping);
+    char text[16384];
+    size_t n = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f != NULL) {
+        n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+    }
+    text[n] = '\0';
+    char *end_of_first = strstr(text, "\n\n");
+    if (end_of_first != NULL)
+        end_of_first[1] = '\0';
+    lt_cpu_from_cpuinfo(text, out->cpu_model, sizeof out->cpu_model, out->cpu_id,
+                        sizeof out->cpu_id);
 }
 
 /* The machine's cores, not the ones this process may run on: an MPI rank
@@ -101,8 +124,7 @@ void lt_provenance_get(lt_provenance *out)
     memset(out, 0, sizeof *out);
     snprintf(out->version, sizeof out->version, "%s", LT_VERSION);
     snprintf(out->git_revision, sizeof out->git_revision, "%s", LT_GIT_REVISION);
-    read_cpu_model(out->cpu_model, sizeof out->cpu_model);
-    read_cpu_id(out->cpu_id, sizeof out->cpu_id);
+    read_cpu(out);
     time_t now = time(NULL);
     struct tm utc;
     gmtime_r(&now, &utc);

@@ -2,11 +2,13 @@
 #ifndef LT_CORE_PROVENANCE_H
 #define LT_CORE_PROVENANCE_H
 
+#include <stddef.h>
+
 typedef struct lt_provenance {
     char version[32];      /* ltbench version, e.g. "0.1.0" */
     char git_revision[64]; /* git describe at build time, or "unknown" */
     char cpu_model[128];   /* from /proc/cpuinfo, or "unknown" */
-    char cpu_id[64];       /* "family 25 model 17 stepping 1": under a hypervisor the
+    char cpu_id[80];       /* "family 25 model 17 stepping 1": under a hypervisor the
                               model name ("AMD EPYC") can be one string for CPUs
                               of different generations; "unknown" where not said */
     char date[32];         /* UTC, ISO 8601, when lt_provenance_get ran */
@@ -23,6 +25,13 @@ typedef struct lt_provenance {
 
 /* Fills `out`; load_start is the one lt_provenance_mark_start recorded. */
 void lt_provenance_get(lt_provenance *out);
+
+/* cpu_model and cpu_id from the text of /proc/cpuinfo's first processor:
+ * the model name ("unknown" where none); x86's "family F model M stepping S"
+ * (no stepping where the kernel does not know it), Arm's "implementer I part
+ * P variant V revision R", else "unknown". */
+void lt_cpu_from_cpuinfo(const char *text, char *model, size_t model_size, char *id,
+                         size_t id_size);
 
 /* Records the 1-minute load average as the run's start load. Only the first
  * call in a process counts; lt_provenance_get makes it if nobody did, so a

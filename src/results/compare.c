@@ -400,7 +400,10 @@ static lt_status compare_case(report *r, const side *base, long long rb, const s
         const char *b = lt_results_cell(&next->file, rn, next->setup[i]);
         if (cells_equal(a, b))
             continue;
-        if (!timing_only_setup(base->setup_name[i]))
+        int timing_only = timing_only_setup(base->setup_name[i]);
+        if (timing_only && (a[0] == '\0' || b[0] == '\0'))
+            continue; /* a row kept from a file written before the column */
+        if (!timing_only)
             return case_line(r, rb, rn, V_NOT_COMPARABLE, base->setup_name[i], a, b);
         if (timings_differ_in == NULL)
             timings_differ_in = base->setup_name[i];
@@ -579,7 +582,8 @@ static lt_status busy_note(char *note, size_t size, const side *s, const lt_comp
     for (long long r = 0; r < s->file.table.nrows; r++)
         for (int i = 0; i < 2; i++) {
             double load;
-            if (cols[i] < 0)
+            /* empty: a row kept from a file written before the column */
+            if (cols[i] < 0 || lt_results_cell(&s->file, r, cols[i])[0] == '\0')
                 continue;
             LT_TRY(lt_results_number(&load, &s->file, r, cols[i]));
             if (!isnan(load) && !(load <= peak))
@@ -588,7 +592,7 @@ static lt_status busy_note(char *note, size_t size, const side *s, const lt_comp
     if (isnan(peak))
         return LT_OK; /* no load recorded */
     double cores = lt_threads_available();
-    if (cores_col >= 0)
+    if (cores_col >= 0 && lt_results_cell(&s->file, 0, cores_col)[0] != '\0')
         LT_TRY(lt_results_number(&cores, &s->file, 0, cores_col));
     double limit = o->busy_load > 0 ? o->busy_load : 0.5 * cores;
     if (peak <= limit)

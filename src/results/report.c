@@ -168,8 +168,13 @@ static void provenance_of(provenance *p, const lt_csv_table *t)
 static void provenance_note(FILE *f, const provenance *machine, const lt_csv_table *t)
 {
     int differs = 0;
-    for (int i = 0; i < PROVENANCE_FIELDS; i++)
-        differs |= strcmp(machine->value[i], cell(t, 0, provenance_fields[i])) != 0;
+    for (int i = 0; i < PROVENANCE_FIELDS; i++) {
+        const char *mine = machine->value[i], *its = cell(t, 0, provenance_fields[i]);
+        /* cpu_id is empty in results written before it existed: not a difference */
+        if (strcmp(provenance_fields[i], "cpu_id") == 0 && (mine[0] == '\0' || its[0] == '\0'))
+            continue;
+        differs |= strcmp(mine, its) != 0;
+    }
     char cpu[320];
     cpu_text(cpu, sizeof cpu, t);
     if (differs)
