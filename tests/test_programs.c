@@ -495,6 +495,15 @@ static void assert_same_numbers(const char *a_path, const char *b_path)
     lt_results_free(&b);
 }
 
+/* Starts `cmd` and stops it with `signal` once `journal` holds `rows` rows. */
+static void stop_at_rows(const char *cmd, const char *journal, long long rows, int signal)
+{
+    pid_t pid = start_ltbench(cmd);
+    cr_assert(wait_for_rows(pid, journal, rows), "the run ended before it could be stopped");
+    kill(pid, signal);
+    cr_assert_eq(wait_exit(pid), 128 + signal, "stopped by signal %d", signal);
+}
+
 /* Runs `args` straight into one folder; into another it is stopped by
  * Ctrl-C once its curve journal holds `rows` rows (the second model
  * training), then resumed. Both end with the same rows, timings aside. */
@@ -507,11 +516,8 @@ static void check_resume_in_second_model(const char *args, const char *curves,
     snprintf(cmd, sizeof cmd, "%s --out %s", args, straight);
     cr_assert_eq(ltbench(cmd), 0, "%s", output);
     snprintf(cmd, sizeof cmd, "%s --out %s", args, stopped);
-    pid_t pid = start_ltbench(cmd);
     snprintf(journal, sizeof journal, "%s/%s.partial", stopped, curves);
-    cr_assert(wait_for_rows(pid, journal, rows), "the run ended before it could be stopped");
-    kill(pid, SIGINT);
-    cr_assert_eq(wait_exit(pid), 130, "Ctrl-C: 128 + SIGINT");
+    stop_at_rows(cmd, journal, rows, SIGINT);
     snprintf(cmd, sizeof cmd, "%s --resume --out %s", args, stopped);
     cr_assert_eq(ltbench(cmd), 0, "%s", output);
     const char *files[] = {curves, results};
@@ -527,6 +533,45 @@ Test(resume, copy_interrupted_in_its_second_variant, .timeout = 600)
     check_resume_in_second_model("copy --preset quick --variants softmax,linear --steps 400 "
                                  "--quiet --threads 2",
                                  "curves.csv", "summary.csv", 400 + 60);
+}
+
+/* A --resume run into a folder that a finished run left (linear and lsh-1
+ * trained there), stopped by `signal` before it reaches linear, then
+ * resumed again. Ctrl-C commits what the stopped run has, which must
+ * include linear's and lsh-1's rows (it never reached the one, does not
+ * list the other); a kill leaves its journal, which holds neither, so they
+ * come from the finished files. The end holds every model's rows, as one
+ * run of all three would (`straight`). */
+static void check_stopped_resume_keeps_finished(const char *straight, int signal)
+{
+    const char *args = "copy --preset quick --steps 400 --quiet --threads 2";
+    char dir[64], cmd[1024], path[200], other[200], journal[220];
+    make_temp_dir(dir);
+    snprintf(cmd, sizeof cmd, "%s --variants linear,lsh-1 --out %s", args, dir);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
+    snprintf(cmd, sizeof cmd, "%s --variants softmax,linear --resume --out %s", args, dir);
+    snprintf(journal, sizeof journal, "%s/curves.csv.partial", dir);
+    stop_at_rows(cmd, journal, 60, signal);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
+    const char *files[] = {"curves.csv", "summary.csv"};
+    for (int i = 0; i < 2; i++) {
+        path_in(path, sizeof path, straight, files[i]);
+        path_in(other, sizeof other, dir, files[i]);
+        assert_same_numbers(path, other);
+    }
+}
+
+Test(resume, a_stopped_resume_keeps_what_a_finished_run_left, .timeout = 600)
+{
+    char straight[64], cmd[512];
+    make_temp_dir(straight);
+    snprintf(cmd, sizeof cmd,
+             "copy --preset quick --steps 400 --quiet --threads 2 --variants softmax,linear,lsh-1 "
+             "--out %s",
+             straight);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
+    check_stopped_resume_keeps_finished(straight, SIGINT);
+    check_stopped_resume_keeps_finished(straight, SIGKILL);
 }
 
 static void write_tiny_cifar(const char *dir, int train, int test);

@@ -379,28 +379,65 @@ static void on_note(void *ctx, const lt_trainer *t, const lt_batch_result *r, ch
     c->run->exp->note(c->self, t, r, buf, size);
 }
 
-/* What an earlier run left: its curve and results rows. */
+/* One table as earlier runs left it: [0] the journal of a run that did not
+ * end, [1] the file of one that did; either, both or neither. */
+typedef struct previous_table {
+    lt_csv_table rows[2];
+    int have[2];
+    char path[2][4400];
+} previous_table;
+
+/* What earlier runs left. A model's rows come from the journal where it
+ * holds any of them, else from the finished file: a --resume run reaches
+ * the models an earlier run finished only after those it trains, and
+ * carries the ones it does not list at its end, so a journal cut off
+ * before then holds none of theirs while the file still does. */
 typedef struct previous {
-    lt_csv_table curves, results;
-    int have_curves, have_results;
-    char curves_path[4400], results_path[4400];
+    previous_table curves, results;
 } previous;
+
+static lt_status read_previous_table(previous_table *p, const char *path)
+{
+    for (int i = 0; i < 2; i++)
+        LT_TRY(lt_table_read_previous(&p->rows[i], &p->have[i], path, i == 0, p->path[i],
+                                      sizeof p->path[i]));
+    return LT_OK;
+}
 
 static lt_status read_previous(previous *p, const lt_exp_run *run)
 {
     memset(p, 0, sizeof *p);
     if (!run->o.resume)
         return LT_OK;
-    LT_TRY(lt_table_read_previous(&p->curves, &p->have_curves, run->curves_path,
-                                  p->curves_path, sizeof p->curves_path));
-    return lt_table_read_previous(&p->results, &p->have_results, run->results_path,
-                                  p->results_path, sizeof p->results_path);
+    LT_TRY(read_previous_table(&p->curves, run->curves_path));
+    return read_previous_table(&p->results, run->results_path);
 }
 
 static void free_previous(previous *p)
 {
-    lt_csv_table_free(&p->curves);
-    lt_csv_table_free(&p->results);
+    for (int i = 0; i < 2; i++) {
+        lt_csv_table_free(&p->curves.rows[i]);
+        lt_csv_table_free(&p->results.rows[i]);
+    }
+}
+
+/* Whether table `i` of `p` holds a row whose key column names `model`. */
+static int holds_model(const previous_table *p, int i, const char *key, const char *model)
+{
+    int k = p->have[i] ? lt_csv_table_column(&p->rows[i], key) : -1;
+    for (long long r = 0; k >= 0 && r < p->rows[i].nrows; r++)
+        if (strcmp(lt_csv_table_cell(&p->rows[i], r, k), model) == 0)
+            return 1;
+    return 0;
+}
+
+/* Where `model`'s earlier rows come from: 0, the journals, where they hold
+ * any row of it; else 1, the finished files. */
+static int source_of(const previous *p, const char *key, const char *model)
+{
+    return holds_model(&p->curves, 0, key, model) || holds_model(&p->results, 0, key, model)
+               ? 0
+               : 1;
 }
 
 /* Carries the rows of `from` whose key column names `model` (all of them,
@@ -440,8 +477,10 @@ static lt_status resume_model(lt_exp_run *run, const previous *prev, lt_exp_mode
     LT_TRY(lt_fit_load(t, state, path));
     long carried = 0;
     lt_status status = LT_OK;
-    if (lt_dist_is_root() && prev->have_curves)
-        status = carry_rows(&run->curves, &prev->curves, prev->curves_path,
+    const previous_table *curves = &prev->curves;
+    int from = source_of(prev, run->exp->key_column, m->name);
+    if (lt_dist_is_root() && curves->have[from])
+        status = carry_rows(&run->curves, &curves->rows[from], curves->path[from],
                             run->exp->key_column, m->name, t->step, &carried);
     long expected = eval_every > 0 ? t->step / eval_every : t->step;
     if (status == LT_OK && lt_dist_is_root() && carried != expected)
@@ -450,7 +489,7 @@ static lt_status resume_model(lt_exp_run *run, const previous *prev, lt_exp_mode
                          "update %ld (%ld expected); a run that did not end keeps its rows "
                          "in %s.partial until it does, so that journal must stay beside the "
                          "checkpoints; --overwrite starts over",
-                         prev->have_curves ? prev->curves_path : "the output folder", carried,
+                         curves->have[from] ? curves->path[from] : "the output folder", carried,
                          m->name, t->step, expected, run->curves_path);
     return lt_dist_agree(status);
 }
@@ -462,8 +501,10 @@ static lt_status keep_finished(lt_exp_run *run, const previous *prev, const lt_e
 {
     long carried = 0;
     *kept = 0;
-    if (lt_dist_is_root() && prev->have_results)
-        LT_TRY(carry_rows(&run->results, &prev->results, prev->results_path,
+    const previous_table *results = &prev->results;
+    int from = source_of(prev, run->exp->key_column, m->name);
+    if (lt_dist_is_root() && results->have[from])
+        LT_TRY(carry_rows(&run->results, &results->rows[from], results->path[from],
                           run->exp->key_column, m->name, -1, &carried));
     *kept = carried > 0;
     LT_TRY(lt_dist_broadcast(kept, sizeof *kept));
@@ -567,19 +608,38 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
 
 /* ---- the run ---- */
 
-/* Rows of models this run did not list, kept from the earlier run. */
-static lt_status carry_unlisted(lt_exp_run *run, const previous *prev)
+/* Whether this run leaves `model`'s rows to earlier runs: it does not list
+ * it, or it was stopped (Ctrl-C) before reaching it (`reached` models ran). */
+static int left_to_earlier(const lt_exp_run *run, const char *model, int reached)
 {
-    const lt_csv_table *tables[2] = {&prev->curves, &prev->results};
-    const int have[2] = {prev->have_curves, prev->have_results};
-    const char *paths[2] = {prev->curves_path, prev->results_path};
+    const lt_exp_model *m = lt_exp_find_model(run, model);
+    return m == NULL || m - run->models >= reached;
+}
+
+/* Rows of the models this run leaves to earlier runs, kept as they were:
+ * a run stopped before a model an earlier run finished must not drop it. */
+static lt_status carry_unlisted(lt_exp_run *run, const previous *prev, int reached)
+{
+    const previous_table *tables[2] = {&prev->curves, &prev->results};
     lt_table *to[2] = {&run->curves, &run->results};
-    for (int i = 0; i < 2; i++) {
-        int k = have[i] ? lt_csv_table_column(tables[i], run->exp->key_column) : -1;
-        for (long long r = 0; k >= 0 && r < tables[i]->nrows; r++)
-            if (lt_exp_find_model(run, lt_csv_table_cell(tables[i], r, k)) == NULL)
-                LT_TRY(lt_row_carry(to[i], tables[i], r, paths[i]));
-    }
+    const char *key = run->exp->key_column;
+    for (int i = 0; i < 2; i++)
+        for (int from = 0; from < 2; from++) {
+            const previous_table *p = tables[i];
+            int k = p->have[from] ? lt_csv_table_column(&p->rows[from], key) : -1;
+            const char *model = NULL; /* rows come grouped by model: decide once a group */
+            int carry = 0;
+            for (long long r = 0; k >= 0 && r < p->rows[from].nrows; r++) {
+                const char *cell = lt_csv_table_cell(&p->rows[from], r, k);
+                if (model == NULL || strcmp(model, cell) != 0) {
+                    model = cell;
+                    carry = left_to_earlier(run, cell, reached) &&
+                            source_of(prev, key, cell) == from;
+                }
+                if (carry)
+                    LT_TRY(lt_row_carry(to[i], &p->rows[from], r, p->path[from]));
+            }
+        }
     return LT_OK;
 }
 
@@ -740,12 +800,12 @@ int lt_experiment_main(const lt_experiment *e, void *self, int argc, char **argv
     status = lt_mem_alloc((void **)&step_seconds, timings, "update timings");
     if (status == LT_OK)
         status = lt_mem_alloc((void **)&step_scratch, timings, "update timings, sorted");
-    int diverged = 0;
-    for (int i = 0; i < run.model_count && status == LT_OK && !lt_interrupted(); i++)
-        status = run_model(&run, self, &run.models[i], &prev, step_seconds, step_scratch,
+    int diverged = 0, reached = 0;
+    for (; reached < run.model_count && status == LT_OK && !lt_interrupted(); reached++)
+        status = run_model(&run, self, &run.models[reached], &prev, step_seconds, step_scratch,
                            &diverged);
     if (status == LT_OK && lt_dist_is_root())
-        status = carry_unlisted(&run, &prev);
+        status = carry_unlisted(&run, &prev, reached);
     lt_mem_free(step_seconds);
     lt_mem_free(step_scratch);
     free_previous(&prev);

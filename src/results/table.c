@@ -336,20 +336,20 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-lt_status lt_table_read_previous(lt_csv_table *prev, int *found, const char *path,
+lt_status lt_table_read_previous(lt_csv_table *prev, int *found, const char *path, int journal,
                                  char *read_path, size_t size)
 {
     memset(prev, 0, sizeof *prev);
     *found = 0;
     if (!lt_dist_is_root())
         return LT_OK;
-    char journal[4200];
-    journal_path(journal, sizeof journal, path);
-    const char *source = exists(journal) ? journal : exists(path) ? path : NULL;
-    if (source == NULL)
+    char journal_name[4200];
+    journal_path(journal_name, sizeof journal_name, path);
+    const char *source = journal ? journal_name : path;
+    if (!exists(source))
         return LT_OK;
     snprintf(read_path, size, "%s", source);
-    LT_TRY(source == journal ? lt_csv_read_journal(prev, source) : lt_csv_read(prev, source));
+    LT_TRY(journal ? lt_csv_read_journal(prev, source) : lt_csv_read(prev, source));
     *found = 1;
     return LT_OK;
 }

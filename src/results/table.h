@@ -177,10 +177,10 @@ lt_status lt_table_commit(lt_table *t, const char *path);
 /* Leaves the journal on disk for a resume, `path` untouched. */
 void lt_table_detach(lt_table *t);
 
-/* What an earlier run left for `path`: its journal if one exists (a run
- * that did not finish), else the file. *found = 0 when neither exists; the
- * path read goes to `read_path`. */
-lt_status lt_table_read_previous(lt_csv_table *prev, int *found, const char *path,
+/* What an earlier run left for `path`: its journal (journal = 1: the rows
+ * of a run that did not finish) or the file (journal = 0: of one that did).
+ * *found = 0 when it does not exist; the path read goes to `read_path`. */
+lt_status lt_table_read_previous(lt_csv_table *prev, int *found, const char *path, int journal,
                                  char *read_path, size_t size);
 
 /* Prints the shown columns (lt_column.header) of every row, aligned. Rows
