@@ -398,12 +398,12 @@ static lt_status compare_case(report *r, const side *base, long long rb, const s
             continue;
         const char *a = lt_results_cell(&base->file, rb, base->setup[i]);
         const char *b = lt_results_cell(&next->file, rn, next->setup[i]);
-        if (cells_equal(a, b))
+        /* an empty provenance cell was not recorded: a row kept by --resume
+         * from a file written before the column */
+        int provenance = i >= base->nsetup - (int)PROVENANCE_SETUP;
+        if (cells_equal(a, b) || (provenance && (a[0] == '\0' || b[0] == '\0')))
             continue;
-        int timing_only = timing_only_setup(base->setup_name[i]);
-        if (timing_only && (a[0] == '\0' || b[0] == '\0'))
-            continue; /* a row kept from a file written before the column */
-        if (!timing_only)
+        if (!timing_only_setup(base->setup_name[i]))
             return case_line(r, rb, rn, V_NOT_COMPARABLE, base->setup_name[i], a, b);
         if (timings_differ_in == NULL)
             timings_differ_in = base->setup_name[i];

@@ -170,8 +170,8 @@ static void provenance_note(FILE *f, const provenance *machine, const lt_csv_tab
     int differs = 0;
     for (int i = 0; i < PROVENANCE_FIELDS; i++) {
         const char *mine = machine->value[i], *its = cell(t, 0, provenance_fields[i]);
-        /* cpu_id is empty in results written before it existed: not a difference */
-        if (strcmp(provenance_fields[i], "cpu_id") == 0 && (mine[0] == '\0' || its[0] == '\0'))
+        /* a field a file does not record (written before its column) is no difference */
+        if (mine[0] == '\0' || its[0] == '\0')
             continue;
         differs |= strcmp(mine, its) != 0;
     }
