@@ -560,27 +560,39 @@ static void gemm_case_free(gemm_case *g)
     free(g->C0);
 }
 
-/* C after lt_sgemm (serial = 0) or lt_sgemm_serial (1); caller frees. */
-static float *gemm_run(const gemm_case *g, int serial)
+enum { GEMM_BLOCKED, GEMM_SERIAL, GEMM_SMALL };
+
+/* C after lt_sgemm (GEMM_BLOCKED), lt_sgemm_serial or lt_sgemm_small;
+ * caller frees. */
+static float *gemm_run(const gemm_case *g, int form)
 {
     size_t n = (size_t)g->M * g->ldc;
     float *C = malloc(sizeof(float) * (n + 1));
     memcpy(C, g->C0, sizeof(float) * n);
-    (serial ? lt_sgemm_serial : lt_sgemm)(g->ta, g->tb, g->M, g->N, g->K, g->alpha, g->A, g->lda,
-                                          g->B, g->ldb, g->beta, C, g->ldc);
+    void (*product)(lt_trans, lt_trans, int, int, int, float, const float *, int, const float *,
+                    int, float, float *, int) =
+        form == GEMM_SMALL ? lt_sgemm_small : form == GEMM_SERIAL ? lt_sgemm_serial : lt_sgemm;
+    product(g->ta, g->tb, g->M, g->N, g->K, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta, C,
+            g->ldc);
     return C;
 }
 
 Test(gemm, equals_double_reference)
 {
-    /* one block, row blocks, column blocks (the last one short), K = 0 */
-    const int shapes[][3] = {{5, 7, 3}, {300, 70, 50}, {20, 700, 100}, {9, 4, 0}};
-    for (int s = 0; s < 4; s++)
+    /* one block, row blocks, column blocks (the last one short), K = 0;
+     * for lt_sgemm_small: ragged register tiles of rows, of 64 and 16
+     * columns and of K, B^T transposed on the stack in strips (700 columns
+     * at K = 100: strips of 64), folded dot products (K > 512) */
+    const int shapes[][3] = {{5, 7, 3},   {300, 70, 50}, {20, 700, 100},
+                             {9, 4, 0},   {37, 83, 61},  {9, 21, 600}};
+    for (int s = 0; s < 6; s++)
         for (int t = 0; t < 4; t++)
-            for (int serial = 0; serial <= 1; serial++) {
+            for (int form = GEMM_BLOCKED; form <= GEMM_SMALL; form++) {
+                if (form == GEMM_SMALL && t == 3)
+                    continue; /* A^T B^T: not offered */
                 gemm_case g = gemm_case_of(t & 1 ? LT_T : LT_N, t & 2 ? LT_T : LT_N,
                                            shapes[s][0], shapes[s][1], shapes[s][2], 3);
-                float *C = gemm_run(&g, serial);
+                float *C = gemm_run(&g, form);
                 double worst = 0;
                 for (int i = 0; i < g.M; i++)
                     for (int j = 0; j < g.ldc; j++) {
@@ -599,11 +611,52 @@ Test(gemm, equals_double_reference)
                         double err = fabs(C[(size_t)i * g.ldc + j] - ref);
                         worst = err > worst ? err : worst;
                     }
-                cr_expect_lt(worst, 1e-5 * (g.K + 1), "%dx%dx%d trans %d serial %d: %g", g.M,
-                             g.N, g.K, t, serial, worst);
+                cr_expect_lt(worst, 1e-5 * (g.K + 1), "%dx%dx%d trans %d form %d: %g", g.M,
+                             g.N, g.K, t, form, worst);
                 free(C);
                 gemm_case_free(&g);
             }
+}
+
+/* lt_sgemm_small: an entry's bits do not depend on the tile it fell in
+ * (a 1 x 1 product of its row and column gives them: K alone decides),
+ * with beta 0 (C is not read: NaN there stays out) and 0.5. */
+Test(gemm, small_entries_depend_on_K_only)
+{
+    const int shapes[][5] = {
+        /* trans a, trans b, M, N, K */
+        {0, 0, 37, 83, 61}, {1, 0, 37, 83, 61}, {0, 1, 37, 83, 61}, {0, 1, 20, 700, 100},
+        {0, 1, 9, 21, 600}, {0, 1, 6, 130, 500},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int nan_c = 0; nan_c <= 1; nan_c++) {
+            gemm_case g = gemm_case_of(shapes[s][0] ? LT_T : LT_N, shapes[s][1] ? LT_T : LT_N,
+                                       shapes[s][2], shapes[s][3], shapes[s][4], 5);
+            if (nan_c) {
+                g.beta = 0.0f;
+                for (size_t e = 0; e < (size_t)g.M * g.ldc; e++)
+                    g.C0[e] = NAN;
+            }
+            float *C = gemm_run(&g, GEMM_SMALL);
+            int differ = 0, nonfinite = 0;
+            for (int i = 0; i < g.M; i++)
+                for (int j = 0; j < g.N; j++) {
+                    const float *a = g.ta == LT_T ? g.A + i : g.A + (size_t)i * g.lda;
+                    const float *b = g.tb == LT_T ? g.B + (size_t)j * g.ldb : g.B + j;
+                    float one = g.C0[(size_t)i * g.ldc + j];
+                    lt_sgemm_small(g.ta, g.tb, 1, 1, g.K, g.alpha, a, g.lda, b, g.ldb, g.beta,
+                                   &one, 1);
+                    float got = C[(size_t)i * g.ldc + j];
+                    differ += memcmp(&one, &got, sizeof got) != 0;
+                    nonfinite += !isfinite(got);
+                }
+            cr_expect_eq(differ, 0, "%dx%dx%d trans %d%d beta %g: %d entries differ from 1 x 1",
+                         g.M, g.N, g.K, shapes[s][0], shapes[s][1], g.beta, differ);
+            cr_expect_eq(nonfinite, 0, "%dx%dx%d beta %g: %d entries not finite", g.M, g.N, g.K,
+                         g.beta, nonfinite);
+            free(C);
+            gemm_case_free(&g);
+        }
 }
 
 Test(gemm, blocks_depend_on_the_shape_only)
@@ -634,7 +687,7 @@ Test(gemm, same_bits_for_any_thread_count)
     };
     int saved = omp_get_max_threads();
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int serial = 0; serial <= 1; serial++) {
+        for (int serial = GEMM_BLOCKED; serial <= GEMM_SERIAL; serial++) {
             gemm_case g = gemm_case_of(shapes[s][0] ? LT_T : LT_N, shapes[s][1] ? LT_T : LT_N,
                                        shapes[s][2], shapes[s][3], shapes[s][4], 11);
             size_t bytes = sizeof(float) * (size_t)g.M * g.ldc;

@@ -282,7 +282,7 @@ static void chunk_own_state(float *record, const chunk_plan *p, const float *pk,
                             int rows)
 {
     const int F = p->F, M = p->M;
-    lt_sgemm_serial(LT_T, LT_N, F, M, rows, 1.0f, pk, F, v, M, 0.0f,
+    lt_sgemm_small(LT_T, LT_N, F, M, rows, 1.0f, pk, F, v, M, 0.0f,
                 record, M);
     memset(record + record_S(p), 0, (size_t)F * sizeof(float));
     add_column_sums(record + record_S(p), NULL, pk, rows, F);
@@ -365,7 +365,7 @@ static void gemm_head_forward(const attn_call *call, int bh, char *ws, int inner
             int c0 = c * C, rows = chunk_rows(&p, c);
             float *out = h.out + (size_t)c0 * M, *den = s.den != NULL ? s.den + c0 : t.vec;
             attn_phi(&fx, t.phi, h.q + (size_t)c0 * D, rows, ATTN_QUERY);
-            lt_sgemm_serial(LT_N, LT_N, rows, M, F, 1.0f, t.phi, F, S,
+            lt_sgemm_small(LT_N, LT_N, rows, M, F, 1.0f, t.phi, F, S,
                         M, 0.0f, out, M);
             for (int r = 0; r < rows; r++) {
                 den[r] = eps + dot(t.phi + (size_t)r * F, z, F);
@@ -400,7 +400,7 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
             float *record = records + (size_t)c * p.stride;
             attn_phi(&fx, t.phi, h.q + (size_t)c0 * D, rows, ATTN_QUERY);
             /* t_i = S g_i, so g_i . num_i = phi(Q_i) . t_i without rebuilding out */
-            lt_sgemm_serial(LT_N, LT_T, rows, F, M, 1.0f, g, M, s.S, M,
+            lt_sgemm_small(LT_N, LT_T, rows, F, M, 1.0f, g, M, s.S, M,
                         0.0f, t.t, F);
             for (int r = 0; r < rows; r++) {
                 float *tr = t.t + (size_t)r * F, inv = 1.0f / den[r];
@@ -412,7 +412,7 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
             }
             attn_phi_backprop(&fx, h.dq + (size_t)c0 * D, t.t, h.q + (size_t)c0 * D, t.phi, rows,
                               ATTN_QUERY);
-            lt_sgemm_serial(LT_T, LT_N, F, M, rows, 1.0f, t.phi, F,
+            lt_sgemm_small(LT_T, LT_N, F, M, rows, 1.0f, t.phi, F,
                         t.dnum, M, 0.0f, record, M);
             memset(record + record_S(&p), 0, (size_t)F * sizeof(float));
             add_column_sums(record + record_S(&p), t.vec, t.phi, rows, F);
@@ -422,10 +422,10 @@ static void gemm_head_backward(const attn_call *call, int bh, char *ws, int inne
         for (int c = 0; c < p.chunks; c++) {
             int c0 = c * C, rows = chunk_rows(&p, c);
             attn_phi(&fx, t.phi, h.k + (size_t)c0 * D, rows, ATTN_KEY);
-            lt_sgemm_serial(LT_N, LT_N, rows, M, F, 1.0f, t.phi, F, dS,
+            lt_sgemm_small(LT_N, LT_N, rows, M, F, 1.0f, t.phi, F, dS,
                         M, 1.0f, h.dv + (size_t)c0 * M, M);
             /* d phi(K_j) = dS V_j + dz */
-            lt_sgemm_serial(LT_N, LT_T, rows, F, M, 1.0f,
+            lt_sgemm_small(LT_N, LT_T, rows, F, M, 1.0f,
                         h.v + (size_t)c0 * M, M, dS, M, 0.0f, t.t, F);
             for (int r = 0; r < rows; r++)
                 for (int f = 0; f < F; f++)
@@ -799,7 +799,7 @@ static void chunk_features(const chunk_space *s, const chunk_plan *p, const attn
 static void chunk_scores(float *A, const float *pq, const float *pk, int rows, int F, int C,
                          const float *pw)
 {
-    lt_sgemm_serial(LT_N, LT_T, rows, rows, F, 1.0f, pq, F, pk, F, 0.0f,
+    lt_sgemm_small(LT_N, LT_T, rows, rows, F, 1.0f, pq, F, pk, F, 0.0f,
                 A, C);
     for (int r = 0; r < rows; r++) {
         for (int j = r + 1; j < rows; j++)
@@ -842,11 +842,11 @@ static void chunk_forward(const chunk_plan *p, const chunk_space *s, const chunk
     float *out = h->out + (size_t)c0 * M;
     float *den = den_saved != NULL ? den_saved + c0 : t->vec;
     chunk_scores(t->A, pq, pk, rows, F, C, pw);
-    lt_sgemm_serial(LT_N, LT_N, rows, M, F, 1.0f, pq, F, record, M,
+    lt_sgemm_small(LT_N, LT_N, rows, M, F, 1.0f, pq, F, record, M,
                 0.0f, out, M);
     if (pw != NULL)
         scale_rows(out, pw + 1, rows, M); /* Q~ S_c */
-    lt_sgemm_serial(LT_N, LT_N, rows, M, rows, 1.0f, t->A, C,
+    lt_sgemm_small(LT_N, LT_N, rows, M, rows, 1.0f, t->A, C,
                 h->v + (size_t)c0 * M, M, 1.0f, out, M);
     for (int r = 0; r < rows; r++) {
         const float *a = t->A + (size_t)r * C;
@@ -886,9 +886,9 @@ static void chunk_backward(const chunk_plan *p, const chunk_space *s, const chun
 
     chunk_scores(A, pq, pk, rows, F, C, pw);
     /* W = dO_c V_c^T, T = dO_c S_c^T (row i: S_c g_i) */
-    lt_sgemm_serial(LT_N, LT_T, rows, rows, M, 1.0f, g, M, v, M, 0.0f, W,
+    lt_sgemm_small(LT_N, LT_T, rows, rows, M, 1.0f, g, M, v, M, 0.0f, W,
                 C);
-    lt_sgemm_serial(LT_N, LT_T, rows, F, M, 1.0f, g, M, S, M, 0.0f, T, F);
+    lt_sgemm_small(LT_N, LT_T, rows, F, M, 1.0f, g, M, S, M, 0.0f, T, F);
     for (int r = 0; r < rows; r++) {
         /* g_i . num_i = phi(Q_i) . S_c g_i + sum_j A_ij (g_i . V_j) */
         float *w = W + (size_t)r * C, *tr = T + (size_t)r * F;
@@ -913,18 +913,18 @@ static void chunk_backward(const chunk_plan *p, const chunk_space *s, const chun
             for (int f = 0; f < F; f++)
                 tr[f] *= pw[r + 1];
     }
-    lt_sgemm_serial(LT_N, LT_N, rows, F, rows, 1.0f, W, C, pk, F, 1.0f,
+    lt_sgemm_small(LT_N, LT_N, rows, F, rows, 1.0f, W, C, pk, F, 1.0f,
                 T, F);
     attn_phi_backprop(fx, h->dq + (size_t)c0 * D, T, h->q + (size_t)c0 * D, pq, rows, ATTN_QUERY);
     /* d phi(K_c) = V_c U_c^T (weighed to the chunk's end) + dA^T phi(Q_c) (+ u_c later) */
-    lt_sgemm_serial(LT_N, LT_T, rows, F, M, 1.0f, v, M, U, M, 0.0f,
+    lt_sgemm_small(LT_N, LT_T, rows, F, M, 1.0f, v, M, U, M, 0.0f,
                 t->dphi, F);
     if (pw != NULL) {
         for (int j = 0; j < rows; j++)
             t->w[j] = pw[rows - 1 - j];
         scale_rows(t->dphi, t->w, rows, F);
     }
-    lt_sgemm_serial(LT_T, LT_N, rows, F, rows, 1.0f, W, C, pq, F, 1.0f,
+    lt_sgemm_small(LT_T, LT_N, rows, F, rows, 1.0f, W, C, pq, F, 1.0f,
                 t->dphi, F);
     attn_phi_backprop(fx, h->dk + (size_t)c0 * D, t->dphi, h->k + (size_t)c0 * D, pk, rows,
                       ATTN_KEY);
@@ -936,9 +936,9 @@ static void chunk_backward(const chunk_plan *p, const chunk_space *s, const chun
         chunk_keys_to_end(t->kt, pk, pw, rows, F);
         keys = t->kt;
     }
-    lt_sgemm_serial(LT_N, LT_N, rows, M, F, 1.0f, keys, F, U, M, 1.0f,
+    lt_sgemm_small(LT_N, LT_N, rows, M, F, 1.0f, keys, F, U, M, 1.0f,
                 dv, M);
-    lt_sgemm_serial(LT_T, LT_N, rows, M, rows, 1.0f, A, C, t->dnum, M,
+    lt_sgemm_small(LT_T, LT_N, rows, M, rows, 1.0f, A, C, t->dnum, M,
                 1.0f, dv, M);
     memset(u, 0, (size_t)F * sizeof(float));
     if (pw != NULL) {
@@ -1013,7 +1013,7 @@ static void chunked_head_backward(const attn_call *call, int bh, char *ws, int i
             chunk_dnum(t.dnum, h.d_out + (size_t)c0 * M, den + c0, rows, M);
             if (s.pw != NULL)
                 scale_rows(t.dnum, s.pw + 1, rows, M);
-            lt_sgemm_serial(LT_T, LT_N, F, M, rows, 1.0f,
+            lt_sgemm_small(LT_T, LT_N, F, M, rows, 1.0f,
                         s.pq + (size_t)c0 * F, F, t.dnum, M, 0.0f, s.U + (size_t)c * p.stride, M);
         }
         chunk_scan(s.S, &p, 0, record_Sz(&p), 0, s.pw);

@@ -40,6 +40,19 @@ void lt_sgemm_serial(lt_trans trans_a, lt_trans trans_b, int M, int N, int K, fl
                      float beta,
                      float *C, int ldc);      /* (M, N) */
 
+/* The product in this thread's own register tiles, no BLAS call: for the
+ * small products (every side up to a few hundred) a caller makes many of,
+ * where a BLAS call's packing and set-up cost as much as the arithmetic.
+ * Each entry of C is one fixed-order sum (k in order, or in vector lanes
+ * folded in a fixed order when op(B) is B^T), so its bits depend on K and
+ * on trans_b only: not on the tile, the thread count or the BLAS kernels.
+ * A^T B^T is not offered. */
+void lt_sgemm_small(lt_trans trans_a, lt_trans trans_b, int M, int N, int K, float alpha,
+                    const float *A, int lda, /* op(A): (M, K) */
+                    const float *B, int ldb, /* op(B): (K, N) */
+                    float beta,
+                    float *C, int ldc);      /* (M, N) */
+
 /* Number of blocks lt_sgemm cuts an (M, N, K) product into (for tests). */
 int lt_sgemm_blocks(int M, int N, int K);
 

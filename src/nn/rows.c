@@ -11,61 +11,13 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/lanes.h"
 #include "core/status.h"
 #include "nn/linear.h"
 
-enum { LANES = 16, OUT_BLOCK = 4, ROW_BLOCK = 4 };
+enum { LANES = LT_LANES, OUT_BLOCK = 4, ROW_BLOCK = 4 };
 
-typedef float lanes __attribute__((vector_size(LANES * sizeof(float))));
-
-static inline lanes load(const float *p)
-{
-    lanes v;
-    memcpy(&v, p, sizeof v); /* unaligned: rows are contiguous, not 64-byte aligned */
-    return v;
-}
-
-typedef int lane_index __attribute__((vector_size(LANES * sizeof(int))));
-
-/* The lanes' sum in a fixed order (a balanced tree, halves folded onto
- * each other), in vector registers. */
-static inline float hsum(lanes v)
-{
-    v += __builtin_shuffle(v, (lane_index){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
-    v += __builtin_shuffle(v, (lane_index){4, 5, 6, 7, 0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15});
-    v += __builtin_shuffle(v, (lane_index){2, 3, 0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
-    v += __builtin_shuffle(v, (lane_index){1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
-    return v[0];
-}
-
-/* Sixteen sums at once: lane t of the result is the sum of v[t]'s lanes,
- * folded in a fixed order (halves, quarters, eighths, pairs) with two-source
- * shuffles, 45 operations where sixteen hsum calls take 128. */
-static inline lanes hsum16(const lanes *v)
-{
-    const lane_index lo8 = {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
-    const lane_index hi8 = {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31};
-    const lane_index lo4 = {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27};
-    const lane_index hi4 = {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31};
-    const lane_index lo2 = {0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29};
-    const lane_index hi2 = {2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31};
-    const lane_index even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
-    const lane_index odd = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
-    lanes h[8], q[4], e[2];
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; p++) /* h[p]: v[2p]'s 8 partial sums, then v[2p+1]'s */
-        h[p] = __builtin_shuffle(v[2 * p], v[2 * p + 1], lo8) +
-               __builtin_shuffle(v[2 * p], v[2 * p + 1], hi8);
-#pragma GCC unroll 4
-    for (int p = 0; p < 4; p++) /* q[p]: 4 partial sums of v[4p] .. v[4p+3] */
-        q[p] = __builtin_shuffle(h[2 * p], h[2 * p + 1], lo4) +
-               __builtin_shuffle(h[2 * p], h[2 * p + 1], hi4);
-#pragma GCC unroll 2
-    for (int p = 0; p < 2; p++) /* e[p]: 2 partial sums of v[8p] .. v[8p+7] */
-        e[p] = __builtin_shuffle(q[2 * p], q[2 * p + 1], lo2) +
-               __builtin_shuffle(q[2 * p], q[2 * p + 1], hi2);
-    return __builtin_shuffle(e[0], e[1], even) + __builtin_shuffle(e[0], e[1], odd);
-}
+typedef lt_lanes lanes;
 
 /* out[r][o0 + i] for rows r0 .. r0 + nr and outputs o0 .. o0 + no; inlined
  * with constant no and nr and its loops unrolled, so the accumulators live
@@ -86,10 +38,10 @@ static inline __attribute__((always_inline)) void block(float *out, const float 
         lanes w[OUT_BLOCK], x[ROW_BLOCK];
 #pragma GCC unroll 4
         for (int i = 0; i < no; i++)
-            w[i] = load(W + (size_t)(o0 + i) * C_in + k);
+            w[i] = lt_lanes_load(W + (size_t)(o0 + i) * C_in + k);
 #pragma GCC unroll 4
         for (int j = 0; j < nr; j++)
-            x[j] = load(in + (size_t)(r0 + j) * C_in + k);
+            x[j] = lt_lanes_load(in + (size_t)(r0 + j) * C_in + k);
 #pragma GCC unroll 4
         for (int i = 0; i < no; i++)
 #pragma GCC unroll 4
@@ -98,12 +50,12 @@ static inline __attribute__((always_inline)) void block(float *out, const float 
     }
     lanes sums = {0};
     if (no * nr == LANES)
-        sums = hsum16(&acc[0][0]);
+        sums = lt_lanes_sum16(&acc[0][0]);
 #pragma GCC unroll 4
     for (int i = 0; i < no; i++)
 #pragma GCC unroll 4
         for (int j = 0; j < nr; j++) {
-            float sum = no * nr == LANES ? sums[i * ROW_BLOCK + j] : hsum(acc[i][j]);
+            float sum = no * nr == LANES ? sums[i * ROW_BLOCK + j] : lt_lanes_sum(acc[i][j]);
             const float *w = W + (size_t)(o0 + i) * C_in;
             const float *x = in + (size_t)(r0 + j) * C_in;
             for (int k = whole; k < C_in; k++)
@@ -219,7 +171,7 @@ static inline __attribute__((always_inline)) void tile(float *out, const float *
 #pragma GCC unroll 2
         for (int p = 0; p < NP; p++) {
             const float *panel = first + (size_t)p * PANEL * C_in;
-            w[p] = load(panel + (size_t)k * PANEL);
+            w[p] = lt_lanes_load(panel + (size_t)k * PANEL);
             /* past the panel's end this reads ahead into the next one, or
              * nowhere that is used: a prefetch never faults */
             __builtin_prefetch(panel + (size_t)(k + PREFETCH_INPUTS) * PANEL, 0, 0);

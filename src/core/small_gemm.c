@@ -1,0 +1,274 @@
+/* lt_sgemm_small: products too small for a BLAS call to pay. The chunked
+ * causal linear attention makes about a dozen products per chunk of 32
+ * rows, each 32 x 64 x 64 or smaller (a few microseconds of work): with
+ * OpenBLAS's Haswell kernels a fifth of its time went to packing the
+ * operands, and the result depended on which kernel set OpenBLAS loaded.
+ * Here nothing is packed: register tiles read the operands where they lie.
+ *
+ * The form: per k, a register tile of rows of C adds op(A)(i, k) (one
+ * float, broadcast) times vectors of op(B)'s row k, so op(B)'s rows must be
+ * contiguous. With trans_b T they are B's columns: B is first transposed
+ * into the stack, a strip of columns at a time, in 16 x 16 blocks of vector
+ * shuffles (measured: a quarter of a 32 x 64 x 64 product's time, where
+ * folding dot products cost two thirds). Each entry of C is one sum in k
+ * order (for trans_b T and K > TRANSPOSED_K: a dot product in vector lanes
+ * folded in a fixed order, core/lanes.h), so its bits depend on K alone,
+ * never on the tile it fell in, the thread count or the BLAS.
+ * Built with
+ * multiply-adds fused (src/core/meson.build), as BLAS kernels are. */
+#include "core/gemm.h"
+
+#include <stddef.h>
+
+#include "core/lanes.h"
+#include "core/status.h"
+
+/* The register tile of the outer form: TILE_ROWS x TILE_VECS accumulators
+ * plus TILE_VECS loaded vectors fit AVX-512's 32 registers; a vector of 16
+ * floats is two registers under AVX2, which gets a smaller tile. */
+#if defined(__AVX512F__)
+enum { TILE_ROWS = 6, TILE_VECS = 4 };
+#else
+enum { TILE_ROWS = 4, TILE_VECS = 1 };
+#endif
+enum { DOT_TILE = 4 }; /* the dot form's tile: 4 x 4 entries, one fold of 16 sums */
+/* The stack strip of B^T (32 KiB): at least 16 columns for K up to
+ * TRANSPOSED_K. */
+enum { TRANSPOSED = 8192, TRANSPOSED_K = TRANSPOSED / LT_LANES };
+
+/* op(A)(i, k) */
+static inline float a_at(const float *A, int lda, int i, int k, const int trans_a)
+{
+    return trans_a ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k];
+}
+
+/* alpha sum + beta c, reading c only when beta is not 0 (C may hold
+ * anything then, NaN included). */
+static inline float scaled(float sum, float alpha, float beta, const float *c)
+{
+    return beta == 0.0f ? alpha * sum : lt_madd(beta, *c, alpha * sum); /* as the tiles */
+}
+
+/* C(i, j) for one entry, k in order: the outer form's ragged columns. */
+static float outer_entry(const int trans_a, int i, int j, int K, const float *A, int lda,
+                         const float *B, int ldb)
+{
+    float sum = 0.0f;
+    for (int k = 0; k < K; k++)
+        sum = lt_madd(a_at(A, lda, i, k, trans_a), B[(size_t)k * ldb + j], sum);
+    return sum;
+}
+
+/* Rows i0 .. i0 + NR of C, columns j0 .. j0 + NV vectors; inlined with
+ * constant NR, NV and trans_a and unrolled, so the accumulators stay in
+ * registers. */
+static inline __attribute__((always_inline)) void
+outer_tile(const int trans_a, const int NR, const int NV, int i0, int j0, int K, float alpha,
+           const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    lt_lanes acc[TILE_ROWS][TILE_VECS];
+#pragma GCC unroll 6
+    for (int r = 0; r < NR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = (lt_lanes){0};
+    for (int k = 0; k < K; k++) {
+        const float *row = B + (size_t)k * ldb + j0;
+        lt_lanes b[TILE_VECS];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+            b[v] = lt_lanes_load(row + v * LT_LANES);
+#pragma GCC unroll 6
+        for (int r = 0; r < NR; r++) {
+            const float a = a_at(A, lda, i0 + r, k, trans_a);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                acc[r][v] += a * b[v];
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < NR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) {
+            float *c = C + (size_t)(i0 + r) * ldc + j0 + v * LT_LANES;
+            lt_lanes out = alpha * acc[r][v];
+            if (beta != 0.0f)
+                out += beta * lt_lanes_load(c);
+            lt_lanes_store(c, out);
+        }
+}
+
+/* Every row of C over NV vectors of columns from j0. */
+static inline __attribute__((always_inline)) void
+outer_strip(const int trans_a, const int NV, int M, int j0, int K, float alpha, const float *A,
+            int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    int i0 = 0;
+    for (; M - i0 >= TILE_ROWS; i0 += TILE_ROWS)
+        outer_tile(trans_a, TILE_ROWS, NV, i0, j0, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    switch (M - i0) {
+#define ROWS_CASE(n)                                                                           \
+    case n:                                                                                    \
+        outer_tile(trans_a, n, NV, i0, j0, K, alpha, A, lda, B, ldb, beta, C, ldc);           \
+        break;
+        ROWS_CASE(1) ROWS_CASE(2) ROWS_CASE(3) ROWS_CASE(4) ROWS_CASE(5)
+#undef ROWS_CASE
+    default: break; /* none left */
+    }
+}
+
+/* The outer form, compiled once per trans_a. */
+static inline __attribute__((always_inline)) void
+outer(const int trans_a, int M, int N, int K, float alpha, const float *A, int lda,
+      const float *B, int ldb, float beta, float *C, int ldc)
+{
+    const int wide = TILE_VECS * LT_LANES;
+    int j0 = 0;
+    for (; N - j0 >= wide; j0 += wide)
+        outer_strip(trans_a, TILE_VECS, M, j0, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    for (; N - j0 >= LT_LANES; j0 += LT_LANES)
+        outer_strip(trans_a, 1, M, j0, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    for (int i = 0; i < M; i++)
+        for (int j = j0; j < N; j++) {
+            float *c = C + (size_t)i * ldc + j;
+            *c = scaled(outer_entry(trans_a, i, j, K, A, lda, B, ldb), alpha, beta, c);
+        }
+}
+
+static void outer_a(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                    int ldb, float beta, float *C, int ldc)
+{
+    outer(0, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+static void outer_at(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                     int ldb, float beta, float *C, int ldc)
+{
+    outer(1, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* Entries (i0 .. i0 + NI) x (j0 .. j0 + NJ) of A B^T: lanes of k summed in
+ * vectors, folded, then the ragged end of k in order. */
+static inline __attribute__((always_inline)) void
+dot_tile(const int NI, const int NJ, int i0, int j0, int K, float alpha, const float *A,
+         int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    lt_lanes acc[DOT_TILE][DOT_TILE];
+#pragma GCC unroll 4
+    for (int i = 0; i < NI; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < NJ; j++)
+            acc[i][j] = (lt_lanes){0};
+    const int whole = K / LT_LANES * LT_LANES;
+    for (int k = 0; k < whole; k += LT_LANES) {
+        lt_lanes a[DOT_TILE], b[DOT_TILE];
+#pragma GCC unroll 4
+        for (int i = 0; i < NI; i++)
+            a[i] = lt_lanes_load(A + (size_t)(i0 + i) * lda + k);
+#pragma GCC unroll 4
+        for (int j = 0; j < NJ; j++)
+            b[j] = lt_lanes_load(B + (size_t)(j0 + j) * ldb + k);
+#pragma GCC unroll 4
+        for (int i = 0; i < NI; i++)
+#pragma GCC unroll 4
+            for (int j = 0; j < NJ; j++)
+                acc[i][j] += a[i] * b[j];
+    }
+    lt_lanes sums = {0};
+    if (NI == DOT_TILE && NJ == DOT_TILE)
+        sums = lt_lanes_sum16(&acc[0][0]);
+#pragma GCC unroll 4
+    for (int i = 0; i < NI; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < NJ; j++) {
+            float sum = NI == DOT_TILE && NJ == DOT_TILE ? sums[i * DOT_TILE + j]
+                                                         : lt_lanes_sum(acc[i][j]);
+            const float *a = A + (size_t)(i0 + i) * lda, *b = B + (size_t)(j0 + j) * ldb;
+            for (int k = whole; k < K; k++)
+                sum = lt_madd(a[k], b[k], sum);
+            float *c = C + (size_t)(i0 + i) * ldc + j0 + j;
+            *c = scaled(sum, alpha, beta, c);
+        }
+}
+
+/* The dot form: 4 x 4 tiles, then the ragged edges one entry at a time. */
+static void dot(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+                int ldb, float beta, float *C, int ldc)
+{
+    const int M4 = M / DOT_TILE * DOT_TILE, N4 = N / DOT_TILE * DOT_TILE;
+    for (int i0 = 0; i0 < M4; i0 += DOT_TILE)
+        for (int j0 = 0; j0 < N4; j0 += DOT_TILE)
+            dot_tile(DOT_TILE, DOT_TILE, i0, j0, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    for (int i = 0; i < M; i++)
+        for (int j = i < M4 ? N4 : 0; j < N; j++)
+            dot_tile(1, 1, i, j, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* Bt (K, N) = B^T for B (N, K): 16 x 16 blocks as four rounds of
+ * interleaving row i with row i + 8 (each round rotates an entry's 8-bit
+ * (row, column) address by one, four rounds swap row and column), then the
+ * ragged edges one float at a time. */
+static void transpose(float *Bt, const float *B, int ldb, int N, int K)
+{
+    const lt_lane_index lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+    const lt_lane_index hi = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+    const int N16 = N / LT_LANES * LT_LANES, K16 = K / LT_LANES * LT_LANES;
+    for (int j0 = 0; j0 < N16; j0 += LT_LANES)
+        for (int k0 = 0; k0 < K16; k0 += LT_LANES) {
+            lt_lanes v[LT_LANES], w[LT_LANES];
+#pragma GCC unroll 16
+            for (int r = 0; r < LT_LANES; r++)
+                v[r] = lt_lanes_load(B + (size_t)(j0 + r) * ldb + k0);
+#pragma GCC unroll 4
+            for (int round = 0; round < 4; round++) {
+#pragma GCC unroll 8
+                for (int i = 0; i < LT_LANES / 2; i++) {
+                    w[2 * i] = __builtin_shuffle(v[i], v[i + LT_LANES / 2], lo);
+                    w[2 * i + 1] = __builtin_shuffle(v[i], v[i + LT_LANES / 2], hi);
+                }
+#pragma GCC unroll 16
+                for (int r = 0; r < LT_LANES; r++)
+                    v[r] = w[r];
+            }
+#pragma GCC unroll 16
+            for (int r = 0; r < LT_LANES; r++)
+                lt_lanes_store(Bt + (size_t)(k0 + r) * N + j0, v[r]);
+        }
+    for (int k = 0; k < K; k++)
+        for (int j = k < K16 ? N16 : 0; j < N; j++)
+            Bt[(size_t)k * N + j] = B[(size_t)j * ldb + k];
+}
+
+void lt_sgemm_small(lt_trans trans_a, lt_trans trans_b, int M, int N, int K, float alpha,
+                    const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                    int ldc)
+{
+    LT_ASSERT(M >= 0 && N >= 0 && K >= 0);
+    LT_ASSERT(!(trans_a == LT_T && trans_b == LT_T)); /* no caller needs A^T B^T */
+    if (M == 0 || N == 0)
+        return;
+    if (trans_b == LT_N) {
+        if (trans_a == LT_T)
+            outer_at(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        else
+            outer_a(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    if (K > TRANSPOSED_K) {
+        dot(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    /* strips of whole register tiles where K leaves room, else of vectors */
+    const int wide = TILE_VECS * LT_LANES;
+    int strip = K > 0 ? TRANSPOSED / K : N; /* at least LT_LANES, as K <= TRANSPOSED_K */
+    if (strip >= wide)
+        strip = strip / wide * wide;
+    else if (strip >= LT_LANES)
+        strip = strip / LT_LANES * LT_LANES;
+    float Bt[TRANSPOSED];
+    for (int j0 = 0; j0 < N; j0 += strip) {
+        int cols = N - j0 < strip ? N - j0 : strip;
+        transpose(Bt, B + (size_t)j0 * ldb, ldb, cols, K);
+        outer_a(M, cols, K, alpha, A, lda, Bt, cols, beta, C + j0, ldc);
+    }
+}
