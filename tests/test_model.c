@@ -538,11 +538,15 @@ Test(generate, step_same_bits_for_any_threads_and_batch_past_few_rows)
     const char *variants[] = {"linear", "softmax"};
     for (int v = 0; v < 2; v++) {
         float one[STEPS * FEW * LT_COPY_VOCAB], two[STEPS * FEW * LT_COPY_VOCAB],
-            wide[STEPS * FEW * LT_COPY_VOCAB];
+            three[STEPS * FEW * LT_COPY_VOCAB], wide[STEPS * FEW * LT_COPY_VOCAB];
         stepped_logits(variants[v], 1, FEW, one);
         stepped_logits(variants[v], 2, FEW, two);
+        /* three threads: a thread's share of the 64-wide products is empty */
+        stepped_logits(variants[v], 3, FEW, three);
         stepped_logits(variants[v], 2, WIDE_BATCH, wide);
         cr_expect(memcmp(one, two, sizeof one) == 0, "%s: one thread and two differ",
+                  variants[v]);
+        cr_expect(memcmp(one, three, sizeof one) == 0, "%s: one thread and three differ",
                   variants[v]);
         for (int i = 0; i < STEPS * FEW; i++)
             cr_expect_lt(rel_diff(wide + (size_t)i * LT_COPY_VOCAB, one + (size_t)i * LT_COPY_VOCAB,

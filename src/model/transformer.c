@@ -534,7 +534,10 @@ static lt_status transformer_step_prepare(const lt_model *m, void *block, int ba
  * (lt_linear_panels_forward), and everything between two
  * attention steps runs in one parallel region, work-shared: a layer pays
  * one fork and join instead of one per product and elementwise pass, and
- * no pass runs on one thread while the other waits. More rows: the BLAS
+ * no pass runs on one thread while the other waits. Each thread adds the
+ * residual to, activates or splits the columns its share of a product
+ * computed, so the team meets at one barrier per product and layer norm:
+ * 6 a layer, where a barrier per pass made 10. More rows: the BLAS
  * product, each pass with its own threads. Either way the same bits for
  * any thread count: each output is one fixed-order sum. */
 typedef struct step_pass {
@@ -553,37 +556,37 @@ static void pass_norm(const step_pass *t, float *out, const float *in, size_t ga
         lt_layernorm_forward(out, NULL, NULL, in, p + gamma, p + beta, B, C);
 }
 
-/* A product of layer l: `panel` is its offset in the layer's panels. */
-static void pass_product(const step_pass *t, float *out, const float *in, int l, size_t panel,
-                         size_t weight, size_t bias, int C_in, int C_out)
+/* Steps of more rows: a product through BLAS, its own threads. */
+static void pass_product(const step_pass *t, float *out, const float *in, size_t weight,
+                         size_t bias, int C_in, int C_out)
 {
     const float *p = t->m->params;
-    if (t->team)
-        lt_linear_panels_forward_team(out, in,
-                                      t->s->panels + (size_t)l * panel_sizes(t->m).layer + panel,
-                                      p + bias, t->s->batch, C_in, C_out);
-    else
-        lt_linear_forward(out, in, p + weight, p + bias, t->s->batch, C_in, C_out);
+    lt_linear_forward(out, in, p + weight, p + bias, t->s->batch, C_in, C_out);
 }
 
-static void pass_add(const step_pass *t, float *x, const float *branch)
+/* Team steps: this thread's share of a product of layer l (`panel`: its
+ * offset in the layer's panels), no barrier after it; its outputs are
+ * columns [*first, *end) of every row. */
+static void pass_product_own(const step_pass *t, float *out, const float *in, int l,
+                             size_t panel, size_t bias, int C_in, int C_out, int *first,
+                             int *end)
 {
-    long n = (long)t->s->batch * t->m->width;
-    if (t->team)
-        lt_add_team(x, x, branch, n);
-    else
-        lt_add(x, x, branch, n);
+    lt_linear_panels_forward_own(out, in,
+                                 t->s->panels + (size_t)l * panel_sizes(t->m).layer + panel,
+                                 t->m->params + bias, t->s->batch, C_in, C_out, first, end);
 }
 
-static void pass_activation(const step_pass *t, float *out, const float *in)
+/* Team steps: x += branch over columns [first, end) of every row (width
+ * C): the residual add of the columns this thread computed. */
+static void add_own_columns(const step_pass *t, float *x, const float *branch, int first,
+                            int end)
 {
-    long n = (long)t->s->batch * t->m->config.ffn;
-    int gelu = t->m->config.activation == LT_ACT_GELU;
-    if (t->team)
-        (gelu ? lt_gelu_forward_team : lt_relu_forward_team)(out, in, n);
-    else
-        activation_forward(&t->m->config, out, in, n);
+    const int C = t->m->width;
+    for (int b = 0; b < t->s->batch; b++)
+        lt_add_own(x + (size_t)b * C + first, x + (size_t)b * C + first,
+                   branch + (size_t)b * C + first, end - first);
 }
+
 
 /* Layer l up to its attention: ln1, the qkv product, q, k, v apart. */
 static void step_before_attention(const step_pass *t, int l)
@@ -592,7 +595,20 @@ static void step_before_attention(const step_pass *t, int l)
     step_block *s = t->s;
     const int B = s->batch, C = t->m->width;
     pass_norm(t, s->ln, s->x, o->ln1_gamma, o->ln1_beta);
-    pass_product(t, s->qkv, s->ln, l, 0, o->w_qkv, o->b_qkv, C, 3 * C);
+    if (t->team) { /* each thread splits the columns it computed */
+        int first, end;
+        pass_product_own(t, s->qkv, s->ln, l, 0, o->b_qkv, C, 3 * C, &first, &end);
+        float *part[3] = {s->q, s->k, s->v};
+        for (int b = 0; b < B; b++)
+            for (int p = 0; p < 3; p++) {
+                int lo = first > p * C ? first : p * C, hi = end < (p + 1) * C ? end : (p + 1) * C;
+                if (lo < hi)
+                    memcpy(part[p] + (size_t)b * C + lo - p * C, s->qkv + (size_t)b * 3 * C + lo,
+                           (size_t)(hi - lo) * sizeof(float));
+            }
+        return; /* the region's end is the barrier */
+    }
+    pass_product(t, s->qkv, s->ln, o->w_qkv, o->b_qkv, C, 3 * C);
     /* one position: (B, 3C) rows split into q, k, v of (B, H, Dh) */
 #pragma omp for schedule(static)
     for (int b = 0; b < B; b++) {
@@ -613,14 +629,35 @@ static void step_after_attention(const step_pass *t, int l)
     step_block *s = t->s;
     const int C = t->m->width, F = t->m->config.ffn;
     const layer_panels n = panel_sizes(t->m);
-    pass_product(t, s->branch, s->att, l, n.qkv, o->w_o, o->b_o, C, C);
-    pass_add(t, s->x, s->branch);
-    pass_norm(t, s->ln, s->x, o->ln2_gamma, o->ln2_beta);
-    pass_product(t, s->hidden, s->ln, l, n.qkv + n.o, o->w_ff1, o->b_ff1, C, F);
-    pass_activation(t, s->hidden_act, s->hidden);
-    pass_product(t, s->branch, s->hidden_act, l, n.qkv + n.o + n.ff1, o->w_ff2, o->b_ff2, F,
-                 C);
-    pass_add(t, s->x, s->branch);
+    if (t->team) {
+        /* each thread adds and activates the columns it computed: a barrier
+         * per product, none for the passes after them */
+        int first, end;
+        pass_product_own(t, s->branch, s->att, l, n.qkv, o->b_o, C, C, &first, &end);
+        add_own_columns(t, s->x, s->branch, first, end);
+#pragma omp barrier
+        pass_norm(t, s->ln, s->x, o->ln2_gamma, o->ln2_beta);
+        pass_product_own(t, s->hidden, s->ln, l, n.qkv + n.o, o->b_ff1, C, F, &first, &end);
+        void (*activate)(float *, const float *, long) =
+            t->m->config.activation == LT_ACT_GELU ? lt_gelu_forward_own : lt_relu_forward_own;
+        for (int b = 0; b < s->batch; b++)
+            activate(s->hidden_act + (size_t)b * F + first, s->hidden + (size_t)b * F + first,
+                     end - first);
+#pragma omp barrier
+        pass_product_own(t, s->branch, s->hidden_act, l, n.qkv + n.o + n.ff1, o->b_ff2, F, C,
+                         &first, &end);
+        add_own_columns(t, s->x, s->branch, first, end);
+#pragma omp barrier
+    } else {
+        const long width = (long)s->batch * C, hidden = (long)s->batch * F;
+        pass_product(t, s->branch, s->att, o->w_o, o->b_o, C, C);
+        lt_add(s->x, s->x, s->branch, width);
+        pass_norm(t, s->ln, s->x, o->ln2_gamma, o->ln2_beta);
+        pass_product(t, s->hidden, s->ln, o->w_ff1, o->b_ff1, C, F);
+        activation_forward(&t->m->config, s->hidden_act, s->hidden, hidden);
+        pass_product(t, s->branch, s->hidden_act, o->w_ff2, o->b_ff2, F, C);
+        lt_add(s->x, s->x, s->branch, width);
+    }
     if (l + 1 < t->m->config.layers)
         step_before_attention(t, l + 1);
     else

@@ -45,4 +45,11 @@ void lt_gelu_forward_team(float *out, const float *in, long n);
 void lt_relu_forward_team(float *out, const float *in, long n);
 void lt_add_team(float *out, const float *a, const float *b, long n);
 
+/* The same three on the calling thread alone, inside a parallel region or
+ * not, with no barrier: a thread's pass over the part of a team's output
+ * it computed itself. The same bits as the others, element by element. */
+void lt_gelu_forward_own(float *out, const float *in, long n);
+void lt_relu_forward_own(float *out, const float *in, long n);
+void lt_add_own(float *out, const float *a, const float *b, long n);
+
 #endif

@@ -64,6 +64,13 @@ void lt_linear_panels_forward(float *out,          /* (R, C_out) */
 void lt_linear_panels_pack_team(float *panels, const float *weight, int C_in, int C_out);
 void lt_linear_panels_forward_team(float *out, const float *in, const float *panels,
                                    const float *bias, int R, int C_in, int C_out);
+/* The calling thread's share of lt_linear_panels_forward_team, without
+ * the barrier at its end: its outputs are columns [*first, *end) of every
+ * row (an empty range: both 0), which it may go on using (a residual add,
+ * an activation) before the team meets at a barrier. */
+void lt_linear_panels_forward_own(float *out, const float *in, const float *panels,
+                                  const float *bias, int R, int C_in, int C_out, int *first,
+                                  int *end);
 
 /* Adds the gradients: d_in += d_out W, d_weight += d_out^T in,
  * d_bias += column sums of d_out. Any of d_in, d_weight, d_bias may be NULL

@@ -8,6 +8,7 @@
  * is one fixed-order sum, so the result does not depend on the thread
  * count. Compiled with multiply-adds fused (src/nn/meson.build), as BLAS
  * kernels are. */
+#include <omp.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -215,21 +216,35 @@ static inline __attribute__((always_inline)) void panels_over_rows(
     }
 }
 
-void lt_linear_panels_forward_team(float *out, const float *in, const float *panels,
-                                   const float *bias, int R, int C_in, int C_out)
+void lt_linear_panels_forward_own(float *out, const float *in, const float *panels,
+                                  const float *bias, int R, int C_in, int C_out, int *first,
+                                  int *end)
 {
     LT_ASSERT(R >= 0 && R <= LT_LINEAR_FEW_ROWS && C_in > 0 && C_out > 0);
-    if (R == 0)
-        return;
     const int blocks = (C_out + PANEL - 1) / PANEL, pairs = (blocks + 1) / TILE_PANELS;
-#pragma omp for schedule(static)
-    for (int t = 0; t < pairs; t++) {
+    const int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const int t0 = (int)((long)pairs * me / threads), t1 = (int)((long)pairs * (me + 1) / threads);
+    *first = t0 * TILE_PANELS * PANEL;
+    *end = t1 * TILE_PANELS * PANEL < C_out ? t1 * TILE_PANELS * PANEL : C_out;
+    if (R == 0 || *first >= *end) {
+        *end = *first = 0;
+        return;
+    }
+    for (int t = t0; t < t1; t++) {
         const int b = t * TILE_PANELS;
         if (blocks - b >= TILE_PANELS)
             panels_over_rows(out, in, panels, bias, TILE_PANELS, R, b, C_in, C_out);
         else /* an odd panel at the end */
             panels_over_rows(out, in, panels, bias, 1, R, b, C_in, C_out);
     }
+}
+
+void lt_linear_panels_forward_team(float *out, const float *in, const float *panels,
+                                   const float *bias, int R, int C_in, int C_out)
+{
+    int first, end;
+    lt_linear_panels_forward_own(out, in, panels, bias, R, C_in, C_out, &first, &end);
+#pragma omp barrier
 }
 
 void lt_linear_panels_forward(float *out, const float *in, const float *panels,
