@@ -38,6 +38,7 @@ typedef struct summary_row {
     int threads;
     double load;             /* load_start and load_end; NaN: empty cells */
     const char *cpu_id;      /* NULL in the first row: a file from before the column */
+    const char *wait_policy; /* omp_wait_policy; NULL in the first row: no such column */
 } summary_row;
 
 static const char summary_header[] =
@@ -52,7 +53,9 @@ static void write_summary(const char *path, const summary_row *rows, int count)
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "%s", path);
     int has_cpu_id = count > 0 && rows[0].cpu_id != NULL;
-    fprintf(f, "%s%s\n", summary_header, has_cpu_id ? ",cpu_id" : "");
+    int has_policy = count > 0 && rows[0].wait_policy != NULL;
+    fprintf(f, "%s%s%s\n", summary_header, has_cpu_id ? ",cpu_id" : "",
+            has_policy ? ",omp_wait_policy" : "");
     for (int i = 0; i < count; i++) {
         const summary_row *r = &rows[i];
         fprintf(f,
@@ -67,6 +70,8 @@ static void write_summary(const char *path, const summary_row *rows, int count)
             fputc(',', f);
         if (has_cpu_id)
             fprintf(f, ",%s", r->cpu_id != NULL ? r->cpu_id : "");
+        if (has_policy)
+            fprintf(f, ",%s", r->wait_policy != NULL ? r->wait_policy : "");
         fputc('\n', f);
     }
     fclose(f);
@@ -98,7 +103,7 @@ static int compare_rows(pair *p, const summary_row *base, int nb, const summary_
 }
 
 #define OK_ROW(variant, median, min, max) \
-    {variant, median, min, max, 4096, 0.25, "ok", 2, 0.1, NULL}
+    {variant, median, min, max, 4096, 0.25, "ok", 2, 0.1, NULL, NULL}
 
 /* The table line of `metric` must end with `verdict`. */
 static void assert_verdict(const char *metric, const char *verdict)
@@ -244,6 +249,24 @@ Test(compare, another_cpu_generation_makes_only_timings_not_comparable)
     base[0].cpu_id = ""; /* a row kept from a file written before the column */
     cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
     assert_verdict("step_median_s", "regressed");
+}
+
+/* How threads wait (OMP_WAIT_POLICY, GOMP_SPINCOUNT) changes their speed,
+ * never a bit of the results: a baseline taken under another spin count
+ * still has its exact metrics judged. */
+Test(compare, another_wait_policy_makes_only_timings_not_comparable)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.050, 0.049, 0.051)};
+    base[0].wait_policy = "unset spin=5000";
+    next[0].wait_policy = "unset spin=2000";
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--all"), 0, "%s", output);
+    assert_verdict("step_median_s (omp_wait_policy)", "not comparable");
+    assert_verdict("peak_bytes", "unchanged");
+    next[0].loss_end = 0.5;
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 1, "%s", output);
+    assert_verdict("loss_end", "regressed");
 }
 
 /* Rows kept from a file written before the load columns existed carry them
