@@ -36,14 +36,17 @@ static int cpu_has(const char *flags)
  *   bound (OMP_WAIT_POLICY=active) made two runs at once on a shared machine
  *   take 50x longer; sleeping at once (passive) halved the speed of the
  *   fine-grained work alone (batch-16 generation, small training steps).
- *   A bounded spin (GOMP_SPINCOUNT=LT_DEFAULT_SPINCOUNT, some tens of
- *   microseconds) kept batch-16 generation within 5% of a spin of 10000,
- *   and two copy --preset quick runs at once took 2-3x one alone (10000:
- *   3-5x; 2000: 1.5x, but a third slower alone).
+ *   A bounded spin (GOMP_SPINCOUNT=LT_DEFAULT_SPINCOUNT) keeps most of
+ *   the speed alone and lets a second run in. Measured on 2 Zen 4 vCPUs,
+ *   copy --preset quick (2 ms updates, the most barriers per second), one
+ *   alone / each of two at once: spin 5000 8.5-9.0 s / 47 s (5.3x), 3000
+ *   8.5-9.1 / 34 (3.8x), 2000 9.3-10.7 / 27 (2.7x), 500 14-18 / 18.
+ *   Generation at batch 1 and 16 (MNIST at the paper's size, CIFAR-10's
+ *   16 layers) ran within the noise at 2000 and 5000, two runs each.
  * - OpenBLAS falls back to its generic x86-64 kernels ("Prescott") on CPUs
  *   newer than its release knows, 5x slower here; when the CPU has AVX-512
  *   or AVX2 it is told which kernels to use. */
-#define LT_DEFAULT_SPINCOUNT "5000"
+#define LT_DEFAULT_SPINCOUNT "2000"
 
 static int env_unset(const char *name)
 {
