@@ -567,7 +567,24 @@ static void step_scores(float *restrict s, const float *restrict kt, const float
                         int j0, int n, int D, float scale)
 {
     enum { SUMS = KEY_BLOCK / VEC_FLOATS };
-    for (int b0 = 0; b0 < n; b0 += KEY_BLOCK) {
+    int b0 = 0;
+    /* two blocks at a time: twice the independent sums, so the
+     * multiply-adds' latency overlaps (each sum's order is unchanged) */
+    for (; b0 + 2 * KEY_BLOCK <= n; b0 += 2 * KEY_BLOCK) {
+        const float *block = kt + (size_t)(j0 + b0) * D; /* 2 x (D x KEY_BLOCK) */
+        const float *next = block + (size_t)D * KEY_BLOCK;
+        step_vec acc[SUMS] = {{0}}, acc2[SUMS] = {{0}};
+        for (int d = 0; d < D; d++)
+            for (int i = 0; i < SUMS; i++) {
+                acc[i] += q[d] * vec_load(block + (size_t)d * KEY_BLOCK + i * VEC_FLOATS);
+                acc2[i] += q[d] * vec_load(next + (size_t)d * KEY_BLOCK + i * VEC_FLOATS);
+            }
+        for (int i = 0; i < SUMS; i++) {
+            vec_store(s + b0 + i * VEC_FLOATS, acc[i] * scale);
+            vec_store(s + b0 + KEY_BLOCK + i * VEC_FLOATS, acc2[i] * scale);
+        }
+    }
+    for (; b0 < n; b0 += KEY_BLOCK) {
         const float *block = kt + (size_t)(j0 + b0) * D; /* D x KEY_BLOCK */
         step_vec acc[SUMS] = {{0}};
         for (int d = 0; d < D; d++)
@@ -609,6 +626,8 @@ static void step_values(float *restrict o, const float *restrict w, const float 
     int m0 = 0;
     for (; m0 + 4 * VEC_FLOATS <= M; m0 += 4 * VEC_FLOATS)
         step_value_slab(o, w, vc, n, M, m0, shrink, 4);
+    for (; m0 + 2 * VEC_FLOATS <= M; m0 += 2 * VEC_FLOATS) /* M = 32: one pass, not two */
+        step_value_slab(o, w, vc, n, M, m0, shrink, 2);
     for (; m0 + VEC_FLOATS <= M; m0 += VEC_FLOATS)
         step_value_slab(o, w, vc, n, M, m0, shrink, 1);
     for (; m0 < M; m0++) { /* the last M % VEC_FLOATS elements */
