@@ -9,8 +9,9 @@
  * float, broadcast) times vectors of op(B)'s row k, so op(B)'s rows must be
  * contiguous. With trans_b T they are B's columns: B is first transposed
  * into the stack, a strip of columns at a time, in 16 x 16 blocks of vector
- * shuffles (measured: a quarter of a 32 x 64 x 64 product's time, where
- * folding dot products cost two thirds). Each entry of C is one sum in k
+ * shuffles (measured at 32 x 64 x 64, one thread: 3.1 us with the
+ * transposition, 4.4 us folding dot products, 2.3 us for the same product
+ * with B's rows contiguous). Each entry of C is one sum in k
  * order (for trans_b T and K > TRANSPOSED_K: a dot product in vector lanes
  * folded in a fixed order, core/lanes.h), so its bits depend on K alone,
  * never on the tile it fell in, the thread count or the BLAS.
