@@ -46,6 +46,7 @@
 
 #include "attn/attn_internal.h"
 #include "core/gemm.h"
+#include "core/lanes.h"
 
 static const char KERNEL_GEMM[] = "linear-gemm";
 static const char KERNEL_CHUNKED[] = "linear-causal-chunked";
@@ -470,15 +471,8 @@ static inline float causal_token_body(float *restrict out, float *restrict S, fl
  * step's attention at the MNIST paper model (8 layers, batch 16 x 8 heads,
  * F = M = 32): 0.12-0.16 ms against 0.18-0.25 with the plain loop. The
  * same operations on each lane, in the same order: the same bits. */
-enum { TOKEN_LANES = 16, TOKEN_MAX_VECTORS = 4 };
-typedef float token_lanes __attribute__((vector_size(TOKEN_LANES * sizeof(float))));
-
-static inline token_lanes token_load(const float *p)
-{
-    token_lanes v;
-    memcpy(&v, p, sizeof v); /* rows of S and v need not be 64-byte aligned */
-    return v;
-}
+enum { TOKEN_LANES = LT_LANES, TOKEN_MAX_VECTORS = 4 };
+typedef lt_lanes token_lanes;
 
 static inline __attribute__((always_inline)) float
 causal_token_lanes(float *restrict out, float *restrict S, float *restrict z,
@@ -490,14 +484,14 @@ causal_token_lanes(float *restrict out, float *restrict S, float *restrict z,
 #pragma GCC unroll 4
     for (int j = 0; j < vectors; j++) {
         acc[j] = (token_lanes){0};
-        value[j] = token_load(v + j * TOKEN_LANES);
+        value[j] = lt_lanes_load(v + j * TOKEN_LANES);
     }
     for (int f = 0; f < F; f++) {
         float *restrict row = S + (size_t)f * M;
         z[f] = (decayed ? gamma * z[f] : z[f]) + pk[f];
 #pragma GCC unroll 4
         for (int j = 0; j < vectors; j++) {
-            token_lanes r = token_load(row + j * TOKEN_LANES);
+            token_lanes r = lt_lanes_load(row + j * TOKEN_LANES);
             r = (decayed ? gamma * r : r) + pk[f] * value[j];
             memcpy(row + j * TOKEN_LANES, &r, sizeof r);
             acc[j] += pq[f] * r;

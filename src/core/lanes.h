@@ -1,7 +1,8 @@
 /* Sixteen floats as one vector (a zmm register under AVX-512, two ymm or
  * four xmm elsewhere) for the hand-tiled kernels: unaligned loads and
  * horizontal sums in a fixed order, so a kernel's bits depend only on its
- * sizes. Include only from sources built with multiply-adds fused. */
+ * sizes. Lanes fuse `acc += a * b` only in sources built with
+ * -ffp-contract=fast; lt_madd matches them there. */
 #ifndef LT_CORE_LANES_H
 #define LT_CORE_LANES_H
 
@@ -9,6 +10,11 @@
 #include <string.h>
 
 enum { LT_LANES = 16 };
+
+/* Without AVX-512 (a portable build) GCC notes that returning these 64-byte
+ * vectors has another calling convention there; every function returning
+ * them is static inline within one build, so no call crosses an ABI. */
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 typedef float lt_lanes __attribute__((vector_size(LT_LANES * sizeof(float))));
 typedef int lt_lane_index __attribute__((vector_size(LT_LANES * sizeof(int))));
