@@ -141,7 +141,8 @@ Test(io, csv_round_trip)
     cr_assert_eq(t.nrows, N_TRICKY);
     const char *header[] = {"experiment", "note", "N", "time_s", "ltbench_version",
                             "git_revision", "cpu_model", "cpu_id", "blas", "date", "cores",
-                            "load_start", "load_end", "omp_wait_policy", "build", "ranks"};
+                            "load_start", "load_end", "steal_share", "omp_wait_policy",
+                            "build", "ranks"};
     for (int c = 0; c < t.ncols; c++)
         cr_assert_str_eq(t.names[c], header[c]);
     lt_provenance prov;
@@ -231,6 +232,31 @@ Test(io, cpuinfo_names_the_cpu_generation)
         cr_assert(strncmp(prov.cpu_id, "family ", 7) == 0, "cpu_id '%s'", prov.cpu_id);
 }
 
+/* steal_share comes from /proc/stat's "cpu " line: its eighth number is
+ * the time the hypervisor ran other guests; kernels too old to count it
+ * (or a line cut short) give no share, not a wrong one. */
+Test(io, stat_gives_total_and_steal)
+{
+    unsigned long long total, steal;
+    const char *vm = "cpu  4214080 15747 178161 795157 2942 0 1128 151180 0 0\n"
+                     "cpu0 2107040 7873 89080 397578 1471 0 564 75590 0 0\n";
+    cr_assert_eq(lt_cpu_times_from_stat(vm, &total, &steal), 1);
+    cr_assert_eq(total, 4214080ULL + 15747 + 178161 + 795157 + 2942 + 0 + 1128 + 151180);
+    cr_assert_eq(steal, 151180ULL);
+    /* after another line, and without the guest fields */
+    cr_assert_eq(lt_cpu_times_from_stat("intr 5\ncpu  1 2 3 4 5 6 7 8\n", &total, &steal), 1);
+    cr_assert_eq(total, 36ULL);
+    cr_assert_eq(steal, 8ULL);
+    /* seven fields (no steal), no cpu line, cpu0 only */
+    cr_assert_eq(lt_cpu_times_from_stat("cpu  1 2 3 4 5 6 7\n", &total, &steal), 0);
+    cr_assert_eq(total, 0ULL);
+    cr_assert_eq(lt_cpu_times_from_stat("intr 5\n", &total, &steal), 0);
+    cr_assert_eq(lt_cpu_times_from_stat("cpu0 1 2 3 4 5 6 7 8\n", &total, &steal), 0);
+    /* this machine: a share in [0, 1] or none */
+    double share = lt_provenance_steal_share_now();
+    cr_assert(isnan(share) || (share >= 0.0 && share <= 1.0), "steal share %g", share);
+}
+
 Test(io, csv_quotes_only_where_needed)
 {
     const char *path = in_dir("table.csv");
@@ -238,7 +264,7 @@ Test(io, csv_quotes_only_where_needed)
     char *text = read_bytes(path, NULL);
     const char *header =
         "experiment,note,N,time_s,ltbench_version,git_revision,cpu_model,cpu_id,blas,date,"
-        "cores,load_start,load_end,omp_wait_policy,build,ranks\n";
+        "cores,load_start,load_end,steal_share,omp_wait_policy,build,ranks\n";
     cr_assert(strncmp(text, header, strlen(header)) == 0, "header: %.120s", text);
     const char *expected[] = {
         "\ncopy,plain,-9000000000000,0.10000000000000001,",

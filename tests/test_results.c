@@ -199,7 +199,8 @@ Test(results, held_rows_reach_the_journal_together_or_not_at_all)
 
 /* A resumed run keeps the rows an earlier process measured: they must keep
  * that process's revision, date and loads, not take the resuming one's;
- * a column the earlier file was written without (cpu_id) stays empty. */
+ * a column the earlier file was written without (cpu_id, steal_share)
+ * stays empty. */
 Test(results, a_kept_row_keeps_the_provenance_of_the_run_that_measured_it)
 {
     check_scratch_make("results");
@@ -208,7 +209,8 @@ Test(results, a_kept_row_keeps_the_provenance_of_the_run_that_measured_it)
     cr_assert_not_null(f);
     fprintf(f, "experiment,variant,N,loss,new_metric");
     for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++)
-        if (strcmp(lt_csv_provenance_columns[i], "cpu_id") != 0) /* an older file */
+        if (strcmp(lt_csv_provenance_columns[i], "cpu_id") != 0 &&
+            strcmp(lt_csv_provenance_columns[i], "steal_share") != 0) /* an older file */
             fprintf(f, ",%s", lt_csv_provenance_columns[i]);
     fprintf(f, "\ntest,softmax,1,0.5,2,0.0.1,oldrev1234,Old CPU,Old BLAS,2020-01-02T03:04:05Z,"
                "8,0.25,0.50,unset,old build,1\n");
@@ -238,7 +240,7 @@ Test(results, a_kept_row_keeps_the_provenance_of_the_run_that_measured_it)
         cr_assert_eq(rows.nrows, 2);
         const char *expected[LT_CSV_PROVENANCE_COLUMNS] = {
             "0.0.1", "oldrev1234", "Old CPU", "", "Old BLAS", "2020-01-02T03:04:05Z", "8",
-            "0.25", "0.50", "unset", "old build", "1"};
+            "0.25", "0.50", "", "unset", "old build", "1"};
         for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {
             int col = lt_csv_table_column(&rows, lt_csv_provenance_columns[i]);
             cr_assert_str_eq(lt_csv_table_cell(&rows, 0, col), expected[i], "%s, %s",

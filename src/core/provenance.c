@@ -105,17 +105,72 @@ double lt_provenance_load_now(void)
     return getloadavg(&load, 1) == 1 ? load : NAN;
 }
 
+int lt_cpu_times_from_stat(const char *text, unsigned long long *total,
+                           unsigned long long *steal)
+{
+    *total = *steal = 0;
+    const char *line = strncmp(text, "cpu ", 4) == 0 ? text : strstr(text, "\ncpu ");
+    if (line == NULL)
+        return 0;
+    line += line[0] == '\n' ? 5 : 4;
+    /* user nice system idle iowait irq softirq steal (guest time is counted
+     * in user and nice already) */
+    unsigned long long field[8];
+    int n = 0;
+    while (n < 8) {
+        char *end;
+        while (*line == ' ')
+            line++;
+        if (*line < '0' || *line > '9')
+            break;
+        field[n] = strtoull(line, &end, 10);
+        line = end;
+        n++;
+    }
+    if (n < 8)
+        return 0;
+    for (int i = 0; i < 8; i++)
+        *total += field[i];
+    *steal = field[7];
+    return 1;
+}
+
+/* /proc/stat's total and steal jiffies now; 0 where unreadable. */
+static int cpu_times_now(unsigned long long *total, unsigned long long *steal)
+{
+    char text[512] = ""; /* the "cpu " line comes first */
+    FILE *f = fopen("/proc/stat", "r");
+    if (f != NULL) {
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = '\0';
+        fclose(f);
+    }
+    return lt_cpu_times_from_stat(text, total, steal);
+}
+
 /* Once per process: a timing is only as good as the machine's quiet when it
  * began, and later calls would date it to the end of the run instead. */
-static int start_marked;
+static int start_marked, start_times_read;
 static double start_load;
+static unsigned long long start_total, start_steal;
 
 void lt_provenance_mark_start(void)
 {
     if (start_marked)
         return;
     start_load = lt_provenance_load_now();
+    start_times_read = cpu_times_now(&start_total, &start_steal);
     start_marked = 1;
+}
+
+double lt_provenance_steal_share_now(void)
+{
+    lt_provenance_mark_start();
+    unsigned long long total, steal;
+    if (!start_times_read || !cpu_times_now(&total, &steal) || total <= start_total ||
+        steal < start_steal)
+        return NAN;
+    return (double)(steal - start_steal) / (double)(total - start_total);
 }
 
 void lt_provenance_get(lt_provenance *out)

@@ -33,13 +33,27 @@ void lt_provenance_get(lt_provenance *out);
 void lt_cpu_from_cpuinfo(const char *text, char *model, size_t model_size, char *id,
                          size_t id_size);
 
-/* Records the 1-minute load average as the run's start load. Only the first
+/* Records the 1-minute load average as the run's start load, and the CPU
+ * time counters steal shares are taken from. Only the first
  * call in a process counts; lt_provenance_get makes it if nobody did, so a
  * program calls it first thing to date the load to its start. */
 void lt_provenance_mark_start(void);
 
 /* The 1-minute load average now, or NaN where the system does not say. */
 double lt_provenance_load_now(void);
+
+/* The share of the machine's CPU time since lt_provenance_mark_start that
+ * the hypervisor gave to other guests ("steal" in /proc/stat): what tells a
+ * contended virtual machine, where the load average counts only this
+ * guest's own tasks. NaN where the kernel does not count steal or no time
+ * has passed. */
+double lt_provenance_steal_share_now(void);
+
+/* Total and steal jiffies from the text of /proc/stat (its "cpu " line:
+ * user nice system idle iowait irq softirq steal ...); 0 where the line or
+ * its steal field is missing. */
+int lt_cpu_times_from_stat(const char *text, unsigned long long *total,
+                           unsigned long long *steal);
 
 /* "0.1.0 (git abc123)" */
 const char *lt_version_string(void);

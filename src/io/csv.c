@@ -10,7 +10,7 @@
 
 const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS] = {
     "ltbench_version", "git_revision", "cpu_model", "cpu_id", "blas", "date", "cores",
-    "load_start", "load_end", "omp_wait_policy", "build", "ranks",
+    "load_start", "load_end", "steal_share", "omp_wait_policy", "build", "ranks",
 };
 
 /* ---- writer ---------------------------------------------------------- */
@@ -163,22 +163,29 @@ static void format_load(char *buf, size_t size, double load)
         snprintf(buf, size, "%.2f", load);
 }
 
-/* The provenance cells of `p` with `load_end`, in column order; the
- * buffers live in `text`. */
+/* The provenance cells of `p` as a row ending now gets them (load_end
+ * and steal_share now), in column order; the buffers live in `text`. */
 typedef struct provenance_text {
-    char cores[16], load_start[32], load_end[32], ranks[16];
+    char cores[16], load_start[32], load_end[32], steal[32], ranks[16];
 } provenance_text;
 
-static void provenance_cells(const lt_provenance *p, double load_end, provenance_text *text,
+static void provenance_cells(const lt_provenance *p, provenance_text *text,
                              const char *cells[LT_CSV_PROVENANCE_COLUMNS])
 {
     snprintf(text->cores, sizeof text->cores, "%d", p->cores);
     snprintf(text->ranks, sizeof text->ranks, "%d", p->ranks);
     format_load(text->load_start, sizeof text->load_start, p->load_start);
-    format_load(text->load_end, sizeof text->load_end, load_end);
+    format_load(text->load_end, sizeof text->load_end, lt_provenance_load_now());
+    double steal = lt_provenance_steal_share_now();
+    if (isnan(steal)) /* jiffies are 10 ms: three decimals say what they can */
+        snprintf(text->steal, sizeof text->steal, "nan");
+    else
+        snprintf(text->steal, sizeof text->steal, "%.3f", steal);
     const char *all[LT_CSV_PROVENANCE_COLUMNS] = {
-        p->version, p->git_revision, p->cpu_model, p->cpu_id, p->blas, p->date, text->cores,
-        text->load_start, text->load_end, p->wait_policy, p->build, text->ranks,
+        p->version,  p->git_revision,   p->cpu_model,      p->cpu_id,
+        p->blas,     p->date,           text->cores,       text->load_start,
+        text->load_end, text->steal,    p->wait_policy,    p->build,
+        text->ranks,
     };
     memcpy(cells, all, sizeof all);
 }
@@ -209,7 +216,7 @@ lt_status lt_csv_end_row(lt_csv *csv)
 {
     provenance_text text;
     const char *cells[LT_CSV_PROVENANCE_COLUMNS];
-    provenance_cells(&csv->prov, lt_provenance_load_now(), &text, cells);
+    provenance_cells(&csv->prov, &text, cells);
     return lt_csv_end_row_as(csv, cells);
 }
 
@@ -228,7 +235,7 @@ void lt_csv_provenance_now(char *cells[LT_CSV_PROVENANCE_COLUMNS])
 {
     provenance_text text;
     const char *shared[LT_CSV_PROVENANCE_COLUMNS];
-    provenance_cells(lt_csv_process_provenance(), lt_provenance_load_now(), &text, shared);
+    provenance_cells(lt_csv_process_provenance(), &text, shared);
     for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {
         cells[i] = strdup(shared[i]);
         LT_ASSERT(cells[i] != NULL);

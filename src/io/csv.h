@@ -14,11 +14,12 @@
 
 /* The provenance columns lt_csv_open appends after the caller's columns:
  * ltbench_version, git_revision, cpu_model, cpu_id, blas, date, cores,
- * load_start, load_end, omp_wait_policy, build, ranks. The loads are 1-minute
- * load averages at the start of the run and when the row was written (so
- * `ltbench compare` can tell a busy machine). cpu_id came after the others:
- * older results lack it. */
-#define LT_CSV_PROVENANCE_COLUMNS 12
+ * load_start, load_end, steal_share, omp_wait_policy, build, ranks. The loads
+ * are 1-minute load averages at the start of the run and when the row was
+ * written, steal_share the share of CPU time the hypervisor took for other
+ * guests between the two (so `ltbench compare` can tell a busy machine).
+ * cpu_id and steal_share came after the others: older results lack them. */
+#define LT_CSV_PROVENANCE_COLUMNS 13
 extern const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS];
 
 typedef struct lt_csv {
@@ -70,7 +71,7 @@ lt_status lt_csv_end_row_as(lt_csv *csv, const char *const provenance[LT_CSV_PRO
  * measures agrees. */
 const lt_provenance *lt_csv_process_provenance(void);
 
-/* Its cells as a row ending now gets them (load_end is the load now), in
+/* Its cells as a row ending now gets them (load_end and steal_share now), in
  * lt_csv_provenance_columns order, as strings the caller frees. */
 void lt_csv_provenance_now(char *cells[LT_CSV_PROVENANCE_COLUMNS]);
 

@@ -573,34 +573,70 @@ static void print_table(FILE *out, const report *r, const side *base, const side
         fprintf(out, "| (every metric unchanged) | | | | | |\n");
 }
 
+/* A share of CPU time the hypervisor may give other guests before a run's
+ * timings are in doubt: a few percent is what an idle host takes. */
+#define BUSY_STEAL 0.05
+
+/* The largest number in columns `cols` (-1: absent) over every row; NaN
+ * where none is recorded (empty: a row kept from a file written before the
+ * column). */
+static lt_status column_peak(double *peak, const side *s, const int *cols, int ncols)
+{
+    *peak = NAN;
+    for (long long r = 0; r < s->file.table.nrows; r++)
+        for (int i = 0; i < ncols; i++) {
+            double value;
+            if (cols[i] < 0 || lt_results_cell(&s->file, r, cols[i])[0] == '\0')
+                continue;
+            LT_TRY(lt_results_number(&value, &s->file, r, cols[i]));
+            if (!isnan(value) && !(value <= *peak))
+                *peak = value;
+        }
+    return LT_OK;
+}
+
+/* Says (into `note`, empty if not) when a virtual machine's hypervisor took
+ * more than BUSY_STEAL of its CPU time at any row. */
+static lt_status steal_note(char *note, size_t size, const side *s)
+{
+    note[0] = '\0';
+    int col = lt_results_column(&s->file, "steal_share");
+    double peak;
+    LT_TRY(column_peak(&peak, s, &col, 1));
+    if (!isnan(peak) && peak > BUSY_STEAL)
+        snprintf(note, size,
+                 "\n> **%s run taken on a contended virtual machine**: %s has a steal share of "
+                 "%.1f%% (CPU time the hypervisor gave other guests), above %.0f%%; its timings "
+                 "may be slow.\n",
+                 s->role, s->file.path, 100 * peak, 100 * BUSY_STEAL);
+    return LT_OK;
+}
+
 /* Says (into `note`, empty if not) when a run was taken on a busy machine:
  * its load average, at the start or at any row, above busy_load or half
- * the cores it recorded. */
+ * the cores it recorded; then steal_note's. */
 static lt_status busy_note(char *note, size_t size, const side *s, const lt_compare_options *o)
 {
     note[0] = '\0';
+    char steal[320];
+    LT_TRY(steal_note(steal, sizeof steal, s));
     int cols[2] = {lt_results_column(&s->file, "load_start"),
                    lt_results_column(&s->file, "load_end")};
     int cores_col = lt_results_column(&s->file, "cores");
-    double peak = NAN;
-    for (long long r = 0; r < s->file.table.nrows; r++)
-        for (int i = 0; i < 2; i++) {
-            double load;
-            /* empty: a row kept from a file written before the column */
-            if (cols[i] < 0 || lt_results_cell(&s->file, r, cols[i])[0] == '\0')
-                continue;
-            LT_TRY(lt_results_number(&load, &s->file, r, cols[i]));
-            if (!isnan(load) && !(load <= peak))
-                peak = load;
-        }
-    if (isnan(peak))
-        return LT_OK; /* no load recorded */
+    double peak;
+    LT_TRY(column_peak(&peak, s, cols, 2));
+    if (isnan(peak)) { /* no load recorded */
+        snprintf(note, size, "%s", steal);
+        return LT_OK;
+    }
     double cores = lt_threads_available();
     if (cores_col >= 0 && lt_results_cell(&s->file, 0, cores_col)[0] != '\0')
         LT_TRY(lt_results_number(&cores, &s->file, 0, cores_col));
     double limit = o->busy_load > 0 ? o->busy_load : 0.5 * cores;
-    if (peak <= limit)
+    if (peak <= limit) {
+        snprintf(note, size, "%s", steal);
         return LT_OK;
+    }
     char why[64];
     if (o->busy_load > 0)
         snprintf(why, sizeof why, "--busy-load");
@@ -608,8 +644,8 @@ static lt_status busy_note(char *note, size_t size, const side *s, const lt_comp
         snprintf(why, sizeof why, "half of %g cores", cores);
     snprintf(note, size,
              "\n> **%s run taken on a busy machine**: %s has a load average of %.2f, above %.2f "
-             "(%s); its timings may be slow.\n",
-             s->role, s->file.path, peak, limit, why);
+             "(%s); its timings may be slow.\n%s",
+             s->role, s->file.path, peak, limit, why, steal);
     return LT_OK;
 }
 
