@@ -543,7 +543,7 @@ static lt_status transformer_step_prepare(const lt_model *m, void *block, int ba
 typedef struct step_pass {
     const lt_model *m;
     step_block *s;
-    int team; /* inside a parallel region: the *_team functions */
+    int team; /* inside a parallel region: *_team and *_own functions */
 } step_pass;
 
 static void pass_norm(const step_pass *t, float *out, const float *in, size_t gamma, size_t beta)
@@ -586,7 +586,6 @@ static void add_own_columns(const step_pass *t, float *x, const float *branch, i
         lt_add_own(x + (size_t)b * C + first, x + (size_t)b * C + first,
                    branch + (size_t)b * C + first, end - first);
 }
-
 
 /* Layer l up to its attention: ln1, the qkv product, q, k, v apart. */
 static void step_before_attention(const step_pass *t, int l)
