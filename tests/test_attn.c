@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -2640,3 +2641,84 @@ Test(attn_maps, flop_model)
     double model = lt_attn_flops(&fav, s, 0);
     cr_expect_float_eq(lt_attn_flops_performed(&fav, s, 0), model, 1e-9 * model);
 }
+
+/* ---- recurrent steps inside a running thread team ---- */
+
+/* The same positions stepped by lt_attn_step and, on a second state, by
+ * every thread of a team of `threads` calling lt_attn_step_team: the same
+ * bits at every position, for teams with fewer, as many and more threads
+ * than heads. */
+static void check_team_steps_same_bits(lt_attn_config config, int threads)
+{
+    lt_attn a;
+    cr_assert_eq(lt_attn_init(&a, &config), LT_OK, "%s", lt_last_error());
+    const int B = 2, H = 3, D = 5, M = 4, N = 40, heads = B * H;
+    void *alone = new_state(&a, B, H, D, M, N), *team = new_state(&a, B, H, D, M, N);
+    float *q = alloc_floats((size_t)heads * D), *k = alloc_floats((size_t)heads * D);
+    float *v = alloc_floats((size_t)heads * M), *want = alloc_floats((size_t)heads * M);
+    float *got = alloc_floats((size_t)heads * M);
+    lt_rng rng;
+    lt_rng_seed(&rng, 29, 0);
+    for (int i = 0; i < N; i++) {
+        lt_rng_fill_uniform(&rng, q, (size_t)heads * D, -1.0f, 1.0f);
+        lt_rng_fill_uniform(&rng, k, (size_t)heads * D, -1.0f, 1.0f);
+        lt_rng_fill_uniform(&rng, v, (size_t)heads * M, -1.0f, 1.0f);
+        cr_assert_eq(lt_attn_step(&a, alone, want, q, k, v), LT_OK, "%s", lt_last_error());
+        int failures = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : failures)
+        failures += lt_attn_step_team(&a, team, got, q, k, v) != LT_OK;
+        cr_assert_eq(failures, 0, "%s, %d threads, position %d", config.variant, threads, i);
+        cr_assert_eq(memcmp(got, want, (size_t)heads * M * sizeof(float)), 0,
+                     "%s, %d threads, position %d: other bits", config.variant, threads, i);
+    }
+    lt_mem_free(alone);
+    lt_mem_free(team);
+    lt_mem_free(q);
+    lt_mem_free(k);
+    lt_mem_free(v);
+    lt_mem_free(want);
+    lt_mem_free(got);
+}
+
+Test(attn_recurrent, team_steps_give_the_same_bits_as_steps)
+{
+    const int teams[] = {1, 2, 4, 7};
+    for (int t = 0; t < 4; t++) {
+        check_team_steps_same_bits(config_of("linear", 1, NULL), teams[t]);
+        check_team_steps_same_bits(config_of("softmax", 1, NULL), teams[t]);
+        check_team_steps_same_bits(decay_config("decay-causal-prefix", LT_FEATURE_FAVOR, 0.9f),
+                                   teams[t]);
+    }
+}
+
+/* A bad step fails in every thread of the team, each with the message, and
+ * counts no position: a NaN query, then a full cache. */
+Test(attn_recurrent, a_team_step_fails_in_every_thread)
+{
+    lt_attn a;
+    lt_attn_config c = config_of("softmax", 1, NULL);
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    void *state = new_state(&a, 1, 2, 2, 2, 2);
+    float x[4] = {0.5f, -0.25f, 1.0f, 2.0f}, bad[4] = {0.5f, NAN, 1.0f, 2.0f}, out[4];
+    for (int round = 0; round < 4; round++) {
+        const float *q = round == 0 ? bad : x;
+        int numeric = 0, full = 0, ok = 0, named = 0;
+#pragma omp parallel num_threads(3) reduction(+ : numeric, full, ok, named)
+        {
+            lt_status status = lt_attn_step_team(&a, state, out, q, x, x);
+            ok += status == LT_OK;
+            numeric += status == LT_E_NUMERIC;
+            full += status == LT_E_USAGE;
+            named += status != LT_OK &&
+                     strstr(lt_last_error(), status == LT_E_NUMERIC ? "input q" : "full") != NULL;
+        }
+        /* the NaN counts no position: two more fit, then the cache is full */
+        int want_ok = round == 1 || round == 2;
+        cr_expect_eq(ok, want_ok ? 3 : 0, "round %d", round);
+        cr_expect_eq(numeric, round == 0 ? 3 : 0, "round %d", round);
+        cr_expect_eq(full, round == 3 ? 3 : 0, "round %d", round);
+        cr_expect_eq(named, want_ok ? 0 : 3, "round %d", round);
+    }
+    lt_mem_free(state);
+}
+

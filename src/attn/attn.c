@@ -616,10 +616,13 @@ lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int
     return LT_OK;
 }
 
-lt_status lt_attn_step(const lt_attn *attn, void *state, float *out, const float *q,
-                       const float *k, const float *v)
+/* What a step checks before it runs: the state is this variant's, the
+ * tensors are there and finite, a cache has room. Every thread of a team
+ * checks the same data and comes to the same verdict; the messages go to
+ * each thread's own last error. */
+static lt_status step_checks(const lt_attn *attn, const state_header *header, const float *out,
+                             const float *q, const float *k, const float *v)
 {
-    state_header *header = state;
     if (header == NULL || header->impl != attn->impl)
         return lt_fail(LT_E_USAGE, "%s attention step: the state was not initialised by "
                                    "lt_attn_state_init for this variant",
@@ -632,9 +635,49 @@ lt_status lt_attn_step(const lt_attn *attn, void *state, float *out, const float
     LT_TRY(check_finite(attn, q, heads * header->D, "q"));
     LT_TRY(check_finite(attn, k, heads * header->D, "k"));
     LT_TRY(check_finite(attn, v, heads * header->M, "v"));
-    LT_TRY(attn->impl->step(attn, (char *)state + STATE_HEADER_BYTES, header->B, header->H,
-                            header->D, header->M, header->max_steps, header->steps, out, q, k,
-                            v));
+    if (attn->impl->step_grows && header->steps >= header->max_steps)
+        return lt_fail(LT_E_USAGE,
+                       "%s attention step: the key/value cache is full (max_steps = %d); "
+                       "initialise the state with a larger max_steps",
+                       attn->impl->name, header->max_steps);
+    return LT_OK;
+}
+
+/* This thread's static share of the step's heads. */
+static void step_own_heads(const lt_attn *attn, state_header *header, float *out, const float *q,
+                           const float *k, const float *v)
+{
+    const int heads = header->B * header->H;
+    const int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const int bh0 = (int)((long)heads * me / threads), bh1 = (int)((long)heads * (me + 1) / threads);
+    if (bh0 < bh1)
+        attn->impl->step(attn, (char *)header + STATE_HEADER_BYTES, header->B, header->H,
+                         header->D, header->M, header->max_steps, header->steps, bh0, bh1, out,
+                         q, k, v);
+}
+
+lt_status lt_attn_step(const lt_attn *attn, void *state, float *out, const float *q,
+                       const float *k, const float *v)
+{
+    state_header *header = state;
+    LT_TRY(step_checks(attn, header, out, q, k, v));
+    const int parallel = attn->impl->step_parallel(attn, header->B * header->H, header->D,
+                                                   header->M, header->steps);
+#pragma omp parallel if (parallel)
+    step_own_heads(attn, header, out, q, k, v);
+    header->steps++;
+    return LT_OK;
+}
+
+lt_status lt_attn_step_team(const lt_attn *attn, void *state, float *out, const float *q,
+                            const float *k, const float *v)
+{
+    state_header *header = state;
+    LT_TRY(step_checks(attn, header, out, q, k, v));
+    step_own_heads(attn, header, out, q, k, v);
+    /* every thread has read header->steps: one may count the step */
+#pragma omp barrier
+#pragma omp master
     header->steps++;
     return LT_OK;
 }

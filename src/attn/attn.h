@@ -352,6 +352,14 @@ lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int
  * with LT_E_USAGE when a softmax cache is full. */
 lt_status lt_attn_step(const lt_attn *attn, void *state, float *out,
                        const float *q, const float *k, const float *v);
+/* lt_attn_step called by every thread of a running parallel region (its
+ * team): the heads split over the team, the same bits as lt_attn_step.
+ * q, k and v must be complete before the call (a barrier after whatever
+ * wrote them); out is complete when it returns (it ends with a barrier).
+ * Every thread returns the same status, and on failure each has the
+ * message as its own lt_last_error. */
+lt_status lt_attn_step_team(const lt_attn *attn, void *state, float *out,
+                            const float *q, const float *k, const float *v);
 
 /* Counts `steps` more positions as folded into the state without computing
  * them, for timing a step at a long context without stepping through it: a

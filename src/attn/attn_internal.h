@@ -100,11 +100,19 @@ struct lt_attn_variant {
      * NULL: all zeros is the initial state. */
     void (*state_init)(const lt_attn *attn, char *payload, int B, int H, int D, int M,
                        int max_steps, uint64_t seed, int layer);
-    /* Fails with LT_E_USAGE when the state is full. `steps` counts the
-     * tokens already folded into the state. */
-    lt_status (*step)(const lt_attn *attn, char *payload, int B, int H, int D, int M,
-                      int max_steps, int steps, float *out, const float *q, const float *k,
-                      const float *v);
+    /* One position on heads [bh0, bh1) of the B * H: the caller splits the
+     * heads over its threads, the step starts none of its own. `steps`
+     * counts the tokens already folded into the state; the caller has
+     * checked there is room for one more (see step_grows). */
+    void (*step)(const lt_attn *attn, char *payload, int B, int H, int D, int M, int max_steps,
+                 int steps, int bh0, int bh1, float *out, const float *q, const float *k,
+                 const float *v);
+    /* Whether a step of `heads` heads at `steps` is worth a parallel region
+     * of its own (a thread team already running splits any step). */
+    int (*step_parallel)(const lt_attn *attn, int heads, int D, int M, int steps);
+    /* 1: the state is a cache with room for max_steps positions (softmax);
+     * 0: constant size, any number of steps (linear, decay). */
+    int step_grows;
 };
 
 extern const lt_attn_variant lt_attn_softmax_variant;

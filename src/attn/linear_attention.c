@@ -1311,18 +1311,15 @@ static void linear_state_init(const lt_attn *attn, char *payload, int B, int H, 
     attn_features_draw((float *)payload, &attn->config, D, seed, layer);
 }
 
-static lt_status linear_step(const lt_attn *attn, char *payload, int B, int H, int D, int M,
-                             int max_steps, int steps, float *out, const float *q, const float *k,
-                             const float *v)
+static void linear_step(const lt_attn *attn, char *payload, int B, int H, int D, int M,
+                        int max_steps, int steps, int bh0, int bh1, float *out, const float *q,
+                        const float *k, const float *v)
 {
-    (void)max_steps, (void)steps;
+    (void)B, (void)M, (void)max_steps, (void)steps;
     const attn_features fx = attn_features_of(&attn->config, D, (const float *)payload);
-    const int heads = B * H, F = fx.F;
+    const int F = fx.F;
     float *states = (float *)(payload + block_bytes(attn, D));
-    /* a head's update is only 2 F M multiply-adds: small batches stay on
-     * one thread, where a parallel region would cost more than it saves */
-#pragma omp parallel for schedule(static) if ((double)heads * F * M >= STEP_PARALLEL_MIN)
-    for (int bh = 0; bh < heads; bh++) {
+    for (int bh = bh0; bh < bh1; bh++) {
         float *S = states + (size_t)bh * head_state_floats(F, M);
         float *z = S + (size_t)F * M, *pq = z + F, *pk = pq + F;
         attn_phi(&fx, pq, q + (size_t)bh * D, 1, ATTN_QUERY);
@@ -1330,7 +1327,14 @@ static lt_status linear_step(const lt_attn *attn, char *payload, int B, int H, i
         causal_token(out + (size_t)bh * M, S, z, pq, pk, v + (size_t)bh * M, F, M,
                      attn->config.eps, head_gamma(attn, bh % H));
     }
-    return LT_OK;
+}
+
+/* A head's update is only 2 F M multiply-adds: small batches stay on one
+ * thread, where a parallel region would cost more than it saves. */
+static int linear_step_parallel(const lt_attn *attn, int heads, int D, int M, int steps)
+{
+    (void)steps;
+    return (double)heads * attn_feature_dim(&attn->config, D) * M >= STEP_PARALLEL_MIN;
 }
 
 static const attn_kernel_info linear_kernels[] = {
@@ -1360,6 +1364,7 @@ const lt_attn_variant lt_attn_linear_variant = {
     .state_payload_bytes = linear_state_payload_bytes,
     .state_init = linear_state_init,
     .step = linear_step,
+    .step_parallel = linear_step_parallel,
 };
 
 /* ---- decay: the same kernels, causal only ---- */
@@ -1410,4 +1415,5 @@ const lt_attn_variant lt_attn_decay_variant = {
     .state_payload_bytes = linear_state_payload_bytes,
     .state_init = linear_state_init,
     .step = linear_step,
+    .step_parallel = linear_step_parallel,
 };

@@ -673,25 +673,18 @@ static void step_head(float *o, const float *q, const float *kt, const float *vc
 }
 
 /* Appends (k, v) to each head's cache and attends over all cached rows
- * (step_head), heads spread over the threads when there is enough work. */
-static lt_status softmax_step(const lt_attn *attn, char *payload, int B, int H, int D, int M,
-                              int max_steps, int steps, float *out, const float *q,
-                              const float *k, const float *v)
+ * (step_head). */
+static void softmax_step(const lt_attn *attn, char *payload, int B, int H, int D, int M,
+                         int max_steps, int steps, int bh0, int bh1, float *out, const float *q,
+                         const float *k, const float *v)
 {
-    if (steps >= max_steps)
-        return lt_fail(LT_E_USAGE,
-                       "softmax attention step: the key/value cache is full (max_steps = %d); "
-                       "initialise the state with a larger max_steps",
-                       max_steps);
+    (void)attn;
     const int heads = B * H;
     const float scale = score_scale(D);
     const size_t key_floats = cache_rows(max_steps) * D;
     float *keys = (float *)payload;
     float *values = keys + (size_t)heads * key_floats;
-    double work = (double)heads * (steps + 1) * (D + M);
-    (void)attn;
-#pragma omp parallel for schedule(static) if (work >= STEP_PARALLEL_MIN)
-    for (int bh = 0; bh < heads; bh++) {
+    for (int bh = bh0; bh < bh1; bh++) {
         float *kt = keys + (size_t)bh * key_floats;
         float *vc = values + (size_t)bh * max_steps * M;
         /* the new key is column steps % KEY_BLOCK of its transposed block */
@@ -701,7 +694,13 @@ static lt_status softmax_step(const lt_attn *attn, char *payload, int B, int H, 
         memcpy(vc + (size_t)steps * M, v + (size_t)bh * M, (size_t)M * sizeof(float));
         step_head(out + (size_t)bh * M, q + (size_t)bh * D, kt, vc, steps + 1, D, M, scale);
     }
-    return LT_OK;
+}
+
+/* Heads spread over threads once the cached rows are enough work. */
+static int softmax_step_parallel(const lt_attn *attn, int heads, int D, int M, int steps)
+{
+    (void)attn;
+    return (double)heads * (steps + 1) * (D + M) >= STEP_PARALLEL_MIN;
 }
 
 static const attn_kernel_info softmax_kernels[] = {
@@ -727,4 +726,6 @@ const lt_attn_variant lt_attn_softmax_variant = {
     .backward = attn_kernel_backward,
     .state_payload_bytes = softmax_state_payload_bytes,
     .step = softmax_step,
+    .step_parallel = softmax_step_parallel,
+    .step_grows = 1,
 };

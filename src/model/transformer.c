@@ -531,13 +531,14 @@ static lt_status transformer_step_prepare(const lt_model *m, void *block, int ba
  * each layer's state instead of the whole sequence. Up to
  * LT_LINEAR_FEW_ROWS rows ("team" steps) the products stream each weight
  * matrix once, from the panels packed when the step sequence started
- * (lt_linear_panels_forward), and everything between two
- * attention steps runs in one parallel region, work-shared: a layer pays
- * one fork and join instead of one per product and elementwise pass, and
- * no pass runs on one thread while the other waits. Each thread adds the
- * residual to, activates or splits the columns its share of a product
- * computed, so the team meets at one barrier per product and layer norm:
- * 6 a layer, where a barrier per pass made 10. More rows: the BLAS
+ * (lt_linear_panels_forward), and the whole position runs in one
+ * parallel region, work-shared, the attention steps too (their heads split
+ * over the team): a position pays one fork and join instead of one per
+ * layer (one per product and pass before that), and no pass runs on one
+ * thread while the other waits. Each thread adds the residual to,
+ * activates or splits the columns its share of a product computed, so the
+ * team meets at one barrier per product, layer norm and attention step: 7
+ * a layer, where a barrier per pass made 10 and a fork besides. More rows: the BLAS
  * product, each pass with its own threads. Either way the same bits for
  * any thread count: each output is one fixed-order sum. */
 typedef struct step_pass {
@@ -605,7 +606,7 @@ static void step_before_attention(const step_pass *t, int l)
                     memcpy(part[p] + (size_t)b * C + lo - p * C, s->qkv + (size_t)b * 3 * C + lo,
                            (size_t)(hi - lo) * sizeof(float));
             }
-        return; /* the region's end is the barrier */
+        return; /* the caller's barrier follows: the attention step reads every head */
     }
     pass_product(t, s->qkv, s->ln, o->w_qkv, o->b_qkv, C, 3 * C);
     /* one position: (B, 3C) rows split into q, k, v of (B, H, Dh) */
@@ -669,16 +670,33 @@ static lt_status transformer_step(const lt_model *m, void *block, const float *x
     step_block *s = block;
     step_pass t = {m, s, s->batch <= LT_LINEAR_FEW_ROWS};
     memcpy(s->x, x_in, (size_t)s->batch * m->width * sizeof(float));
-#pragma omp parallel if (t.team)
-    step_before_attention(&t, 0);
-    for (int l = 0; l < m->config.layers; l++) {
-        LT_TRY(lt_attn_step(&m->attn, s->states + (size_t)l * s->state_bytes, s->att, s->q,
-                            s->k, s->v));
-#pragma omp parallel if (t.team)
-        step_after_attention(&t, l);
+    lt_status status = LT_OK;
+    if (t.team) { /* one region for the whole position; the attention steps split heads */
+#pragma omp parallel
+        {
+            lt_status mine = LT_OK;
+            step_before_attention(&t, 0);
+            for (int l = 0; l < m->config.layers && mine == LT_OK; l++) {
+#pragma omp barrier
+                mine = lt_attn_step_team(&m->attn, s->states + (size_t)l * s->state_bytes,
+                                         s->att, s->q, s->k, s->v);
+                if (mine == LT_OK) /* every thread has the same verdict */
+                    step_after_attention(&t, l);
+            }
+#pragma omp master
+            status = mine;
+        }
+    } else {
+        step_before_attention(&t, 0);
+        for (int l = 0; l < m->config.layers && status == LT_OK; l++) {
+            status = lt_attn_step(&m->attn, s->states + (size_t)l * s->state_bytes, s->att,
+                                  s->q, s->k, s->v);
+            if (status == LT_OK)
+                step_after_attention(&t, l);
+        }
     }
     *out = s->out;
-    return LT_OK;
+    return status;
 }
 
 static lt_status transformer_step_skip(const lt_model *m, void *block, int steps)
