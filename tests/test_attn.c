@@ -2722,3 +2722,30 @@ Test(attn_recurrent, a_team_step_fails_in_every_thread)
     lt_mem_free(state);
 }
 
+/* Generation's roofline: a softmax step at position p reads p + 1 keys and
+ * values of every head, at any p (the key cache is allocated 32 rows at a
+ * time, which a difference of one step hides); a linear step reads and
+ * writes its constant state. */
+Test(attn_recurrent, step_cost_counts_every_cached_key_and_value)
+{
+    const int H = 3, D = 5, M = 4;
+    lt_attn a;
+    lt_attn_config c = config_of("softmax", 1, NULL);
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    const int positions[] = {0, 1, 31, 32, 100};
+    for (int i = 0; i < 5; i++) {
+        double bytes, flops, want = (double)(positions[i] + 1) * H * (D + M) * sizeof(float);
+        cr_assert_eq(lt_attn_step_cost(&a, H, D, M, positions[i], &bytes, &flops), LT_OK);
+        cr_expect_float_eq(bytes, want, 1e-9 * want, "position %d: %g bytes", positions[i], bytes);
+        cr_expect_float_eq(flops, 2.0 * want / sizeof(float), 1e-9 * want, "position %d",
+                           positions[i]);
+    }
+    lt_attn l;
+    lt_attn_config cl = config_of("linear", 1, NULL);
+    cr_assert_eq(lt_attn_init(&l, &cl), LT_OK);
+    double first, later, flops;
+    cr_assert_eq(lt_attn_step_cost(&l, H, D, M, 0, &first, &flops), LT_OK);
+    cr_assert_eq(lt_attn_step_cost(&l, H, D, M, 500, &later, &flops), LT_OK);
+    cr_expect_eq(first, later, "a constant state costs the same at every position");
+    cr_expect_geq(first, 2.0 * H * (D * M + D) * sizeof(float), "S and z, read and written");
+}

@@ -587,15 +587,18 @@ lt_status lt_attn_state_bytes(const lt_attn *attn, int B, int H, int D, int M, i
 lt_status lt_attn_step_cost(const lt_attn *attn, int H, int D, int M, int position,
                             double *bytes, double *flops)
 {
-    size_t one, two;
+    /* a cache's growth over many steps: one more step can fall inside a
+     * block of rows allocated ahead (softmax's keys, 32 at a time) */
+    enum { SPAN = 4096 };
+    size_t one, many;
     LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 1, &one));
-    LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 2, &two));
-    if (one == two) { /* constant: every float read and written, one FMA each way */
+    LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 1 + SPAN, &many));
+    if (one == many) { /* constant: every float read and written, one FMA each way */
         double payload = (double)(one - STATE_HEADER_BYTES);
         *bytes = 2.0 * payload;
         *flops = 4.0 * payload / sizeof(float);
-    } else { /* a cache that grows by (two - one) bytes a step: one FMA a float read */
-        *bytes = (double)(two - one) * (position + 1);
+    } else { /* a cache of (many - one) / SPAN bytes a step: one FMA a float read */
+        *bytes = (double)(many - one) / SPAN * (position + 1);
         *flops = 2.0 * *bytes / sizeof(float);
     }
     return LT_OK;
