@@ -140,6 +140,21 @@ static void add_column(long *steps, int *count, long step)
     (*count)++;
 }
 
+/* A table's header with a column per update count: `lead` ("| run |"),
+ * then "@count" cells and `tail` (" held-out |", or ""), then the rule:
+ * `lead_rule` and a right-aligned rule for each count and `tail_cells`. */
+static void steps_header(FILE *f, const char *lead, const char *lead_rule, const long *steps,
+                         int count, const char *tail, int tail_cells)
+{
+    fprintf(f, "%s", lead);
+    for (int k = 0; k < count; k++)
+        fprintf(f, " @%ld |", steps[k]);
+    fprintf(f, "%s\n%s", tail, lead_rule);
+    for (int k = 0; k < count + tail_cells; k++)
+        fprintf(f, "---:|");
+    fprintf(f, "\n");
+}
+
 /* An accuracy to three places, or "-" where there is none. */
 static void accuracy_text(char *buf, size_t size, double x)
 {
@@ -195,15 +210,9 @@ void bench_copy_ablation(FILE *f, const char *out)
         return;
     fprintf(f, "\nTraining copy accuracy (mean of the %d updates ending at each count; - where "
                "a run has no such count) and held-out accuracy at the end of each run, at both "
-               "head widths (`copy/` and `copy-h16/`):\n\n"
-               "| head dim | variant |",
+               "head widths (`copy/` and `copy-h16/`):\n\n",
             ABLATION_WINDOW);
-    for (int k = 0; k < step_count; k++)
-        fprintf(f, " @%ld |", steps[k]);
-    fprintf(f, " held-out |\n|---|---|");
-    for (int k = 0; k <= step_count; k++)
-        fprintf(f, "---:|");
-    fprintf(f, "\n");
+    steps_header(f, "| head dim | variant |", "|---|---|", steps, step_count, " held-out |", 1);
     for (int r = 0; r < RUNS; r++)
         for (int v = 0; v < VARIANTS; v++) {
             fprintf(f, "| %s | %s |", head_dim[r], variants[v]);
@@ -730,76 +739,82 @@ static void percent_text(char *buf, size_t size, double x)
 
 void bench_image_ablation(FILE *f, const char *out)
 {
-    static const char *const runs[] = {"image", "image-l4"};
+    /* the medium preset's run, then each ablation the folder holds */
+    static const char *const runs[] = {"image", "image-l4", "image-long"};
     static const char *const variants[] = {"softmax", "linear"};
     /* fixed counts every medium run passes, then each run's last */
-    enum { RUNS = 2, VARIANTS = 2, FIXED = 3, STEPS = FIXED + RUNS, GAP_WINDOW = 1000 };
+    enum { RUNS = 3, VARIANTS = 2, FIXED = 3, STEPS = FIXED + RUNS, GAP_WINDOW = 1000 };
     long steps[STEPS] = {2000, 6000, 10000};
-    int step_count = FIXED;
+    int step_count = FIXED, count = 0, which[RUNS];
     lt_csv_table results[RUNS], curves[RUNS];
-    int read = read_runs(out, runs, RUNS, "mnist.csv", "mnist-curves.csv", results, curves);
-    if (read == RUNS) {
-        double layers[RUNS], bits[RUNS][VARIANTS], gap[RUNS][STEPS];
-        for (int r = 0; r < RUNS; r++) {
-            layers[r] = results[r].nrows > 0 ? lt_claim_num(&results[r], 0, "layers") : NAN;
-            double end = lt_claim_num(&curves[r], last_step_row(&curves[r], NULL, NULL), "step");
-            if (!isnan(end))
-                add_column(steps, &step_count, (long)end);
-        }
-        fprintf(f, "\nThe MNIST models at %.0f and at %.0f layers (`image/` and `image-l4/`): "
-                   "test bits/dim, and linear attention's above softmax's.\n\n"
-                   "| layers | variant | updates | train s | test bits/dim | over softmax |\n"
-                   "|---:|---|---:|---:|---:|---:|\n",
-                layers[0], layers[1]);
-        for (int r = 0; r < RUNS; r++)
-            for (int v = 0; v < VARIANTS; v++) {
-                long long row = lt_claim_row(&results[r], "variant", variants[v], NULL);
-                bits[r][v] = lt_claim_num(&results[r], row, "test_bits_per_dim");
-                if (isnan(bits[r][v])) /* not trained to the end (yet) */
-                    continue;
-                char over[16];
-                percent_text(over, sizeof over,
-                             v == 0 ? NAN : 100 * (bits[r][v] / bits[r][0] - 1));
-                fprintf(f, "| %.0f | %s | %.0f | %.0f | %.4f | %s |\n", layers[r], variants[v],
-                        lt_claim_num(&results[r], row, "steps"),
-                        lt_claim_num(&results[r], row, "train_s"), bits[r][v],
-                        v == 0 ? "" : over);
-            }
-        fprintf(f, "\nLinear attention's training bits/dim above softmax's through training "
-                   "(each the mean of the %d updates ending at the count; - where a run has "
-                   "none):\n\n| layers |",
-                GAP_WINDOW);
-        for (int k = 0; k < step_count; k++)
-            fprintf(f, " @%ld |", steps[k]);
-        fprintf(f, "\n|---:|");
-        for (int k = 0; k < step_count; k++)
-            fprintf(f, "---:|");
-        fprintf(f, "\n");
-        for (int r = 0; r < RUNS; r++) {
-            fprintf(f, "| %.0f |", layers[r]);
-            for (int k = 0; k < step_count; k++) {
-                double s = window_mean(&curves[r], variants[0], "bits_per_dim", steps[k],
-                                       GAP_WINDOW);
-                double l = window_mean(&curves[r], variants[1], "bits_per_dim", steps[k],
-                                       GAP_WINDOW);
-                char cell[16];
-                gap[r][k] = 100 * (l / s - 1);
-                percent_text(cell, sizeof cell, gap[r][k]);
-                fprintf(f, " %s |", cell);
-            }
-            fprintf(f, "\n");
-        }
-        if (!isnan(bits[0][0] + bits[0][1] + bits[1][0] + bits[1][1])) {
-            char gap[RUNS][48];
-            for (int r = 0; r < RUNS; r++) {
-                double percent = 100 * (bits[r][1] / bits[r][0] - 1);
-                snprintf(gap[r], sizeof gap[r], "%.1f%% %s", fabs(percent),
-                         percent >= 0 ? "above" : "below");
-            }
-            fprintf(f, "\nLinear attention's test bits/dim is %s softmax's at %.0f layers and "
-                       "%s at %.0f (Table 1's claim allows %d%% either way).\n",
-                    gap[0], layers[0], gap[1], layers[1], BITS_CLOSE);
-        }
+    for (int r = 0; r < RUNS; r++)
+        if (read_runs(out, runs + r, 1, "mnist.csv", "mnist-curves.csv", results + count,
+                      curves + count) == 1)
+            which[count++] = r;
+        else if (r == 0)
+            return; /* nothing to set an ablation beside */
+    if (count < 2) {
+        free_runs(results, curves, count);
+        return;
     }
-    free_runs(results, curves, read);
+    double layers[RUNS], updates[RUNS], bits[RUNS][VARIANTS];
+    for (int r = 0; r < count; r++) {
+        layers[r] = results[r].nrows > 0 ? lt_claim_num(&results[r], 0, "layers") : NAN;
+        updates[r] = results[r].nrows > 0 ? lt_claim_num(&results[r], 0, "steps") : NAN;
+        double end = lt_claim_num(&curves[r], last_step_row(&curves[r], NULL, NULL), "step");
+        if (!isnan(end))
+            add_column(steps, &step_count, (long)end);
+    }
+    fprintf(f, "\nThe MNIST ablations beside the medium preset's models (`image/`: %.0f layers, "
+               "%.0f updates):",
+            layers[0], updates[0]);
+    for (int r = 1; r < count; r++)
+        fprintf(f, "%s `%s/`: %.0f layers, %.0f updates", r > 1 ? ";" : "", runs[which[r]],
+                layers[r], updates[r]);
+    fprintf(f, ". Test bits/dim, and linear attention's above softmax's.\n\n"
+               "| run | layers | variant | updates | train s | test bits/dim | over softmax |\n"
+               "|---|---:|---|---:|---:|---:|---:|\n");
+    for (int r = 0; r < count; r++)
+        for (int v = 0; v < VARIANTS; v++) {
+            long long row = lt_claim_row(&results[r], "variant", variants[v], NULL);
+            bits[r][v] = lt_claim_num(&results[r], row, "test_bits_per_dim");
+            if (isnan(bits[r][v])) /* not trained to the end (yet) */
+                continue;
+            char over[16];
+            percent_text(over, sizeof over, v == 0 ? NAN : 100 * (bits[r][v] / bits[r][0] - 1));
+            fprintf(f, "| %s | %.0f | %s | %.0f | %.0f | %.4f | %s |\n", runs[which[r]], layers[r],
+                    variants[v], lt_claim_num(&results[r], row, "steps"),
+                    lt_claim_num(&results[r], row, "train_s"), bits[r][v], v == 0 ? "" : over);
+        }
+    fprintf(f, "\nLinear attention's training bits/dim above softmax's through training "
+               "(each the mean of the %d updates ending at the count; - where a run has "
+               "none):\n\n",
+            GAP_WINDOW);
+    steps_header(f, "| run |", "|---|", steps, step_count, "", 0);
+    for (int r = 0; r < count; r++) {
+        fprintf(f, "| %s |", runs[which[r]]);
+        for (int k = 0; k < step_count; k++) {
+            double s = window_mean(&curves[r], variants[0], "bits_per_dim", steps[k], GAP_WINDOW);
+            double l = window_mean(&curves[r], variants[1], "bits_per_dim", steps[k], GAP_WINDOW);
+            char cell[16];
+            percent_text(cell, sizeof cell, 100 * (l / s - 1));
+            fprintf(f, " %s |", cell);
+        }
+        fprintf(f, "\n");
+    }
+    /* the runs with both models trained, in one sentence */
+    int said = 0;
+    for (int r = 0; r < count; r++) {
+        if (isnan(bits[r][0] + bits[r][1]) || isnan(updates[r]))
+            continue;
+        double percent = 100 * (bits[r][1] / bits[r][0] - 1);
+        fprintf(f, "%s%.1f%% %s%s in `%s/` (%.0f layers, %.0f updates)",
+                said == 0 ? "\nLinear attention's test bits/dim is " : ", ", fabs(percent),
+                percent >= 0 ? "above" : "below", said == 0 ? " softmax's" : "", runs[which[r]],
+                layers[r], updates[r]);
+        said++;
+    }
+    if (said > 0)
+        fprintf(f, " (Table 1's claim allows %d%% either way).\n", BITS_CLOSE);
+    free_runs(results, curves, count);
 }

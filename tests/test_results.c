@@ -820,34 +820,60 @@ static void write_image_run(const char *dir, const char *name, int layers, int s
     fclose(f);
 }
 
-/* The MNIST depth ablation: both runs' test bits/dim with linear's gap, and
- * the gap in training bits/dim at the fixed counts and each run's last (-
- * where a run has none). */
-Test(results, image_ablation_sets_both_depths_side_by_side)
+/* The MNIST ablations: each run's test bits/dim with linear's gap, and the
+ * gap in training bits/dim at the fixed counts and each run's last (- where
+ * a run has none); the ablations the folder holds, none without image/. */
+Test(results, image_ablation_sets_the_runs_side_by_side)
 {
     check_scratch_make("results");
     const char *dir = check_scratch_dir();
     write_image_run(dir, "image", 2, 3000, 1.0, 1.081, 0.2, 0.1);
     write_image_run(dir, "image-l4", 4, 2500, 0.95, 0.969, 0.05, 0.05);
     const char *expected[] = {
-        "The MNIST models at 2 and at 4 layers (`image/` and `image-l4/`)",
-        "| 2 | softmax | 3000 | 100 | 1.0000 |  |",
-        "| 2 | linear | 3000 | 90 | 1.0810 | +8.1% |",
-        "| 4 | softmax | 2500 | 200 | 0.9500 |  |",
-        "| 4 | linear | 2500 | 180 | 0.9690 | +2.0% |",
-        "| layers | @2000 | @2500 | @3000 | @6000 | @10000 |",
-        "| 2 | +20.0% | +15.0% | +10.0% | - | - |",
-        "| 4 | +5.0% | +5.0% | - | - | - |",
-        "Linear attention's test bits/dim is 8.1% above softmax's at 2 layers and 2.0% above "
-        "at 4 (Table 1's claim allows 5% either way).",
+        "The MNIST ablations beside the medium preset's models (`image/`: 2 layers, 3000 "
+        "updates): `image-l4/`: 4 layers, 2500 updates. Test bits/dim",
+        "| image | 2 | softmax | 3000 | 100 | 1.0000 |  |",
+        "| image | 2 | linear | 3000 | 90 | 1.0810 | +8.1% |",
+        "| image-l4 | 4 | softmax | 2500 | 200 | 0.9500 |  |",
+        "| image-l4 | 4 | linear | 2500 | 180 | 0.9690 | +2.0% |",
+        "| run | @2000 | @2500 | @3000 | @6000 | @10000 |",
+        "| image | +20.0% | +15.0% | +10.0% | - | - |",
+        "| image-l4 | +5.0% | +5.0% | - | - | - |",
+        "Linear attention's test bits/dim is 8.1% above softmax's in `image/` (2 layers, 3000 "
+        "updates), 2.0% above in `image-l4/` (4 layers, 2500 updates) (Table 1's claim allows "
+        "5% either way).",
     };
     check_ablation(bench_image_ablation, dir, expected, sizeof expected / sizeof expected[0],
                    NULL, "image-l4/mnist-curves.csv");
+    /* the longer run joins */
+    write_image_run(dir, "image-l4", 4, 2500, 0.95, 0.969, 0.05, 0.05);
+    write_image_run(dir, "image-long", 2, 6000, 1.0, 0.97, 0.2, 0.0);
+    const char *three[] = {
+        "(`image/`: 2 layers, 3000 updates): `image-l4/`: 4 layers, 2500 updates; "
+        "`image-long/`: 2 layers, 6000 updates.",
+        "| image-long | 2 | linear | 6000 | 90 | 0.9700 | -3.0% |",
+        "| run | @2000 | @2500 | @3000 | @6000 | @10000 |",
+        "| image-long | +20.0% | +10.0% | +0.0% | +0.0% | - |",
+        ", 3.0% below in `image-long/` (2 layers, 6000 updates) (Table 1's",
+    };
+    check_ablation(bench_image_ablation, dir, three, sizeof three / sizeof three[0], NULL,
+                   "image/mnist-curves.csv");
+    /* without the deeper one, the longer alone */
+    write_image_run(dir, "image", 2, 3000, 1.0, 1.081, 0.2, 0.1);
+    char path[512];
+    snprintf(path, sizeof path, "%s/image-l4/mnist-curves.csv", dir);
+    cr_assert_eq(remove(path), 0, "%s", path);
+    const char *long_only[] = {"(`image/`: 2 layers, 3000 updates): `image-long/`: 2 layers, "
+                               "6000 updates. Test",
+                               "| image-long | 2 | softmax | 6000 |"};
+    check_ablation(bench_image_ablation, dir, long_only,
+                   sizeof long_only / sizeof long_only[0], "image-l4",
+                   "image-long/mnist-curves.csv");
     check_scratch_remove();
 }
 
 /* A deeper run still training (a model without bits/dim): its finished
- * models only, and no sentence comparing the two depths. */
+ * models only, and the closing sentence without it. */
 Test(results, image_ablation_leaves_out_models_not_yet_trained)
 {
     check_scratch_make("results");
@@ -862,9 +888,13 @@ Test(results, image_ablation_leaves_out_models_not_yet_trained)
     FILE *out = fmemopen(text, sizeof text, "w");
     bench_image_ablation(out, dir);
     fclose(out);
-    cr_expect(strstr(text, "| 4 | softmax | 2500 | 200 | 0.9500 |  |") != NULL, "%s", text);
-    cr_expect(strstr(text, "| 4 | linear |") == NULL, "%s", text);
-    cr_expect(strstr(text, "test bits/dim is") == NULL, "%s", text);
+    cr_expect(strstr(text, "| image-l4 | 4 | softmax | 2500 | 200 | 0.9500 |  |") != NULL, "%s",
+              text);
+    cr_expect(strstr(text, "| image-l4 | 4 | linear |") == NULL, "%s", text);
+    /* the closing sentence names only the run with both models trained */
+    cr_expect(strstr(text, "8.1% above softmax's in `image/` (2 layers, 3000 updates) (Table") !=
+                  NULL,
+              "%s", text);
     cr_expect(strstr(text, "nan") == NULL, "%s", text);
     check_assert_mem_released();
     check_scratch_remove();
