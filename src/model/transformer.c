@@ -671,29 +671,23 @@ static lt_status transformer_step(const lt_model *m, void *block, const float *x
     step_pass t = {m, s, s->batch <= LT_LINEAR_FEW_ROWS};
     memcpy(s->x, x_in, (size_t)s->batch * m->width * sizeof(float));
     lt_status status = LT_OK;
-    if (t.team) { /* one region for the whole position; the attention steps split heads */
-#pragma omp parallel
-        {
-            lt_status mine = LT_OK;
-            step_before_attention(&t, 0);
-            for (int l = 0; l < m->config.layers && mine == LT_OK; l++) {
-#pragma omp barrier
-                mine = lt_attn_step_team(&m->attn, s->states + (size_t)l * s->state_bytes,
-                                         s->att, s->q, s->k, s->v);
-                if (mine == LT_OK) /* every thread has the same verdict */
-                    step_after_attention(&t, l);
-            }
-#pragma omp master
-            status = mine;
-        }
-    } else {
+    /* team steps: one region for the whole position, the attention steps
+     * split by heads; more rows: an inactive region, each pass with its own
+     * threads */
+#pragma omp parallel if (t.team)
+    {
+        lt_status mine = LT_OK;
         step_before_attention(&t, 0);
-        for (int l = 0; l < m->config.layers && status == LT_OK; l++) {
-            status = lt_attn_step(&m->attn, s->states + (size_t)l * s->state_bytes, s->att,
-                                  s->q, s->k, s->v);
-            if (status == LT_OK)
+        for (int l = 0; l < m->config.layers && mine == LT_OK; l++) {
+            void *state = s->states + (size_t)l * s->state_bytes;
+#pragma omp barrier
+            mine = t.team ? lt_attn_step_team(&m->attn, state, s->att, s->q, s->k, s->v)
+                          : lt_attn_step(&m->attn, state, s->att, s->q, s->k, s->v);
+            if (mine == LT_OK) /* every thread has the same verdict */
                 step_after_attention(&t, l);
         }
+#pragma omp master
+        status = mine;
     }
     *out = s->out;
     return status;
