@@ -39,14 +39,16 @@ static int cpu_has(const char *flags)
  *   A bounded spin (GOMP_SPINCOUNT=LT_DEFAULT_SPINCOUNT) keeps most of
  *   the speed alone and lets a second run in. Measured on 2 Zen 4 vCPUs,
  *   copy --preset quick (2 ms updates, the most barriers per second), one
- *   alone / each of two at once: spin 5000 8.5-9.0 s / 47 s (5.3x), 3000
- *   8.5-9.1 / 34 (3.8x), 2000 9.3-10.7 / 27 (2.7x), 500 14-18 / 18.
- *   Generation at batch 1 and 16 (MNIST at the paper's size, CIFAR-10's
- *   16 layers) ran within the noise at 2000 and 5000, two runs each.
+ *   alone / each of two at once: spin 3000 7.1-9.4 s / 30 s (3.6x), 2000
+ *   7.4-7.5 / 23.4 (3.2x), 1500 7.5-7.6 / 20.1 (2.7x), 1000 7.8-7.9 / 17.1
+ *   (2.2x), 500 9.8 / 13.7. Generation at batch 1 and 16 (MNIST at the
+ *   paper's size, linear and cached softmax) ran within the noise at 1500
+ *   and 2000, four interleaved rounds each; at 1000 batch-16 steps were
+ *   slower in two rounds of three.
  * - OpenBLAS falls back to its generic x86-64 kernels ("Prescott") on CPUs
  *   newer than its release knows, 5x slower here; when the CPU has AVX-512
  *   or AVX2 it is told which kernels to use. */
-#define LT_DEFAULT_SPINCOUNT "2000"
+#define LT_DEFAULT_SPINCOUNT "1500"
 
 static int env_unset(const char *name)
 {
