@@ -737,13 +737,22 @@ static void percent_text(char *buf, size_t size, double x)
         snprintf(buf, size, "%+.1f%%", x);
 }
 
+/* "2 layers, 14000 updates, seed 1": what an MNIST run was (the seed left
+ * out of a results file without it). */
+static void image_run_text(char *buf, size_t size, double layers, double updates, double seed)
+{
+    int n = snprintf(buf, size, "%.0f layers, %.0f updates", layers, updates);
+    if (!isnan(seed) && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ", seed %.0f", seed);
+}
+
 void bench_image_ablation(FILE *f, const char *out)
 {
     /* the medium preset's run, then each ablation the folder holds */
-    static const char *const runs[] = {"image", "image-l4", "image-long"};
+    static const char *const runs[] = {"image", "image-l4", "image-long", "image-seed2"};
     static const char *const variants[] = {"softmax", "linear"};
     /* fixed counts every medium run passes, then each run's last */
-    enum { RUNS = 3, VARIANTS = 2, FIXED = 3, STEPS = FIXED + RUNS, GAP_WINDOW = 1000 };
+    enum { RUNS = 4, VARIANTS = 2, FIXED = 3, STEPS = FIXED + RUNS, GAP_WINDOW = 1000 };
     long steps[STEPS] = {2000, 6000, 10000};
     int step_count = FIXED, count = 0, which[RUNS];
     lt_csv_table results[RUNS], curves[RUNS];
@@ -757,33 +766,37 @@ void bench_image_ablation(FILE *f, const char *out)
         free_runs(results, curves, count);
         return;
     }
-    double layers[RUNS], updates[RUNS], bits[RUNS][VARIANTS];
+    double layers[RUNS], updates[RUNS], seeds[RUNS], bits[RUNS][VARIANTS];
+    char what[RUNS][64];
     for (int r = 0; r < count; r++) {
-        layers[r] = results[r].nrows > 0 ? lt_claim_num(&results[r], 0, "layers") : NAN;
-        updates[r] = results[r].nrows > 0 ? lt_claim_num(&results[r], 0, "steps") : NAN;
+        int rows = results[r].nrows > 0;
+        layers[r] = rows ? lt_claim_num(&results[r], 0, "layers") : NAN;
+        updates[r] = rows ? lt_claim_num(&results[r], 0, "steps") : NAN;
+        seeds[r] = rows ? lt_claim_num(&results[r], 0, "seed") : NAN;
+        image_run_text(what[r], sizeof what[r], layers[r], updates[r], seeds[r]);
         double end = lt_claim_num(&curves[r], last_step_row(&curves[r], NULL, NULL), "step");
         if (!isnan(end))
             add_column(steps, &step_count, (long)end);
     }
-    fprintf(f, "\nThe MNIST ablations beside the medium preset's models (`image/`: %.0f layers, "
-               "%.0f updates):",
-            layers[0], updates[0]);
+    fprintf(f, "\nThe MNIST ablations beside the medium preset's models (`image/`: %s):", what[0]);
     for (int r = 1; r < count; r++)
-        fprintf(f, "%s `%s/`: %.0f layers, %.0f updates", r > 1 ? ";" : "", runs[which[r]],
-                layers[r], updates[r]);
+        fprintf(f, "%s `%s/`: %s", r > 1 ? ";" : "", runs[which[r]], what[r]);
     fprintf(f, ". Test bits/dim, and linear attention's above softmax's.\n\n"
-               "| run | layers | variant | updates | train s | test bits/dim | over softmax |\n"
-               "|---|---:|---|---:|---:|---:|---:|\n");
+               "| run | layers | seed | variant | updates | train s | test bits/dim | "
+               "over softmax |\n"
+               "|---|---:|---:|---|---:|---:|---:|---:|\n");
     for (int r = 0; r < count; r++)
         for (int v = 0; v < VARIANTS; v++) {
             long long row = lt_claim_row(&results[r], "variant", variants[v], NULL);
             bits[r][v] = lt_claim_num(&results[r], row, "test_bits_per_dim");
             if (isnan(bits[r][v])) /* not trained to the end (yet) */
                 continue;
-            char over[16];
+            char over[16], seed[16] = "-";
             percent_text(over, sizeof over, v == 0 ? NAN : 100 * (bits[r][v] / bits[r][0] - 1));
-            fprintf(f, "| %s | %.0f | %s | %.0f | %.0f | %.4f | %s |\n", runs[which[r]], layers[r],
-                    variants[v], lt_claim_num(&results[r], row, "steps"),
+            if (!isnan(seeds[r]))
+                snprintf(seed, sizeof seed, "%.0f", seeds[r]);
+            fprintf(f, "| %s | %.0f | %s | %s | %.0f | %.0f | %.4f | %s |\n", runs[which[r]],
+                    layers[r], seed, variants[v], lt_claim_num(&results[r], row, "steps"),
                     lt_claim_num(&results[r], row, "train_s"), bits[r][v], v == 0 ? "" : over);
         }
     fprintf(f, "\nLinear attention's training bits/dim above softmax's through training "
@@ -808,10 +821,10 @@ void bench_image_ablation(FILE *f, const char *out)
         if (isnan(bits[r][0] + bits[r][1]) || isnan(updates[r]))
             continue;
         double percent = 100 * (bits[r][1] / bits[r][0] - 1);
-        fprintf(f, "%s%.1f%% %s%s in `%s/` (%.0f layers, %.0f updates)",
+        fprintf(f, "%s%.1f%% %s%s in `%s/` (%s)",
                 said == 0 ? "\nLinear attention's test bits/dim is " : ", ", fabs(percent),
                 percent >= 0 ? "above" : "below", said == 0 ? " softmax's" : "", runs[which[r]],
-                layers[r], updates[r]);
+                what[r]);
         said++;
     }
     if (said > 0)

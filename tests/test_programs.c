@@ -2014,6 +2014,7 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
                               "image-l4 --layers=4 --variants=softmax,linear",
                               "image-long --steps=28000 --lr-drops=24000:0.1 "
                               "--variants=softmax,linear",
+                              "image-seed2 --seed=2 --variants=softmax,linear",
                               "image-paper --layers=16", "--gen-only --gen-batches=1",
                               "ltbench speech --preset=medium", "ltbench decode",
                               /* an empty folder: listed runs said to be missing (the
@@ -2039,7 +2040,7 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
     fclose(f);
     cr_assert(strstr(report, "copy-h16") == NULL && strstr(report, "image-paper") == NULL &&
                   strstr(report, "speech-8h") == NULL && strstr(report, "image-l4") == NULL &&
-                  strstr(report, "image-long") == NULL &&
+                  strstr(report, "image-long") == NULL && strstr(report, "image-seed2") == NULL &&
                   strstr(report, "speech-dropout") == NULL,
               "%s", report);
 }

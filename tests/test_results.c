@@ -806,11 +806,12 @@ static void write_image_run(const char *dir, const char *name, int layers, int s
 {
     run_file(dir, name, NULL);
     FILE *f = run_file(dir, name, "mnist.csv");
-    fprintf(f, "experiment,variant,layers,gen_mode,steps,train_s,test_bits_per_dim\n"
-               "image,softmax,%d,cached,%d,%d,%g\nimage,softmax,%d,recompute,%d,%d,%g\n"
-               "image,linear,%d,recurrent,%d,%d,%g\n",
-            layers, steps, 50 * layers, softmax_bits, layers, steps, 50 * layers, softmax_bits,
-            layers, steps, 45 * layers, linear_bits);
+    int seed = strcmp(name, "image-seed2") == 0 ? 2 : 1; /* as the suite runs them */
+    fprintf(f, "experiment,variant,layers,seed,gen_mode,steps,train_s,test_bits_per_dim\n"
+               "image,softmax,%d,%d,cached,%d,%d,%g\nimage,softmax,%d,%d,recompute,%d,%d,%g\n"
+               "image,linear,%d,%d,recurrent,%d,%d,%g\n",
+            layers, seed, steps, 50 * layers, softmax_bits, layers, seed, steps, 50 * layers,
+            softmax_bits, layers, seed, steps, 45 * layers, linear_bits);
     fclose(f);
     f = run_file(dir, name, "mnist-curves.csv");
     fprintf(f, "experiment,variant,step,bits_per_dim\n");
@@ -831,16 +832,18 @@ Test(results, image_ablation_sets_the_runs_side_by_side)
     write_image_run(dir, "image-l4", 4, 2500, 0.95, 0.969, 0.05, 0.05);
     const char *expected[] = {
         "The MNIST ablations beside the medium preset's models (`image/`: 2 layers, 3000 "
-        "updates): `image-l4/`: 4 layers, 2500 updates. Test bits/dim",
-        "| image | 2 | softmax | 3000 | 100 | 1.0000 |  |",
-        "| image | 2 | linear | 3000 | 90 | 1.0810 | +8.1% |",
-        "| image-l4 | 4 | softmax | 2500 | 200 | 0.9500 |  |",
-        "| image-l4 | 4 | linear | 2500 | 180 | 0.9690 | +2.0% |",
+        "updates, seed 1): `image-l4/`: 4 layers, 2500 updates, seed 1. Test bits/dim",
+        "| run | layers | seed | variant | updates | train s | test bits/dim | over softmax |",
+        "| image | 2 | 1 | softmax | 3000 | 100 | 1.0000 |  |",
+        "| image | 2 | 1 | linear | 3000 | 90 | 1.0810 | +8.1% |",
+        "| image-l4 | 4 | 1 | softmax | 2500 | 200 | 0.9500 |  |",
+        "| image-l4 | 4 | 1 | linear | 2500 | 180 | 0.9690 | +2.0% |",
         "| run | @2000 | @2500 | @3000 | @6000 | @10000 |",
         "| image | +20.0% | +15.0% | +10.0% | - | - |",
         "| image-l4 | +5.0% | +5.0% | - | - | - |",
         "Linear attention's test bits/dim is 8.1% above softmax's in `image/` (2 layers, 3000 "
-        "updates), 2.0% above in `image-l4/` (4 layers, 2500 updates) (Table 1's claim allows "
+        "updates, seed 1), 2.0% above in `image-l4/` (4 layers, 2500 updates, seed 1) (Table "
+        "1's claim allows "
         "5% either way).",
     };
     check_ablation(bench_image_ablation, dir, expected, sizeof expected / sizeof expected[0],
@@ -849,12 +852,12 @@ Test(results, image_ablation_sets_the_runs_side_by_side)
     write_image_run(dir, "image-l4", 4, 2500, 0.95, 0.969, 0.05, 0.05);
     write_image_run(dir, "image-long", 2, 6000, 1.0, 0.97, 0.2, 0.0);
     const char *three[] = {
-        "(`image/`: 2 layers, 3000 updates): `image-l4/`: 4 layers, 2500 updates; "
-        "`image-long/`: 2 layers, 6000 updates.",
-        "| image-long | 2 | linear | 6000 | 90 | 0.9700 | -3.0% |",
+        "(`image/`: 2 layers, 3000 updates, seed 1): `image-l4/`: 4 layers, 2500 updates, "
+        "seed 1; `image-long/`: 2 layers, 6000 updates, seed 1.",
+        "| image-long | 2 | 1 | linear | 6000 | 90 | 0.9700 | -3.0% |",
         "| run | @2000 | @2500 | @3000 | @6000 | @10000 |",
         "| image-long | +20.0% | +10.0% | +0.0% | +0.0% | - |",
-        ", 3.0% below in `image-long/` (2 layers, 6000 updates) (Table 1's",
+        ", 3.0% below in `image-long/` (2 layers, 6000 updates, seed 1) (Table 1's",
     };
     check_ablation(bench_image_ablation, dir, three, sizeof three / sizeof three[0], NULL,
                    "image/mnist-curves.csv");
@@ -863,12 +866,23 @@ Test(results, image_ablation_sets_the_runs_side_by_side)
     char path[512];
     snprintf(path, sizeof path, "%s/image-l4/mnist-curves.csv", dir);
     cr_assert_eq(remove(path), 0, "%s", path);
-    const char *long_only[] = {"(`image/`: 2 layers, 3000 updates): `image-long/`: 2 layers, "
-                               "6000 updates. Test",
-                               "| image-long | 2 | softmax | 6000 |"};
+    const char *long_only[] = {"(`image/`: 2 layers, 3000 updates, seed 1): `image-long/`: 2 "
+                               "layers, 6000 updates, seed 1. Test",
+                               "| image-long | 2 | 1 | softmax | 6000 |"};
     check_ablation(bench_image_ablation, dir, long_only,
                    sizeof long_only / sizeof long_only[0], "image-l4",
                    "image-long/mnist-curves.csv");
+    /* another seed joins the longer run */
+    write_image_run(dir, "image-long", 2, 6000, 1.0, 0.97, 0.2, 0.0);
+    write_image_run(dir, "image-seed2", 2, 3000, 1.0, 1.04, 0.1, 0.05);
+    const char *seeds[] = {"`image-long/`: 2 layers, 6000 updates, seed 1; `image-seed2/`: 2 "
+                           "layers, 3000 updates, seed 2. Test",
+                           "| image-seed2 | 2 | 2 | linear | 3000 | 90 | 1.0400 | +4.0% |",
+                           "| image-seed2 | +10.0% | +5.0% | - | - |",
+                           ", 4.0% above in `image-seed2/` (2 layers, 3000 updates, seed 2) "
+                           "(Table 1's"};
+    check_ablation(bench_image_ablation, dir, seeds, sizeof seeds / sizeof seeds[0], "image-l4",
+                   "image/mnist-curves.csv");
     check_scratch_remove();
 }
 
@@ -888,11 +902,14 @@ Test(results, image_ablation_leaves_out_models_not_yet_trained)
     FILE *out = fmemopen(text, sizeof text, "w");
     bench_image_ablation(out, dir);
     fclose(out);
-    cr_expect(strstr(text, "| image-l4 | 4 | softmax | 2500 | 200 | 0.9500 |  |") != NULL, "%s",
-              text);
-    cr_expect(strstr(text, "| image-l4 | 4 | linear |") == NULL, "%s", text);
+    /* written without a seed column: no seed said, - in the table */
+    cr_expect(strstr(text, "`image-l4/`: 4 layers, 2500 updates. Test") != NULL, "%s", text);
+    cr_expect(strstr(text, "| image-l4 | 4 | - | softmax | 2500 | 200 | 0.9500 |  |") != NULL,
+              "%s", text);
+    cr_expect(strstr(text, "| image-l4 | 4 | - | linear |") == NULL, "%s", text);
     /* the closing sentence names only the run with both models trained */
-    cr_expect(strstr(text, "8.1% above softmax's in `image/` (2 layers, 3000 updates) (Table") !=
+    cr_expect(strstr(text,
+                     "8.1% above softmax's in `image/` (2 layers, 3000 updates, seed 1) (Table") !=
                   NULL,
               "%s", text);
     cr_expect(strstr(text, "nan") == NULL, "%s", text);
