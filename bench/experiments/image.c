@@ -109,8 +109,10 @@ static int image_flags(void *self, lt_flag *f)
                        "a mode runs out of --gen-seconds, but always at least one batch)",
                        1, 1 << 20, NULL, 0};
     f[n++] = (lt_flag){"--gen-batches", LT_FLAG_STRING, &c->gen_batches_text, "LIST",
-                       "batch sizes for recurrent and cached generation, e.g. 1,16", 0, 0, NULL,
-                       0};
+                       "batch sizes for recurrent and cached generation, e.g. 1,16; "
+                       "--recompute-batch joins the list when it is not in it, so that every "
+                       "mode has rows at one batch size for the speed-ups",
+                       0, 0, NULL, 0};
     f[n++] = (lt_flag){"--recompute-batch", LT_FLAG_INT, &c->recompute_batch, "B",
                        "batch size for recompute generation (the slow baseline)", 1, 1 << 16,
                        NULL, 0};
