@@ -41,9 +41,8 @@ void bench_speech_dropout_ablation(FILE *f, const char *out);
  * (4 layers), image-long/ (twice the updates) and image-seed2/ (another
  * seed) beside those of image/ (the medium preset's): test bits/dim and
  * linear's relative gap, and the gap in training bits/dim at several update
- * counts. The ablations whose
- * results and curves are in `out`; nothing without image/'s or without
- * any. */
+ * counts. The ablations whose results and curves are in `out`; nothing
+ * without image/'s or without any. */
 void bench_image_ablation(FILE *f, const char *out);
 
 #endif
