@@ -739,9 +739,44 @@ static void percent_text(char *buf, size_t size, double x)
 
 /* "2 layers, 14000 updates, seed 1": what an MNIST run was (the seed left
  * out of a results file without it). */
-static void image_run_text(char *buf, size_t size, double layers, double updates, double seed)
+/* A run's learning-rate drops as its curves recorded them (the first
+ * variant's rows, one an update): "x0.1 after 12000" for each update after
+ * which the rate fell, "none" when it never did, "" when the curves carry no
+ * rate. Read from the curves so that runs written before the schedule was
+ * recorded anywhere else still say it. */
+static void lr_drops_text(char *buf, size_t size, const lt_csv_table *curves)
+{
+    int v = lt_csv_table_column(curves, "variant"), s = lt_csv_table_column(curves, "step");
+    int c = lt_csv_table_column(curves, "lr");
+    buf[0] = '\0';
+    if (v < 0 || s < 0 || c < 0 || curves->nrows == 0)
+        return;
+    const char *first = lt_csv_table_cell(curves, 0, v);
+    size_t used = 0;
+    double before = NAN;
+    for (long long r = 0; r < curves->nrows; r++) {
+        if (strcmp(lt_csv_table_cell(curves, r, v), first) != 0)
+            continue;
+        double lr = atof(lt_csv_table_cell(curves, r, c));
+        if (lr < before && used < size) {
+            int n = snprintf(buf + used, size - used, "%sx%.2g after %ld", used ? ", " : "",
+                             lr / before, atol(lt_csv_table_cell(curves, r, s)) - 1);
+            used += n > 0 ? (size_t)n : 0;
+        }
+        before = lr;
+    }
+    if (used == 0)
+        snprintf(buf, size, "none");
+}
+
+static void image_run_text(char *buf, size_t size, double layers, double updates,
+                           const char *drops, double seed)
 {
     int n = snprintf(buf, size, "%.0f layers, %.0f updates", layers, updates);
+    if (drops[0] != '\0' && n > 0 && (size_t)n < size)
+        n += strcmp(drops, "none") == 0
+                 ? snprintf(buf + n, size - (size_t)n, ", constant lr")
+                 : snprintf(buf + n, size - (size_t)n, ", lr drops %s", drops);
     if (!isnan(seed) && n > 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, ", seed %.0f", seed);
 }
@@ -767,13 +802,14 @@ void bench_image_ablation(FILE *f, const char *out)
         return;
     }
     double layers[RUNS], updates[RUNS], seeds[RUNS], bits[RUNS][VARIANTS];
-    char what[RUNS][64];
+    char what[RUNS][128], drops[RUNS][64];
     for (int r = 0; r < count; r++) {
         int rows = results[r].nrows > 0;
         layers[r] = rows ? lt_claim_num(&results[r], 0, "layers") : NAN;
         updates[r] = rows ? lt_claim_num(&results[r], 0, "steps") : NAN;
         seeds[r] = rows ? lt_claim_num(&results[r], 0, "seed") : NAN;
-        image_run_text(what[r], sizeof what[r], layers[r], updates[r], seeds[r]);
+        lr_drops_text(drops[r], sizeof drops[r], &curves[r]);
+        image_run_text(what[r], sizeof what[r], layers[r], updates[r], drops[r], seeds[r]);
         double end = lt_claim_num(&curves[r], last_step_row(&curves[r], NULL, NULL), "step");
         if (!isnan(end))
             add_column(steps, &step_count, (long)end);
@@ -782,9 +818,9 @@ void bench_image_ablation(FILE *f, const char *out)
     for (int r = 1; r < count; r++)
         fprintf(f, "%s `%s/`: %s", r > 1 ? ";" : "", runs[which[r]], what[r]);
     fprintf(f, ". Test bits/dim, and linear attention's above softmax's.\n\n"
-               "| run | layers | seed | variant | updates | train s | test bits/dim | "
-               "over softmax |\n"
-               "|---|---:|---:|---|---:|---:|---:|---:|\n");
+               "| run | layers | seed | lr drops | variant | updates | train s | "
+               "test bits/dim | over softmax |\n"
+               "|---|---:|---:|---|---|---:|---:|---:|---:|\n");
     for (int r = 0; r < count; r++)
         for (int v = 0; v < VARIANTS; v++) {
             long long row = lt_claim_row(&results[r], "variant", variants[v], NULL);
@@ -795,8 +831,9 @@ void bench_image_ablation(FILE *f, const char *out)
             percent_text(over, sizeof over, v == 0 ? NAN : 100 * (bits[r][v] / bits[r][0] - 1));
             if (!isnan(seeds[r]))
                 snprintf(seed, sizeof seed, "%.0f", seeds[r]);
-            fprintf(f, "| %s | %.0f | %s | %s | %.0f | %.0f | %.4f | %s |\n", runs[which[r]],
-                    layers[r], seed, variants[v], lt_claim_num(&results[r], row, "steps"),
+            fprintf(f, "| %s | %.0f | %s | %s | %s | %.0f | %.0f | %.4f | %s |\n",
+                    runs[which[r]], layers[r], seed, drops[r][0] ? drops[r] : "-", variants[v],
+                    lt_claim_num(&results[r], row, "steps"),
                     lt_claim_num(&results[r], row, "train_s"), bits[r][v], v == 0 ? "" : over);
         }
     fprintf(f, "\nLinear attention's training bits/dim above softmax's through training "

@@ -800,7 +800,8 @@ Test(results, speech_dropout_ablation_sets_the_transformers_beside_the_bilstm)
 
 /* Writes an MNIST run into DIR/name: results for softmax and linear, and
  * curves of every update up to `steps` (softmax at 1 bit/dim; linear
- * `early` above it up to update 2000, `late` after). */
+ * `early` above it up to update 2000, `late` after), the learning rate
+ * dropping tenfold after update steps - 1000. */
 static void write_image_run(const char *dir, const char *name, int layers, int steps,
                             double softmax_bits, double linear_bits, double early, double late)
 {
@@ -814,10 +815,13 @@ static void write_image_run(const char *dir, const char *name, int layers, int s
             softmax_bits, layers, seed, steps, 45 * layers, linear_bits);
     fclose(f);
     f = run_file(dir, name, "mnist-curves.csv");
-    fprintf(f, "experiment,variant,step,bits_per_dim\n");
-    for (int step = 1; step <= steps; step++)
-        fprintf(f, "image,softmax,%d,1\nimage,linear,%d,%g\n", step, step,
-                1 + (step <= 2000 ? early : late));
+    int drop_after = steps - 1000;
+    fprintf(f, "experiment,variant,step,bits_per_dim,lr\n");
+    for (int step = 1; step <= steps; step++) {
+        double lr = step > drop_after ? 1e-4 : 1e-3;
+        fprintf(f, "image,softmax,%d,1,%g\nimage,linear,%d,%g,%g\n", step, lr, step,
+                1 + (step <= 2000 ? early : late), lr);
+    }
     fclose(f);
 }
 
@@ -832,19 +836,20 @@ Test(results, image_ablation_sets_the_runs_side_by_side)
     write_image_run(dir, "image-l4", 4, 2500, 0.95, 0.969, 0.05, 0.05);
     const char *expected[] = {
         "The MNIST ablations beside the medium preset's models (`image/`: 2 layers, 3000 "
-        "updates, seed 1): `image-l4/`: 4 layers, 2500 updates, seed 1. Test bits/dim",
-        "| run | layers | seed | variant | updates | train s | test bits/dim | over softmax |",
-        "| image | 2 | 1 | softmax | 3000 | 100 | 1.0000 |  |",
-        "| image | 2 | 1 | linear | 3000 | 90 | 1.0810 | +8.1% |",
-        "| image-l4 | 4 | 1 | softmax | 2500 | 200 | 0.9500 |  |",
-        "| image-l4 | 4 | 1 | linear | 2500 | 180 | 0.9690 | +2.0% |",
+        "updates, lr drops x0.1 after 2000, seed 1): `image-l4/`: 4 layers, 2500 updates, lr "
+        "drops x0.1 after 1500, seed 1. Test bits/dim",
+        "| run | layers | seed | lr drops | variant | updates | train s | test bits/dim | over "
+        "softmax |",
+        "| image | 2 | 1 | x0.1 after 2000 | softmax | 3000 | 100 | 1.0000 |  |",
+        "| image | 2 | 1 | x0.1 after 2000 | linear | 3000 | 90 | 1.0810 | +8.1% |",
+        "| image-l4 | 4 | 1 | x0.1 after 1500 | softmax | 2500 | 200 | 0.9500 |  |",
+        "| image-l4 | 4 | 1 | x0.1 after 1500 | linear | 2500 | 180 | 0.9690 | +2.0% |",
         "| run | @2000 | @2500 | @3000 | @6000 | @10000 |",
         "| image | +20.0% | +15.0% | +10.0% | - | - |",
         "| image-l4 | +5.0% | +5.0% | - | - | - |",
         "Linear attention's test bits/dim is 8.1% above softmax's in `image/` (2 layers, 3000 "
-        "updates, seed 1), 2.0% above in `image-l4/` (4 layers, 2500 updates, seed 1) (Table "
-        "1's claim allows "
-        "5% either way).",
+        "updates, lr drops x0.1 after 2000, seed 1), 2.0% above in `image-l4/` (4 layers, 2500 "
+        "updates, lr drops x0.1 after 1500, seed 1) (Table 1's claim allows 5% either way).",
     };
     check_ablation(bench_image_ablation, dir, expected, sizeof expected / sizeof expected[0],
                    NULL, "image-l4/mnist-curves.csv");
@@ -852,12 +857,14 @@ Test(results, image_ablation_sets_the_runs_side_by_side)
     write_image_run(dir, "image-l4", 4, 2500, 0.95, 0.969, 0.05, 0.05);
     write_image_run(dir, "image-long", 2, 6000, 1.0, 0.97, 0.2, 0.0);
     const char *three[] = {
-        "(`image/`: 2 layers, 3000 updates, seed 1): `image-l4/`: 4 layers, 2500 updates, "
-        "seed 1; `image-long/`: 2 layers, 6000 updates, seed 1.",
-        "| image-long | 2 | 1 | linear | 6000 | 90 | 0.9700 | -3.0% |",
+        "(`image/`: 2 layers, 3000 updates, lr drops x0.1 after 2000, seed 1): `image-l4/`: 4 "
+        "layers, 2500 updates, lr drops x0.1 after 1500, seed 1; `image-long/`: 2 layers, 6000 "
+        "updates, lr drops x0.1 after 5000, seed 1.",
+        "| image-long | 2 | 1 | x0.1 after 5000 | linear | 6000 | 90 | 0.9700 | -3.0% |",
         "| run | @2000 | @2500 | @3000 | @6000 | @10000 |",
         "| image-long | +20.0% | +10.0% | +0.0% | +0.0% | - |",
-        ", 3.0% below in `image-long/` (2 layers, 6000 updates, seed 1) (Table 1's",
+        ", 3.0% below in `image-long/` (2 layers, 6000 updates, lr drops x0.1 after 5000, seed "
+        "1) (Table 1's",
     };
     check_ablation(bench_image_ablation, dir, three, sizeof three / sizeof three[0], NULL,
                    "image/mnist-curves.csv");
@@ -866,21 +873,24 @@ Test(results, image_ablation_sets_the_runs_side_by_side)
     char path[512];
     snprintf(path, sizeof path, "%s/image-l4/mnist-curves.csv", dir);
     cr_assert_eq(remove(path), 0, "%s", path);
-    const char *long_only[] = {"(`image/`: 2 layers, 3000 updates, seed 1): `image-long/`: 2 "
-                               "layers, 6000 updates, seed 1. Test",
-                               "| image-long | 2 | 1 | softmax | 6000 |"};
+    const char *long_only[] = {"(`image/`: 2 layers, 3000 updates, lr drops x0.1 after 2000, "
+                               "seed 1): `image-long/`: 2 layers, 6000 updates, lr drops x0.1 "
+                               "after 5000, seed 1. Test",
+                               "| image-long | 2 | 1 | x0.1 after 5000 | softmax | 6000 |"};
     check_ablation(bench_image_ablation, dir, long_only,
                    sizeof long_only / sizeof long_only[0], "image-l4",
                    "image-long/mnist-curves.csv");
     /* another seed joins the longer run */
     write_image_run(dir, "image-long", 2, 6000, 1.0, 0.97, 0.2, 0.0);
     write_image_run(dir, "image-seed2", 2, 3000, 1.0, 1.04, 0.1, 0.05);
-    const char *seeds[] = {"`image-long/`: 2 layers, 6000 updates, seed 1; `image-seed2/`: 2 "
-                           "layers, 3000 updates, seed 2. Test",
-                           "| image-seed2 | 2 | 2 | linear | 3000 | 90 | 1.0400 | +4.0% |",
+    const char *seeds[] = {"`image-long/`: 2 layers, 6000 updates, lr drops x0.1 after 5000, "
+                           "seed 1; `image-seed2/`: 2 layers, 3000 updates, lr drops x0.1 "
+                           "after 2000, seed 2. Test",
+                           "| image-seed2 | 2 | 2 | x0.1 after 2000 | linear | 3000 | 90 | "
+                           "1.0400 | +4.0% |",
                            "| image-seed2 | +10.0% | +5.0% | - | - |",
-                           ", 4.0% above in `image-seed2/` (2 layers, 3000 updates, seed 2) "
-                           "(Table 1's"};
+                           ", 4.0% above in `image-seed2/` (2 layers, 3000 updates, lr drops "
+                           "x0.1 after 2000, seed 2) (Table 1's"};
     check_ablation(bench_image_ablation, dir, seeds, sizeof seeds / sizeof seeds[0], "image-l4",
                    "image/mnist-curves.csv");
     check_scratch_remove();
@@ -903,17 +913,79 @@ Test(results, image_ablation_leaves_out_models_not_yet_trained)
     bench_image_ablation(out, dir);
     fclose(out);
     /* written without a seed column: no seed said, - in the table */
-    cr_expect(strstr(text, "`image-l4/`: 4 layers, 2500 updates. Test") != NULL, "%s", text);
-    cr_expect(strstr(text, "| image-l4 | 4 | - | softmax | 2500 | 200 | 0.9500 |  |") != NULL,
+    cr_expect(strstr(text, "`image-l4/`: 4 layers, 2500 updates, lr drops x0.1 after 1500. Test") !=
+                  NULL,
               "%s", text);
-    cr_expect(strstr(text, "| image-l4 | 4 | - | linear |") == NULL, "%s", text);
+    cr_expect(strstr(text, "| image-l4 | 4 | - | x0.1 after 1500 | softmax | 2500 | 200 | 0.9500 "
+                           "|  |") != NULL,
+              "%s", text);
+    cr_expect(strstr(text, "| image-l4 | 4 | - | x0.1 after 1500 | linear |") == NULL, "%s", text);
     /* the closing sentence names only the run with both models trained */
     cr_expect(strstr(text,
-                     "8.1% above softmax's in `image/` (2 layers, 3000 updates, seed 1) (Table") !=
+                     "8.1% above softmax's in `image/` (2 layers, 3000 updates, lr drops x0.1 after "
+                     "2000, seed 1) (Table") !=
                   NULL,
               "%s", text);
     cr_expect(strstr(text, "nan") == NULL, "%s", text);
     check_assert_mem_released();
+    check_scratch_remove();
+}
+
+/* Writes DIR/image-l4's curves: 2500 updates of softmax then linear, the
+ * rate `lr` of each update from the given function; no rate column when it
+ * is NULL. */
+static void write_image_rates(const char *dir, double (*lr)(int step))
+{
+    FILE *f = run_file(dir, "image-l4", "mnist-curves.csv");
+    fprintf(f, "experiment,variant,step,bits_per_dim%s\n", lr ? ",lr" : "");
+    for (int v = 0; v < 2; v++)
+        for (int step = 1; step <= 2500; step++) {
+            fprintf(f, "image,%s,%d,1", v ? "linear" : "softmax", step);
+            if (lr != NULL) /* linear's rate drops at other updates: only the first counts */
+                fprintf(f, ",%g", v ? lr(2500 - step) : lr(step));
+            fprintf(f, "\n");
+        }
+    fclose(f);
+}
+
+static double rate_constant(int step)
+{
+    (void)step;
+    return 1e-3;
+}
+
+static double rate_warmup_then_two_drops(int step)
+{
+    double lr = step < 100 ? 1e-3 * step / 100 : 1e-3; /* a rise is not a drop */
+    return lr * (step > 1000 ? 0.5 : 1) * (step > 2000 ? 0.1 : 1);
+}
+
+/* The learning-rate drops each run's curves recorded: said in the run's
+ * description and its column; "none" for a constant rate; not said (-) for
+ * curves without the rate. */
+Test(results, image_ablation_reads_the_rate_drops_from_the_curves)
+{
+    check_scratch_make("results");
+    const char *dir = check_scratch_dir();
+    write_image_run(dir, "image", 2, 3000, 1.0, 1.081, 0.2, 0.1);
+    write_image_run(dir, "image-l4", 4, 2500, 0.95, 0.969, 0.05, 0.05);
+    write_image_rates(dir, rate_warmup_then_two_drops);
+    const char *two[] = {"`image-l4/`: 4 layers, 2500 updates, lr drops x0.5 after 1000, x0.1 "
+                         "after 2000, seed 1. Test",
+                         "| image-l4 | 4 | 1 | x0.5 after 1000, x0.1 after 2000 | linear |"};
+    check_ablation(bench_image_ablation, dir, two, sizeof two / sizeof two[0], NULL,
+                   "image-l4/mnist-curves.csv");
+    write_image_rates(dir, rate_constant);
+    const char *none[] = {"`image-l4/`: 4 layers, 2500 updates, constant lr, seed 1. Test",
+                          "| image-l4 | 4 | 1 | none | softmax |"};
+    check_ablation(bench_image_ablation, dir, none, sizeof none / sizeof none[0], NULL,
+                   "image-l4/mnist-curves.csv");
+    write_image_rates(dir, NULL);
+    const char *unknown[] = {"`image-l4/`: 4 layers, 2500 updates, seed 1. Test",
+                             "| image-l4 | 4 | 1 | - | softmax |",
+                             "`image/`: 2 layers, 3000 updates, lr drops x0.1 after 2000, seed 1"};
+    check_ablation(bench_image_ablation, dir, unknown, sizeof unknown / sizeof unknown[0],
+                   "image-l4/`: 4 layers, 2500 updates, lr", "image-l4/mnist-curves.csv");
     check_scratch_remove();
 }
 
