@@ -784,10 +784,11 @@ static void image_run_text(char *buf, size_t size, double layers, double updates
 void bench_image_ablation(FILE *f, const char *out)
 {
     /* the medium preset's run, then each ablation the folder holds */
-    static const char *const runs[] = {"image", "image-l4", "image-long", "image-seed2"};
+    static const char *const runs[] = {"image", "image-l4", "image-long", "image-seed2",
+                                       "image-drop7"};
     static const char *const variants[] = {"softmax", "linear"};
     /* fixed counts every medium run passes, then each run's last */
-    enum { RUNS = 4, VARIANTS = 2, FIXED = 3, STEPS = FIXED + RUNS, GAP_WINDOW = 1000 };
+    enum { RUNS = 5, VARIANTS = 2, FIXED = 3, STEPS = FIXED + RUNS, GAP_WINDOW = 1000 };
     long steps[STEPS] = {2000, 6000, 10000};
     int step_count = FIXED, count = 0, which[RUNS];
     lt_csv_table results[RUNS], curves[RUNS];

@@ -38,8 +38,9 @@ void bench_speech_ablation(FILE *f, const char *out);
 void bench_speech_dropout_ablation(FILE *f, const char *out);
 
 /* The MNIST ablations under their section: softmax and linear of image-l4/
- * (4 layers), image-long/ (twice the updates) and image-seed2/ (another
- * seed) beside those of image/ (the medium preset's): test bits/dim and
+ * (4 layers), image-long/ (twice the updates), image-seed2/ (another seed)
+ * and image-drop7/ (the learning rate dropped after 7000 updates, not
+ * 12000) beside those of image/ (the medium preset's): test bits/dim and
  * linear's relative gap, and the gap in training bits/dim at several update
  * counts. The ablations whose results and curves are in `out`; nothing
  * without image/'s or without any. */

@@ -2015,6 +2015,7 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
                               "image-long --steps=28000 --lr-drops=24000:0.1 "
                               "--variants=softmax,linear",
                               "image-seed2 --seed=2 --variants=softmax,linear",
+                              "image-drop7 --lr-drops=7000:0.1 --variants=softmax,linear",
                               "image-paper --layers=16", "--gen-only --gen-batches=1",
                               "ltbench speech --preset=medium", "ltbench decode",
                               /* an empty folder: listed runs said to be missing (the
@@ -2041,6 +2042,7 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
     cr_assert(strstr(report, "copy-h16") == NULL && strstr(report, "image-paper") == NULL &&
                   strstr(report, "speech-8h") == NULL && strstr(report, "image-l4") == NULL &&
                   strstr(report, "image-long") == NULL && strstr(report, "image-seed2") == NULL &&
+                  strstr(report, "image-drop7") == NULL &&
                   strstr(report, "speech-dropout") == NULL,
               "%s", report);
 }
