@@ -755,9 +755,10 @@ static void lr_drops_text(char *buf, size_t size, const lt_csv_table *curves)
     size_t used = 0;
     double before = NAN;
     for (long long r = 0; r < curves->nrows; r++) {
-        if (strcmp(lt_csv_table_cell(curves, r, v), first) != 0)
-            continue;
-        double lr = atof(lt_csv_table_cell(curves, r, c));
+        const char *cell = lt_csv_table_cell(curves, r, c);
+        if (strcmp(lt_csv_table_cell(curves, r, v), first) != 0 || cell[0] == '\0')
+            continue; /* another variant's row, or a rate not recorded */
+        double lr = atof(cell);
         if (lr < before && used < size) {
             int n = snprintf(buf + used, size - used, "%sx%.2g after %ld", used ? ", " : "",
                              lr / before, atol(lt_csv_table_cell(curves, r, s)) - 1);
