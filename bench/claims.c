@@ -737,8 +737,13 @@ static void percent_text(char *buf, size_t size, double x)
         snprintf(buf, size, "%+.1f%%", x);
 }
 
-/* "2 layers, 14000 updates, seed 1": what an MNIST run was (the seed left
- * out of a results file without it). */
+/* "8.1% above" or "0.2% below": `value` against `base`. */
+static void print_relative(FILE *f, double value, double base)
+{
+    double percent = 100 * (value / base - 1);
+    fprintf(f, "%.1f%% %s", fabs(percent), percent >= 0 ? "above" : "below");
+}
+
 /* A run's learning-rate drops as its curves recorded them (the first
  * variant's rows, one an update): "x0.1 after 12000" for each update after
  * which the rate fell, "none" when it never did, "" when the curves carry no
@@ -770,6 +775,9 @@ static void lr_drops_text(char *buf, size_t size, const lt_csv_table *curves)
         snprintf(buf, size, "none");
 }
 
+/* "2 layers, 14000 updates, lr drops x0.1 after 12000, seed 1": what an
+ * MNIST run was (the drops left out of curves without the rate, the seed
+ * out of a results file without it). */
 static void image_run_text(char *buf, size_t size, double layers, double updates,
                            const char *drops, double seed)
 {
@@ -859,11 +867,9 @@ void bench_image_ablation(FILE *f, const char *out)
     for (int r = 0; r < count; r++) {
         if (isnan(bits[r][0] + bits[r][1]) || isnan(updates[r]))
             continue;
-        double percent = 100 * (bits[r][1] / bits[r][0] - 1);
-        fprintf(f, "%s%.1f%% %s%s in `%s/` (%s)",
-                said == 0 ? "\nLinear attention's test bits/dim is " : ", ", fabs(percent),
-                percent >= 0 ? "above" : "below", said == 0 ? " softmax's" : "", runs[which[r]],
-                what[r]);
+        fprintf(f, "%s", said == 0 ? "\nLinear attention's test bits/dim is " : ", ");
+        print_relative(f, bits[r][1], bits[r][0]);
+        fprintf(f, "%s in `%s/` (%s)", said == 0 ? " softmax's" : "", runs[which[r]], what[r]);
         said++;
     }
     if (said > 0)
@@ -873,10 +879,9 @@ void bench_image_ablation(FILE *f, const char *out)
     for (int r = 1; r < count && !isnan(bits[0][0]); r++) {
         if (isnan(bits[r][0]))
             continue;
-        double percent = 100 * (bits[r][0] / bits[0][0] - 1);
-        fprintf(f, "%s%.1f%% %s in `%s/`",
-                said == 0 ? "\nSoftmax's own test bits/dim against `image/`'s: " : ", ",
-                fabs(percent), percent >= 0 ? "above" : "below", runs[which[r]]);
+        fprintf(f, "%s", said == 0 ? "\nSoftmax's own test bits/dim against `image/`'s: " : ", ");
+        print_relative(f, bits[r][0], bits[0][0]);
+        fprintf(f, " in `%s/`", runs[which[r]]);
         said++;
     }
     if (said > 0)

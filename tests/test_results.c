@@ -939,8 +939,8 @@ Test(results, image_ablation_leaves_out_models_not_yet_trained)
     cr_expect(strstr(text, "| image-l4 | 4 | - | x0.1 after 1500 | linear |") == NULL, "%s", text);
     /* the closing sentence names only the run with both models trained */
     cr_expect(strstr(text,
-                     "8.1% above softmax's in `image/` (2 layers, 3000 updates, lr drops x0.1 after "
-                     "2000, seed 1) (Table") !=
+                     "8.1% above softmax's in `image/` (2 layers, 3000 updates, lr drops x0.1 "
+                     "after 2000, seed 1) (Table") !=
                   NULL,
               "%s", text);
     cr_expect(strstr(text, "nan") == NULL, "%s", text);
