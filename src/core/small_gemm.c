@@ -8,15 +8,15 @@
  * The form: per k, a register tile of rows of C adds op(A)(i, k) (one
  * float, broadcast) times vectors of op(B)'s row k, so op(B)'s rows must be
  * contiguous. With trans_b T they are B's columns: B is first transposed
- * into the stack, a strip of columns at a time, in 16 x 16 blocks of vector
- * shuffles (measured at 32 x 64 x 64, one thread: 3.1 us with the
+ * into the stack, a strip of columns at a time, in square blocks of vector
+ * shuffles (measured at 32 x 64 x 64, one thread, AVX-512: 3.1 us with the
  * transposition, 4.4 us folding dot products, 2.3 us for the same product
- * with B's rows contiguous). Each entry of C is one sum in k
- * order (for trans_b T and K > TRANSPOSED_K: a dot product in vector lanes
- * folded in a fixed order, core/lanes.h), so its bits depend on K alone,
- * never on the tile it fell in, the thread count or the BLAS.
- * Built with
- * multiply-adds fused (src/core/meson.build), as BLAS kernels are. */
+ * with B's rows contiguous). Each entry of C is one sum in k order (for
+ * trans_b T and K > TRANSPOSED_K: 16 partial sums folded in a fixed
+ * order, core/lanes.h), so its bits depend on K alone: not on the tile it
+ * fell in, the vector width, the thread count or the BLAS. Tiles are sized
+ * by the register file the file is compiled for (core/lanes.h). Built
+ * with multiply-adds fused (src/core/meson.build), as BLAS kernels are. */
 #include "core/gemm.h"
 
 #include <stddef.h>
@@ -24,18 +24,20 @@
 #include "core/lanes.h"
 #include "core/status.h"
 
-/* The register tile of the outer form: TILE_ROWS x TILE_VECS accumulators
- * plus TILE_VECS loaded vectors fit AVX-512's 32 registers; a vector of 16
- * floats is two registers under AVX2, which gets a smaller tile. */
-#if defined(__AVX512F__)
-enum { TILE_ROWS = 6, TILE_VECS = 4 };
-#else
-enum { TILE_ROWS = 4, TILE_VECS = 1 };
-#endif
-enum { DOT_TILE = 4 }; /* the dot form's tile: 4 x 4 entries, one fold of 16 sums */
+/* The register tile of the outer form: TILE_ROWS x TILE_VECS accumulators,
+ * TILE_VECS loaded vectors of op(B) and the broadcast op(A) entry (and a
+ * product, without fused multiply-adds) within the register file: 6 x 4
+ * vectors on AVX-512's 32 registers (and NEON's), 6 x 2 on AVX2's and
+ * SSE2's 16. */
+enum {
+    TILE_VECS = LT_VECTOR_REGISTERS >= 32 ? 4 : 2,
+    TILE_ROWS_FIT = (LT_VECTOR_REGISTERS - TILE_VECS - 1 - !LT_FUSED_MADD) / TILE_VECS,
+    TILE_ROWS = TILE_ROWS_FIT < 6 ? TILE_ROWS_FIT : 6,
+};
 /* The stack strip of B^T (32 KiB): at least 16 columns for K up to
- * TRANSPOSED_K. */
-enum { TRANSPOSED = 8192, TRANSPOSED_K = TRANSPOSED / LT_LANES };
+ * TRANSPOSED_K, whichever the vector width, so that which form makes a
+ * product (and so its bits) does not depend on the kernel set. */
+enum { TRANSPOSED = 8192, TRANSPOSED_K = TRANSPOSED / 16 };
 
 /* op(A)(i, k) */
 static inline float a_at(const float *A, int lda, int i, int k, const int trans_a)
@@ -148,80 +150,66 @@ static void outer_at(int M, int N, int K, float alpha, const float *A, int lda, 
     outer(1, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* Entries (i0 .. i0 + NI) x (j0 .. j0 + NJ) of A B^T: lanes of k summed in
- * vectors, folded, then the ragged end of k in order. */
+/* Entries (i0 .. i0 + NI) x (j0 .. j0 + NJ) of A B^T as dot products
+ * (core/lanes.h). */
 static inline __attribute__((always_inline)) void
 dot_tile(const int NI, const int NJ, int i0, int j0, int K, float alpha, const float *A,
          int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-    lt_lanes acc[DOT_TILE][DOT_TILE];
-#pragma GCC unroll 4
-    for (int i = 0; i < NI; i++)
-#pragma GCC unroll 4
-        for (int j = 0; j < NJ; j++)
-            acc[i][j] = (lt_lanes){0};
-    const int whole = K / LT_LANES * LT_LANES;
-    for (int k = 0; k < whole; k += LT_LANES) {
-        lt_lanes a[DOT_TILE], b[DOT_TILE];
-#pragma GCC unroll 4
-        for (int i = 0; i < NI; i++)
-            a[i] = lt_lanes_load(A + (size_t)(i0 + i) * lda + k);
-#pragma GCC unroll 4
-        for (int j = 0; j < NJ; j++)
-            b[j] = lt_lanes_load(B + (size_t)(j0 + j) * ldb + k);
-#pragma GCC unroll 4
-        for (int i = 0; i < NI; i++)
-#pragma GCC unroll 4
-            for (int j = 0; j < NJ; j++)
-                acc[i][j] += a[i] * b[j];
-    }
-    lt_lanes sums = {0};
-    if (NI == DOT_TILE && NJ == DOT_TILE)
-        sums = lt_lanes_sum16(&acc[0][0]);
+    float sums[LT_DOT_TILE * LT_DOT_TILE];
+    lt_wide_dots(NI, NJ, A + (size_t)i0 * lda, lda, B + (size_t)j0 * ldb, ldb, K, sums);
 #pragma GCC unroll 4
     for (int i = 0; i < NI; i++)
 #pragma GCC unroll 4
         for (int j = 0; j < NJ; j++) {
-            float sum = NI == DOT_TILE && NJ == DOT_TILE ? sums[i * DOT_TILE + j]
-                                                         : lt_lanes_sum(acc[i][j]);
-            const float *a = A + (size_t)(i0 + i) * lda, *b = B + (size_t)(j0 + j) * ldb;
-            for (int k = whole; k < K; k++)
-                sum = lt_madd(a[k], b[k], sum);
             float *c = C + (size_t)(i0 + i) * ldc + j0 + j;
-            *c = scaled(sum, alpha, beta, c);
+            *c = scaled(sums[i * NJ + j], alpha, beta, c);
         }
 }
 
-/* The dot form: 4 x 4 tiles, then the ragged edges one entry at a time. */
+/* The dot form: whole tiles, then the ragged edges one entry at a time. */
 static void dot(int M, int N, int K, float alpha, const float *A, int lda, const float *B,
                 int ldb, float beta, float *C, int ldc)
 {
-    const int M4 = M / DOT_TILE * DOT_TILE, N4 = N / DOT_TILE * DOT_TILE;
-    for (int i0 = 0; i0 < M4; i0 += DOT_TILE)
-        for (int j0 = 0; j0 < N4; j0 += DOT_TILE)
-            dot_tile(DOT_TILE, DOT_TILE, i0, j0, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const int Mt = M / LT_DOT_TILE * LT_DOT_TILE, Nt = N / LT_DOT_TILE * LT_DOT_TILE;
+    for (int i0 = 0; i0 < Mt; i0 += LT_DOT_TILE)
+        for (int j0 = 0; j0 < Nt; j0 += LT_DOT_TILE)
+            dot_tile(LT_DOT_TILE, LT_DOT_TILE, i0, j0, K, alpha, A, lda, B, ldb, beta, C, ldc);
     for (int i = 0; i < M; i++)
-        for (int j = i < M4 ? N4 : 0; j < N; j++)
+        for (int j = i < Mt ? Nt : 0; j < N; j++)
             dot_tile(1, 1, i, j, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* Bt (K, N) = B^T for B (N, K): 16 x 16 blocks as four rounds of
- * interleaving row i with row i + 8 (each round rotates an entry's 8-bit
- * (row, column) address by one, four rounds swap row and column), then the
- * ragged edges one float at a time. */
+/* Interleaving vector i with vector i + LT_LANES / 2 of a block of LT_LANES
+ * rows: the lower halves' lanes alternately, then the upper halves'. */
+#if LT_LANES == 16
+#define INTERLEAVE_LO {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23}
+#define INTERLEAVE_HI {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31}
+#elif LT_LANES == 8
+#define INTERLEAVE_LO {0, 8, 1, 9, 2, 10, 3, 11}
+#define INTERLEAVE_HI {4, 12, 5, 13, 6, 14, 7, 15}
+#else
+#define INTERLEAVE_LO {0, 4, 1, 5}
+#define INTERLEAVE_HI {2, 6, 3, 7}
+#endif
+
+/* Bt (K, N) = B^T for B (N, K): LT_LANES x LT_LANES blocks as log2
+ * LT_LANES rounds of interleaving row i with row i + LT_LANES / 2 (each
+ * round rotates an entry's (row, column) address bits by one, so the last
+ * round has swapped row and column), then the ragged edges one float at a
+ * time. */
 static void transpose(float *Bt, const float *B, int ldb, int N, int K)
 {
-    const lt_lane_index lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
-    const lt_lane_index hi = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-    const int N16 = N / LT_LANES * LT_LANES, K16 = K / LT_LANES * LT_LANES;
-    for (int j0 = 0; j0 < N16; j0 += LT_LANES)
-        for (int k0 = 0; k0 < K16; k0 += LT_LANES) {
+    const lt_lane_index lo = INTERLEAVE_LO, hi = INTERLEAVE_HI;
+    const int Nv = N / LT_LANES * LT_LANES, Kv = K / LT_LANES * LT_LANES;
+    for (int j0 = 0; j0 < Nv; j0 += LT_LANES)
+        for (int k0 = 0; k0 < Kv; k0 += LT_LANES) {
             lt_lanes v[LT_LANES], w[LT_LANES];
 #pragma GCC unroll 16
             for (int r = 0; r < LT_LANES; r++)
                 v[r] = lt_lanes_load(B + (size_t)(j0 + r) * ldb + k0);
 #pragma GCC unroll 4
-            for (int round = 0; round < 4; round++) {
+            for (int round = 0; round < LT_FOLD_LEVELS; round++) {
 #pragma GCC unroll 8
                 for (int i = 0; i < LT_LANES / 2; i++) {
                     w[2 * i] = __builtin_shuffle(v[i], v[i + LT_LANES / 2], lo);
@@ -236,7 +224,7 @@ static void transpose(float *Bt, const float *B, int ldb, int N, int K)
                 lt_lanes_store(Bt + (size_t)(k0 + r) * N + j0, v[r]);
         }
     for (int k = 0; k < K; k++)
-        for (int j = k < K16 ? N16 : 0; j < N; j++)
+        for (int j = k < Kv ? Nv : 0; j < N; j++)
             Bt[(size_t)k * N + j] = B[(size_t)j * ldb + k];
 }
 
@@ -261,7 +249,7 @@ void lt_sgemm_small(lt_trans trans_a, lt_trans trans_b, int M, int N, int K, flo
     }
     /* strips of whole register tiles where K leaves room, else of vectors */
     const int wide = TILE_VECS * LT_LANES;
-    int strip = K > 0 ? TRANSPOSED / K : N; /* at least LT_LANES, as K <= TRANSPOSED_K */
+    int strip = K > 0 ? TRANSPOSED / K : N; /* at least 16, as K <= TRANSPOSED_K */
     if (strip >= wide)
         strip = strip / wide * wide;
     else if (strip >= LT_LANES)

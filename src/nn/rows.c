@@ -16,53 +16,26 @@
 #include "core/status.h"
 #include "nn/linear.h"
 
-enum { LANES = LT_LANES, OUT_BLOCK = 4, ROW_BLOCK = 4 };
+/* Blocks of outputs x rows as lanes.h's dot tile: 4 x 4 on AVX-512, 2 x 2
+ * on 16 vector registers. */
+enum { OUT_BLOCK = LT_DOT_TILE, ROW_BLOCK = LT_DOT_TILE };
 
 typedef lt_lanes lanes;
 
 /* out[r][o0 + i] for rows r0 .. r0 + nr and outputs o0 .. o0 + no; inlined
- * with constant no and nr and its loops unrolled, so the accumulators live
- * in registers (rolled, they go through memory at half the speed). */
+ * with constant no and nr, so the accumulators live in registers. */
 static inline __attribute__((always_inline)) void block(float *out, const float *in,
                                                         const float *W, const float *bias,
                                                         int r0, const int nr, int o0,
                                                         const int no, int C_in, int C_out)
 {
-    lanes acc[OUT_BLOCK][ROW_BLOCK];
+    float sums[OUT_BLOCK * ROW_BLOCK];
+    lt_wide_dots(no, nr, W + (size_t)o0 * C_in, C_in, in + (size_t)r0 * C_in, C_in, C_in, sums);
 #pragma GCC unroll 4
     for (int i = 0; i < no; i++)
 #pragma GCC unroll 4
         for (int j = 0; j < nr; j++)
-            acc[i][j] = (lanes){0};
-    const int whole = C_in / LANES * LANES;
-    for (int k = 0; k < whole; k += LANES) {
-        lanes w[OUT_BLOCK], x[ROW_BLOCK];
-#pragma GCC unroll 4
-        for (int i = 0; i < no; i++)
-            w[i] = lt_lanes_load(W + (size_t)(o0 + i) * C_in + k);
-#pragma GCC unroll 4
-        for (int j = 0; j < nr; j++)
-            x[j] = lt_lanes_load(in + (size_t)(r0 + j) * C_in + k);
-#pragma GCC unroll 4
-        for (int i = 0; i < no; i++)
-#pragma GCC unroll 4
-            for (int j = 0; j < nr; j++)
-                acc[i][j] += w[i] * x[j];
-    }
-    lanes sums = {0};
-    if (no * nr == LANES)
-        sums = lt_lanes_sum16(&acc[0][0]);
-#pragma GCC unroll 4
-    for (int i = 0; i < no; i++)
-#pragma GCC unroll 4
-        for (int j = 0; j < nr; j++) {
-            float sum = no * nr == LANES ? sums[i * ROW_BLOCK + j] : lt_lanes_sum(acc[i][j]);
-            const float *w = W + (size_t)(o0 + i) * C_in;
-            const float *x = in + (size_t)(r0 + j) * C_in;
-            for (int k = whole; k < C_in; k++)
-                sum += w[k] * x[k];
-            out[(size_t)(r0 + j) * C_out + o0 + i] = (bias ? bias[o0 + i] : 0.0f) + sum;
-        }
+            out[(size_t)(r0 + j) * C_out + o0 + i] = (bias ? bias[o0 + i] : 0.0f) + sums[i * nr + j];
 }
 
 /* A block of outputs over every row, four rows at a time. */
@@ -71,14 +44,16 @@ static void outputs(float *out, const float *in, const float *W, const float *bi
 {
     for (int r0 = 0; r0 < R; r0 += ROW_BLOCK) {
         int nr = R - r0 < ROW_BLOCK ? R - r0 : ROW_BLOCK;
-        if (no == OUT_BLOCK && nr == 4)
-            block(out, in, W, bias, r0, 4, o0, OUT_BLOCK, C_in, C_out);
+        if (no == OUT_BLOCK && nr == ROW_BLOCK)
+            block(out, in, W, bias, r0, ROW_BLOCK, o0, OUT_BLOCK, C_in, C_out);
         else if (no == OUT_BLOCK && nr == 1)
             block(out, in, W, bias, r0, 1, o0, OUT_BLOCK, C_in, C_out);
+#if LT_DOT_TILE > 2
         else if (no == OUT_BLOCK && nr == 2)
             block(out, in, W, bias, r0, 2, o0, OUT_BLOCK, C_in, C_out);
         else if (no == OUT_BLOCK && nr == 3)
             block(out, in, W, bias, r0, 3, o0, OUT_BLOCK, C_in, C_out);
+#endif
         else /* the last outputs: one at a time */
             for (int i = 0; i < no; i++)
                 for (int j = 0; j < nr; j++)
@@ -121,7 +96,9 @@ void lt_linear_rows_forward(float *out, const float *in, const float *weight, co
  * accumulator per row. No horizontal sums; every output is one sum in
  * input order, the same for any row count and thread count. */
 
-enum { PANEL = LANES, PREFETCH_INPUTS = 64 /* 4 KiB ahead: a page */ };
+/* A panel is 16 outputs whatever the vector width (PANEL_VECS vectors), so
+ * its layout and bytes do not depend on the kernel set. */
+enum { PANEL = 16, PANEL_VECS = PANEL / LT_LANES, PREFETCH_INPUTS = 64 /* 4 KiB ahead: a page */ };
 
 size_t lt_linear_panels_floats(int C_in, int C_out)
 {
@@ -150,29 +127,42 @@ void lt_linear_panels_pack_team(float *panels, const float *weight, int C_in, in
  * needs 10 loads for 16 multiply-adds where one panel x 16 rows needs 17,
  * and runs 1.15-1.2x faster (means of 200 passes; best of 200: 1.2-1.3x)
  * over the MNIST model's products at 16 rows on two Zen 5 cores (the
- * loads, not the multiply-adds, were the limit). The same sums as any other tiling: each output adds its inputs
- * in order into one accumulator. */
-enum { TILE_PANELS = 2, TILE_ROWS = 8 };
+ * loads, not the multiply-adds, were the limit). With 16 vector registers
+ * (AVX2, SSE2) a panel is several vectors and the tile one panel over as
+ * many rows as leave room for the loaded weights and the broadcast input
+ * (and a product without fused multiply-adds): 6 rows on AVX2, 2 on SSE2.
+ * The same sums as any other tiling: each output adds its inputs in order
+ * into one accumulator. */
+enum {
+    TILE_PANELS = PANEL_VECS == 1 && LT_VECTOR_REGISTERS >= 32 ? 2 : 1,
+    TILE_VECS = TILE_PANELS * PANEL_VECS,
+    TILE_ROWS_FIT = (LT_VECTOR_REGISTERS - TILE_VECS - 1 - !LT_FUSED_MADD) / TILE_VECS,
+    TILE_ROWS = TILE_ROWS_FIT < 8 ? TILE_ROWS_FIT : 8,
+};
 
 static inline __attribute__((always_inline)) void tile(float *out, const float *in,
                                                        const float *panels, const float *bias,
                                                        const int NP, const int NR, int b, int r0,
                                                        int C_in, int C_out)
 {
-    lanes acc[TILE_PANELS][TILE_ROWS];
+    lanes acc[TILE_PANELS][TILE_ROWS][PANEL_VECS];
 #pragma GCC unroll 2
     for (int p = 0; p < NP; p++)
 #pragma GCC unroll 8
         for (int r = 0; r < NR; r++)
-            acc[p][r] = (lanes){0};
+#pragma GCC unroll 4
+            for (int u = 0; u < PANEL_VECS; u++)
+                acc[p][r][u] = (lanes){0};
     const float *first = panels + (size_t)b * PANEL * C_in;
     const float *x = in + (size_t)r0 * C_in;
     for (int k = 0; k < C_in; k++) {
-        lanes w[TILE_PANELS];
+        lanes w[TILE_PANELS][PANEL_VECS];
 #pragma GCC unroll 2
         for (int p = 0; p < NP; p++) {
             const float *panel = first + (size_t)p * PANEL * C_in;
-            w[p] = lt_lanes_load(panel + (size_t)k * PANEL);
+#pragma GCC unroll 4
+            for (int u = 0; u < PANEL_VECS; u++)
+                w[p][u] = lt_lanes_load(panel + (size_t)k * PANEL + u * LT_LANES);
             /* past the panel's end this reads ahead into the next one, or
              * nowhere that is used: a prefetch never faults */
             __builtin_prefetch(panel + (size_t)(k + PREFETCH_INPUTS) * PANEL, 0, 0);
@@ -182,15 +172,19 @@ static inline __attribute__((always_inline)) void tile(float *out, const float *
             const float v = x[(size_t)r * C_in + k];
 #pragma GCC unroll 2
             for (int p = 0; p < NP; p++)
-                acc[p][r] += w[p] * v;
+#pragma GCC unroll 4
+                for (int u = 0; u < PANEL_VECS; u++)
+                    acc[p][r][u] += w[p][u] * v;
         }
     }
     for (int p = 0; p < NP; p++) {
         const int o0 = (b + p) * PANEL, valid = C_out - o0 < PANEL ? C_out - o0 : PANEL;
         for (int r = 0; r < NR; r++) {
+            float lane[PANEL];
+            memcpy(lane, acc[p][r], sizeof lane);
             float *row = out + (size_t)(r0 + r) * C_out + o0;
             for (int i = 0; i < valid; i++)
-                row[i] = (bias ? bias[o0 + i] : 0.0f) + acc[p][r][i];
+                row[i] = (bias ? bias[o0 + i] : 0.0f) + lane[i];
         }
     }
 }
@@ -206,8 +200,9 @@ static inline __attribute__((always_inline)) void panels_over_rows(
         tile(out, in, panels, bias, NP, TILE_ROWS, b, r0, C_in, C_out);
     switch (R - r0) {
 #define ROWS_CASE(n)                                                                           \
-    case n:                                                                                    \
-        tile(out, in, panels, bias, NP, n, b, r0, C_in, C_out);                                \
+    case n: /* only n < TILE_ROWS is left */                                                \
+        if (n < TILE_ROWS)                                                                     \
+            tile(out, in, panels, bias, NP, n, b, r0, C_in, C_out);                            \
         break;
         ROWS_CASE(1) ROWS_CASE(2) ROWS_CASE(3) ROWS_CASE(4) ROWS_CASE(5) ROWS_CASE(6)
         ROWS_CASE(7)
@@ -221,9 +216,9 @@ void lt_linear_panels_forward_own(float *out, const float *in, const float *pane
                                   int *end)
 {
     LT_ASSERT(R >= 0 && R <= LT_LINEAR_FEW_ROWS && C_in > 0 && C_out > 0);
-    const int blocks = (C_out + PANEL - 1) / PANEL, pairs = (blocks + 1) / TILE_PANELS;
+    const int blocks = (C_out + PANEL - 1) / PANEL, groups = (blocks + TILE_PANELS - 1) / TILE_PANELS;
     const int threads = omp_get_num_threads(), me = omp_get_thread_num();
-    const int t0 = (int)((long)pairs * me / threads), t1 = (int)((long)pairs * (me + 1) / threads);
+    const int t0 = (int)((long)groups * me / threads), t1 = (int)((long)groups * (me + 1) / threads);
     *first = t0 * TILE_PANELS * PANEL;
     *end = t1 * TILE_PANELS * PANEL < C_out ? t1 * TILE_PANELS * PANEL : C_out;
     if (R == 0 || *first >= *end) {
