@@ -10,6 +10,9 @@
 #                        UBSan and run the whole suite there (a few minutes)
 #   ./setup.sh --fuzz    also install clang and libFuzzer and build the
 #                        fuzz harnesses into build-fuzz/ (tests/fuzz/README.md)
+#   ./setup.sh --portable  also build portable binaries into build-portable/
+#                        (a kernel set per x86-64 level, picked at run time)
+#                        and run the whole suite under each set this CPU runs
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -19,8 +22,9 @@ case "${1:-}" in
   --test) mode=test ;;
   --asan) mode=asan ;;
   --fuzz) mode=fuzz ;;
-  -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "setup.sh: unknown argument '$1' (expected nothing, --test, --asan or --fuzz)" >&2
+  --portable) mode=portable ;;
+  -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "setup.sh: unknown argument '$1' (expected nothing, --test, --asan, --fuzz or --portable)" >&2
      exit 2 ;;
 esac
 
@@ -83,6 +87,21 @@ case "$mode" in
     fi
     meson compile -C build-asan
     run_suite build-asan asan ;;
+  portable)
+    # What a distribution or a container ships: no -march, the kernels
+    # compiled per x86-64 level and chosen from cpuid. The suite runs once
+    # per set this CPU runs, LTBENCH_KERNELS choosing it (its tests also
+    # switch sets in-process and in child processes).
+    if [ ! -f build-portable/build.ninja ]; then
+      meson setup build-portable --buildtype=release -Dnative=false
+    fi
+    meson compile -C build-portable
+    status=0
+    for set in $(build-portable/ltbench --kernel-sets); do
+      echo "setup: the suite under LTBENCH_KERNELS=$set (build-portable/)" >&2
+      LTBENCH_KERNELS=$set run_suite build-portable || status=1
+    done
+    exit "$status" ;;
   fuzz)
     if [ ! -f build-fuzz/build.ninja ]; then
       CC=clang meson setup build-fuzz -Dfuzz=true

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/kernels.h"
 #include "core/provenance.h"
 
 typedef struct program_entry {
@@ -54,7 +55,9 @@ static void usage(FILE *out, const char *folder)
             "ltbench %s: attention benchmarks from \"Transformers are RNNs\"\n"
             "(Katharopoulos et al., 2020): softmax, linear and Linformer attention.\n\n"
             "usage: ltbench <experiment|tool> [flags]     (each takes --help)\n"
-            "       ltbench --version\n\n",
+            "       ltbench --version        version and the kernel set in use\n"
+            "       ltbench --kernel-sets    the kernel sets this build has and this CPU runs,\n"
+            "                                best first, one a line (LTBENCH_KERNELS=NAME picks one)\n\n",
             lt_version_string());
     for (int i = 0; i < PROGRAM_COUNT; i++) {
         char path[PATH_MAX];
@@ -76,7 +79,18 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("ltbench %s\n", lt_version_string());
+        printf("ltbench %s\nkernel set: %s (usable here: %s; LTBENCH_KERNELS=NAME picks one)\n",
+               lt_version_string(), lt_kernels_name(lt_kernels_active()),
+               lt_kernels_usable_list());
+        return 0;
+    }
+    if (strcmp(argv[1], "--kernel-sets") == 0) {
+        for (const char *at = lt_kernels_usable_list(); *at != '\0';) {
+            size_t len = strcspn(at, ",");
+            printf("%.*s\n", (int)len, at);
+            at += len;
+            at += strspn(at, ", ");
+        }
         return 0;
     }
 

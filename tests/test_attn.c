@@ -12,6 +12,7 @@
 #include "attn/attn.h"
 #include "attn/attn_internal.h"
 #include "check.h"
+#include "core/kernels.h"
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -603,6 +604,76 @@ Test(attn_kernels, kernels_same_for_any_threads)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             check_same_bits_for_any_threads(configs[i], shapes[s]);
     }
+}
+
+/* ltbench's kernel sets with fused multiply-adds (avx512, avx2: their
+ * tiles differ, their sums' order does not) give the linear kernels the
+ * same bits, forward and backward; SSE2's, without fused multiply-adds,
+ * is held to the others' values. A build with one set checks nothing
+ * across sets: its other tests hold that set to the references. */
+Test(attn_kernels, linear_kernels_same_bits_on_every_fused_kernel_set)
+{
+    const lt_kernel_set was = lt_kernels_active();
+    const lt_attn_config configs[] = {config_of("linear", 0, "linear-gemm"),
+                                      config_of("linear", 1, "linear-causal-chunked"),
+                                      config_of("linear", 1, "linear-causal-prefix"),
+                                      config_of("decay", 1, "decay-causal-chunked")};
+    const lt_attn_shape shapes[] = {shape_of(1, 2, 333, 6, 5), shape_of(1, 2, 300, 64, 64),
+                                    shape_of(1, 1, 100, 48, 40)};
+    cr_assert_eq(lt_threads_set(2), LT_OK);
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
+        for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+            run first;
+            memset(&first, 0, sizeof first); /* set by the first fused set; gcc cannot see that */
+            int have_first = 0;
+            for (int set = 0; set < LT_KERNEL_SETS; set++) {
+                if (!lt_kernels_usable((lt_kernel_set)set))
+                    continue;
+                cr_assert_eq(lt_kernels_use((lt_kernel_set)set), LT_OK);
+                run r;
+                lt_attn_config config = configs[c];
+                config.n_max = shapes[sh].N;
+                run_setup(&r, config, shapes[sh], 29, -1.0f, 1.0f);
+                run_forward(&r);
+                run_backward(&r);
+                const int fused = set != LT_KERNELS_SSE2 && set != LT_KERNELS_AVX &&
+                                  set != LT_KERNELS_GENERIC;
+                if (!have_first && fused) {
+                    first = r;
+                    have_first = 1;
+                    continue;
+                }
+                if (!have_first) { /* an unfused set before any fused one: not the model */
+                    run_free(&r);
+                    continue;
+                }
+                const float *a[] = {r.out, r.dq, r.dk, r.dv};
+                const float *b[] = {first.out, first.dq, first.dk, first.dv};
+                const char *names[] = {"out", "dq", "dk", "dv"};
+                size_t counts[] = {r.nv, r.nq, r.nq, r.nv};
+                for (int t = 0; t < 4; t++) {
+                    if (fused)
+                        cr_expect(memcmp(a[t], b[t], counts[t] * sizeof(float)) == 0,
+                                  "%s N=%d D=%d: %s under %s differs from the first fused set's",
+                                  config.kernel, shapes[sh].N, shapes[sh].D, names[t],
+                                  lt_kernels_name((lt_kernel_set)set));
+                    else {
+                        double worst = 0;
+                        for (size_t e = 0; e < counts[t]; e++) {
+                            double d = fabs((double)a[t][e] - b[t][e]) / (fabs(b[t][e]) + 1e-3);
+                            worst = d > worst ? d : worst;
+                        }
+                        cr_expect_lt(worst, 1e-4, "%s N=%d D=%d: %s under %s: %g off", config.kernel,
+                                     shapes[sh].N, shapes[sh].D, names[t],
+                                     lt_kernels_name((lt_kernel_set)set), worst);
+                    }
+                }
+                run_free(&r);
+            }
+            if (have_first)
+                run_free(&first);
+        }
+    cr_assert_eq(lt_kernels_use(was), LT_OK);
 }
 
 /* linear-gemm cuts a head into chunks of 1024 rows and sums their records:

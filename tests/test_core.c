@@ -15,6 +15,7 @@
 #include "check.h"
 #include "core/cli.h"
 #include "core/gemm.h"
+#include "core/kernels.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/rng.h"
@@ -23,6 +24,12 @@
 #include "core/timer.h"
 #include "io/atomic.h"
 #include "kernel_sets.h"
+
+/* Uses `set` when usable (1), else leaves the active set (0). */
+static int lt_kernels_use_if_usable(lt_kernel_set set)
+{
+    return lt_kernels_usable(set) && lt_kernels_use(set) == LT_OK;
+}
 
 /* ---- status ---- */
 
@@ -585,7 +592,10 @@ Test(gemm, equals_double_reference)
      * at K = 100: strips of 64), folded dot products (K > 512) */
     const int shapes[][3] = {{5, 7, 3},   {300, 70, 50}, {20, 700, 100},
                              {9, 4, 0},   {37, 83, 61},  {9, 21, 600}};
-    for (int s = 0; s < 6; s++)
+    /* under each of ltbench's kernel sets the build has and the CPU runs */
+    const lt_kernel_set was = lt_kernels_active();
+    for (int set = 0; set < LT_KERNEL_SETS; set++)
+    for (int s = 0; s < 6 && lt_kernels_use_if_usable((lt_kernel_set)set); s++)
         for (int t = 0; t < 4; t++)
             for (int form = GEMM_BLOCKED; form <= GEMM_SMALL; form++) {
                 if (form == GEMM_SMALL && t == 3)
@@ -611,11 +621,12 @@ Test(gemm, equals_double_reference)
                         double err = fabs(C[(size_t)i * g.ldc + j] - ref);
                         worst = err > worst ? err : worst;
                     }
-                cr_expect_lt(worst, 1e-5 * (g.K + 1), "%dx%dx%d trans %d form %d: %g", g.M,
-                             g.N, g.K, t, form, worst);
+                cr_expect_lt(worst, 1e-5 * (g.K + 1), "%dx%dx%d trans %d form %d (%s): %g", g.M,
+                             g.N, g.K, t, form, lt_kernels_name((lt_kernel_set)set), worst);
                 free(C);
                 gemm_case_free(&g);
             }
+    cr_assert_eq(lt_kernels_use(was), LT_OK);
 }
 
 /* lt_sgemm_small: an entry's bits do not depend on the tile it fell in
@@ -657,6 +668,41 @@ Test(gemm, small_entries_depend_on_K_only)
             free(C);
             gemm_case_free(&g);
         }
+}
+
+/* lt_sgemm_small under each kernel set: the sets with fused multiply-adds
+ * (avx512, avx2), whose tiles and vector widths differ, give the same
+ * bits (equals_double_reference holds every set to the double reference).
+ * Every form: outer
+ * tiles and ragged columns, B^T in strips, dot products (K > 512). */
+Test(gemm, small_same_bits_on_every_fused_kernel_set)
+{
+    const lt_kernel_set was = lt_kernels_active();
+    const int shapes[][5] = {{0, 0, 37, 83, 61}, {1, 0, 37, 83, 61}, {0, 1, 37, 83, 61},
+                             {0, 1, 20, 700, 100}, {0, 1, 9, 21, 600}, {0, 1, 6, 130, 517}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        gemm_case g = gemm_case_of(shapes[s][0] ? LT_T : LT_N, shapes[s][1] ? LT_T : LT_N,
+                                   shapes[s][2], shapes[s][3], shapes[s][4], 7);
+        float *first = NULL;
+        for (int set = 0; set < LT_KERNEL_SETS; set++) {
+            if (!lt_kernels_usable((lt_kernel_set)set) || set == LT_KERNELS_SSE2 ||
+                set == LT_KERNELS_AVX || set == LT_KERNELS_GENERIC)
+                continue;
+            cr_assert_eq(lt_kernels_use((lt_kernel_set)set), LT_OK);
+            float *C = gemm_run(&g, GEMM_SMALL);
+            if (first == NULL) {
+                first = C;
+                continue;
+            }
+            cr_expect(memcmp(C, first, sizeof(float) * (size_t)g.M * g.ldc) == 0,
+                      "%dx%dx%d trans %d%d: %s differs from the first fused set", g.M, g.N, g.K,
+                      shapes[s][0], shapes[s][1], lt_kernels_name((lt_kernel_set)set));
+            free(C);
+        }
+        free(first);
+        gemm_case_free(&g);
+    }
+    cr_assert_eq(lt_kernels_use(was), LT_OK);
 }
 
 Test(gemm, blocks_depend_on_the_shape_only)

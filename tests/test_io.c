@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/kernels.h"
 #include "core/mem.h"
 #include "core/provenance.h"
 #include "core/rng.h"
@@ -140,7 +141,7 @@ Test(io, csv_round_trip)
     cr_assert_eq(t.ncols, 4 + LT_CSV_PROVENANCE_COLUMNS);
     cr_assert_eq(t.nrows, N_TRICKY);
     const char *header[] = {"experiment", "note", "N", "time_s", "ltbench_version",
-                            "git_revision", "cpu_model", "cpu_id", "blas", "date", "cores",
+                            "git_revision", "cpu_model", "cpu_id", "blas", "kernel_isa", "date", "cores",
                             "load_start", "load_end", "steal_share", "omp_wait_policy",
                             "build", "ranks"};
     for (int c = 0; c < t.ncols; c++)
@@ -161,6 +162,10 @@ Test(io, csv_round_trip)
         cr_assert_str_eq(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "blas")), prov.blas);
         cr_assert_str_eq(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "cpu_id")),
                          prov.cpu_id);
+        const char *isa = lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "kernel_isa"));
+        const char *active = lt_kernels_name(lt_kernels_active());
+        cr_assert(strncmp(isa, active, strlen(active)) == 0, "kernel_isa %s, active %s", isa,
+                  active);
         cr_assert_eq(strlen(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "date"))), 20);
         cr_assert_eq(atoi(lt_csv_table_cell(&t, r, lt_csv_table_column(&t, "cores"))),
                      prov.cores);
@@ -263,8 +268,8 @@ Test(io, csv_quotes_only_where_needed)
     write_tricky_table(path);
     char *text = read_bytes(path, NULL);
     const char *header =
-        "experiment,note,N,time_s,ltbench_version,git_revision,cpu_model,cpu_id,blas,date,"
-        "cores,load_start,load_end,steal_share,omp_wait_policy,build,ranks\n";
+        "experiment,note,N,time_s,ltbench_version,git_revision,cpu_model,cpu_id,blas,kernel_isa,"
+        "date,cores,load_start,load_end,steal_share,omp_wait_policy,build,ranks\n";
     cr_assert(strncmp(text, header, strlen(header)) == 0, "header: %.120s", text);
     const char *expected[] = {
         "\ncopy,plain,-9000000000000,0.10000000000000001,",

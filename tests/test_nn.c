@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "pool.h"
+#include "core/kernels.h"
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -787,7 +788,12 @@ Test(nn, linear_for_a_few_rows)
 Test(nn, linear_from_packed_panels)
 {
     const int shapes[][2] = {{256, 768}, {37, 45}, {16, 3}, {1, 1}, {1024, 17}, {5, 32}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    /* under each of ltbench's kernel sets the build has and the CPU runs */
+    const lt_kernel_set was = lt_kernels_active();
+    for (int set = 0; set < LT_KERNEL_SETS; set++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && lt_kernels_usable((lt_kernel_set)set); s++) {
+        cr_assert_eq(lt_kernels_use((lt_kernel_set)set), LT_OK);
+        const int fused = lt_kernels_fused((lt_kernel_set)set);
         const int C_in = shapes[s][0], C_out = shapes[s][1], R_MAX = LT_LINEAR_FEW_ROWS;
         float *W = take_f((size_t)C_in * C_out), *x = take_f((size_t)R_MAX * C_in);
         float *b = take_f((size_t)C_out), *panels = take_f(lt_linear_panels_floats(C_in, C_out));
@@ -801,23 +807,20 @@ Test(nn, linear_from_packed_panels)
         lt_linear_panels_forward(all, x, panels, b, R_MAX, C_in, C_out);
         /* the plain sum it claims: each output adds its inputs' products in
          * input order into one accumulator, then adds the bias; fused where
-         * the build has the instruction (rows.c contracts multiply-adds,
-         * this file does not), rounded twice where it has not */
+         * the kernel set has the instruction (rows.c contracts
+         * multiply-adds, this file does not), rounded twice where not */
         for (int r = 0; r < R_MAX; r++)
             for (int o = 0; o < C_out; o++) {
                 float sum = 0.0f;
                 for (int k = 0; k < C_in; k++) {
                     float w = W[(size_t)o * C_in + k], v = x[(size_t)r * C_in + k];
-#if defined(__FMA__)
-                    sum = fmaf(w, v, sum);
-#else
-                    sum = sum + w * v;
-#endif
+                    sum = fused ? fmaf(w, v, sum) : sum + w * v;
                 }
                 float want = b[o] + sum, got = all[(size_t)r * C_out + o];
                 cr_assert(memcmp(&want, &got, sizeof want) == 0,
-                          "%d x %d: row %d output %d is %.9g, the in-order sum %.9g", C_in,
-                          C_out, r, o, (double)got, (double)want);
+                          "%d x %d (%s): row %d output %d is %.9g, the in-order sum %.9g",
+                          C_in, C_out, lt_kernels_name((lt_kernel_set)set), r, o, (double)got,
+                          (double)want);
             }
         for (int R = 1; R <= R_MAX; R++) {
             float *got = few_rows_product(x, W, panels, b, R, C_in, C_out);
@@ -832,4 +835,5 @@ Test(nn, linear_from_packed_panels)
         cr_assert_lt(check_rel_error_ff(plain, want, (size_t)C_out, 1.0), 1e-5);
         release_pool();
     }
+    cr_assert_eq(lt_kernels_use(was), LT_OK);
 }

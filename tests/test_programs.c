@@ -44,6 +44,38 @@ Test(dispatcher, lists_versions_and_refuses_unknown)
               output);
 }
 
+/* The kernel sets: --version names the one in use, --kernel-sets lists the
+ * usable ones (it first), LTBENCH_KERNELS picks one and a set the build
+ * lacks or that names none is refused (exit 2, naming the variable). */
+Test(dispatcher, kernel_sets_listed_chosen_and_refused)
+{
+    cr_assert_eq(ltbench("--version"), 0);
+    char active[64];
+    const char *at = strstr(output, "kernel set: ");
+    cr_assert_not_null(at, "%s", output);
+    cr_assert_eq(sscanf(at, "kernel set: %63[a-z0-9]", active), 1, "%s", output);
+    cr_assert_eq(ltbench("--kernel-sets"), 0);
+    cr_assert_eq(strncmp(output, active, strlen(active)), 0, "%s first in:\n%s", active, output);
+    char sets[256];
+    snprintf(sets, sizeof sets, "%.200s", output);
+    for (char *name = strtok(sets, "\n"); name != NULL; name = strtok(NULL, "\n")) {
+        char env[96];
+        snprintf(env, sizeof env, "LTBENCH_KERNELS=%s", name);
+        cr_assert_eq(ltbench_env(env, "--version"), 0);
+        char want[96];
+        snprintf(want, sizeof want, "kernel set: %s ", name);
+        ASSERT_MENTIONS(want);
+    }
+    cr_assert_eq(ltbench_env("LTBENCH_KERNELS=avx9", "copy --preset quick --steps 1"), 2);
+    ASSERT_MENTIONS("LTBENCH_KERNELS=avx9: no such kernel set");
+    ASSERT_MENTIONS(active);
+    const char *lacking = strcmp(active, "sse2") == 0 ? "neon" : "generic";
+    char env[64];
+    snprintf(env, sizeof env, "LTBENCH_KERNELS=%s", lacking);
+    cr_assert_eq(ltbench_env(env, "copy --preset quick --steps 1"), 2);
+    ASSERT_MENTIONS("this build does not have it");
+}
+
 Test(copy, help_documents_flags_and_bad_flags_exit_2)
 {
     cr_assert_eq(ltbench("copy --help"), 0);

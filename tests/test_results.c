@@ -210,7 +210,8 @@ Test(results, a_kept_row_keeps_the_provenance_of_the_run_that_measured_it)
     fprintf(f, "experiment,variant,N,loss,new_metric");
     for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++)
         if (strcmp(lt_csv_provenance_columns[i], "cpu_id") != 0 &&
-            strcmp(lt_csv_provenance_columns[i], "steal_share") != 0) /* an older file */
+            strcmp(lt_csv_provenance_columns[i], "steal_share") != 0 &&
+            strcmp(lt_csv_provenance_columns[i], "kernel_isa") != 0) /* an older file */
             fprintf(f, ",%s", lt_csv_provenance_columns[i]);
     fprintf(f, "\ntest,softmax,1,0.5,2,0.0.1,oldrev1234,Old CPU,Old BLAS,2020-01-02T03:04:05Z,"
                "8,0.25,0.50,unset,old build,1\n");
@@ -239,7 +240,7 @@ Test(results, a_kept_row_keeps_the_provenance_of_the_run_that_measured_it)
         cr_assert_eq(lt_csv_read(&rows, path), LT_OK);
         cr_assert_eq(rows.nrows, 2);
         const char *expected[LT_CSV_PROVENANCE_COLUMNS] = {
-            "0.0.1", "oldrev1234", "Old CPU", "", "Old BLAS", "2020-01-02T03:04:05Z", "8",
+            "0.0.1", "oldrev1234", "Old CPU", "", "Old BLAS", "", "2020-01-02T03:04:05Z", "8",
             "0.25", "0.50", "", "unset", "old build", "1"};
         for (int i = 0; i < LT_CSV_PROVENANCE_COLUMNS; i++) {
             int col = lt_csv_table_column(&rows, lt_csv_provenance_columns[i]);

@@ -40,6 +40,7 @@ typedef struct summary_row {
     const char *cpu_id;      /* NULL in the first row: a file from before the column */
     const char *wait_policy; /* omp_wait_policy; NULL in the first row: no such column */
     const char *steal_share; /* NULL in the first row: no such column */
+    const char *kernel_isa;  /* NULL in the first row: no such column */
 } summary_row;
 
 static const char summary_header[] =
@@ -56,8 +57,10 @@ static void write_summary(const char *path, const summary_row *rows, int count)
     int has_cpu_id = count > 0 && rows[0].cpu_id != NULL;
     int has_policy = count > 0 && rows[0].wait_policy != NULL;
     int has_steal = count > 0 && rows[0].steal_share != NULL;
-    fprintf(f, "%s%s%s%s\n", summary_header, has_cpu_id ? ",cpu_id" : "",
-            has_policy ? ",omp_wait_policy" : "", has_steal ? ",steal_share" : "");
+    int has_isa = count > 0 && rows[0].kernel_isa != NULL;
+    fprintf(f, "%s%s%s%s%s\n", summary_header, has_cpu_id ? ",cpu_id" : "",
+            has_policy ? ",omp_wait_policy" : "", has_steal ? ",steal_share" : "",
+            has_isa ? ",kernel_isa" : "");
     for (int i = 0; i < count; i++) {
         const summary_row *r = &rows[i];
         fprintf(f,
@@ -76,6 +79,8 @@ static void write_summary(const char *path, const summary_row *rows, int count)
             fprintf(f, ",%s", r->wait_policy != NULL ? r->wait_policy : "");
         if (has_steal)
             fprintf(f, ",%s", r->steal_share != NULL ? r->steal_share : "");
+        if (has_isa)
+            fprintf(f, ",%s", r->kernel_isa != NULL ? r->kernel_isa : "");
         fputc('\n', f);
     }
     fclose(f);
@@ -107,7 +112,7 @@ static int compare_rows(pair *p, const summary_row *base, int nb, const summary_
 }
 
 #define OK_ROW(variant, median, min, max) \
-    {variant, median, min, max, 4096, 0.25, "ok", 2, 0.1, NULL, NULL, NULL}
+    {variant, median, min, max, 4096, 0.25, "ok", 2, 0.1, NULL, NULL, NULL, NULL}
 
 /* The table line of `metric` must end with `verdict`. */
 static void assert_verdict(const char *metric, const char *verdict)
@@ -253,6 +258,31 @@ Test(compare, another_cpu_generation_makes_only_timings_not_comparable)
     base[0].cpu_id = ""; /* a row kept from a file written before the column */
     cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
     assert_verdict("step_median_s", "regressed");
+}
+
+/* Another set of ltbench's kernels (avx2 against avx512) is another
+ * program, as another BLAS is: nothing is judged; a file written before
+ * kernel_isa existed is compared on the rest. */
+Test(compare, another_kernel_set_is_not_comparable)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.050, 0.049, 0.051)};
+    base[0].kernel_isa = "avx512";
+    next[0].kernel_isa = "avx2";
+    next[0].loss_end = 0.5;
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--all"), 0, "%s", output);
+    cr_assert_not_null(strstr(output, "kernel_isa"), "%s", output);
+    cr_assert_null(strstr(output, "regressed |"), "%s", output);
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 0, "%s", output);
+
+    next[0].kernel_isa = "avx512"; /* the same set: judged */
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 1, "%s", output);
+    assert_verdict("loss_end", "regressed");
+
+    base[0].kernel_isa = NULL; /* written before the column */
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 1, "%s", output);
+    assert_verdict("loss_end", "regressed");
 }
 
 /* How threads wait (OMP_WAIT_POLICY, GOMP_SPINCOUNT) changes their speed,

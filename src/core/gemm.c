@@ -3,6 +3,8 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "core/gemm_kernels.h"
+#include "core/kernels.h"
 #include "core/status.h"
 
 /* A block's work must outweigh a parallel hand-off (a few microseconds),
@@ -102,4 +104,14 @@ void lt_sgemm(lt_trans trans_a, lt_trans trans_b, int M, int N, int K, float alp
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int b = 0; b < p.count; b++)
         run_block(&p, b, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* The active kernel set's register tiles (core/small_gemm.c). */
+LT_KERNEL_TABLE(lt_gemm_kernels, lt_gemm_kernels, gemm_kernels)
+
+void lt_sgemm_small(lt_trans trans_a, lt_trans trans_b, int M, int N, int K, float alpha,
+                    const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                    int ldc)
+{
+    gemm_kernels()->sgemm_small(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -10,6 +10,7 @@
 #include <cblas.h>
 
 #include "core/dist.h"
+#include "core/kernels.h"
 #include "core/threads.h"
 #include "version.h"
 
@@ -191,6 +192,10 @@ void lt_provenance_get(lt_provenance *out)
     snprintf(out->blas, sizeof out->blas, "OpenBLAS-%s %s%s",
              (p >= 0 && p <= 2) ? parallel[p] : "unknown", core != NULL ? core : "unknown-core",
              getenv("OPENBLAS_CORETYPE") != NULL ? " (OPENBLAS_CORETYPE)" : "");
+    snprintf(out->kernel_isa, sizeof out->kernel_isa, "%s%s",
+             lt_kernels_name(lt_kernels_active()),
+             getenv("LTBENCH_KERNELS") != NULL && *getenv("LTBENCH_KERNELS") ? " (LTBENCH_KERNELS)"
+                                                                             : "");
     out->threads = lt_threads_get();
     /* libgomp's spin count before a waiting thread sleeps overrides the
      * policy's, so the two together say how threads wait */

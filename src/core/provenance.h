@@ -13,6 +13,8 @@ typedef struct lt_provenance {
                               of different generations; "unknown" where not said */
     char date[32];         /* UTC, ISO 8601, when lt_provenance_get ran */
     char blas[64];         /* BLAS library and its threading model */
+    char kernel_isa[48];   /* ltbench's kernel set in use (core/kernels.h), e.g. "avx2";
+                              " (LTBENCH_KERNELS)" when the variable chose it */
     int threads;           /* thread count in force */
     int cores;             /* cores of the machine (online CPUs), also where this
                               process is bound to fewer (an MPI rank): the load

@@ -17,10 +17,11 @@
  * fell in, the vector width, the thread count or the BLAS. Tiles are sized
  * by the register file the file is compiled for (core/lanes.h). Built
  * with multiply-adds fused (src/core/meson.build), as BLAS kernels are. */
-#include "core/gemm.h"
+#include "core/gemm_kernels.h"
 
 #include <stddef.h>
 
+#include "core/kernels.h"
 #include "core/lanes.h"
 #include "core/status.h"
 
@@ -228,9 +229,9 @@ static void transpose(float *Bt, const float *B, int ldb, int N, int K)
             Bt[(size_t)k * N + j] = B[(size_t)j * ldb + k];
 }
 
-void lt_sgemm_small(lt_trans trans_a, lt_trans trans_b, int M, int N, int K, float alpha,
-                    const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                    int ldc)
+static void sgemm_small(lt_trans trans_a, lt_trans trans_b, int M, int N, int K, float alpha,
+                        const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                        int ldc)
 {
     LT_ASSERT(M >= 0 && N >= 0 && K >= 0);
     LT_ASSERT(!(trans_a == LT_T && trans_b == LT_T)); /* no caller needs A^T B^T */
@@ -261,3 +262,5 @@ void lt_sgemm_small(lt_trans trans_a, lt_trans trans_b, int M, int N, int K, flo
         outer_a(M, cols, K, alpha, A, lda, Bt, cols, beta, C + j0, ldc);
     }
 }
+
+const lt_gemm_kernels LT_KERNEL_EXPORT(lt_gemm_kernels) = {.sgemm_small = sgemm_small};

@@ -7,6 +7,7 @@
 
 #include "attn/attn.h"
 #include "core/dist.h"
+#include "core/kernels.h"
 #include "core/mem.h"
 #include "core/provenance.h"
 #include "core/runtime.h"
@@ -132,6 +133,8 @@ int lt_program_parse(lt_cli *cli, const lt_presets *presets, const char *const *
         return code;
     *exit_now = 1;
     lt_status status = presets != NULL ? presets_apply(cli, presets, *preset) : LT_OK;
+    if (status == LT_OK)
+        status = lt_kernels_check_env();
     if (status == LT_OK)
         status = start_ranks(&argc, &argv, common);
     if (status == LT_OK) {

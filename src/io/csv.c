@@ -9,7 +9,8 @@
 #include "io/read.h"
 
 const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS] = {
-    "ltbench_version", "git_revision", "cpu_model", "cpu_id", "blas", "date", "cores",
+    "ltbench_version", "git_revision", "cpu_model", "cpu_id", "blas", "kernel_isa", "date",
+    "cores",
     "load_start", "load_end", "steal_share", "omp_wait_policy", "build", "ranks",
 };
 
@@ -183,7 +184,7 @@ static void provenance_cells(const lt_provenance *p, provenance_text *text,
         snprintf(text->steal, sizeof text->steal, "%.3f", steal);
     const char *all[LT_CSV_PROVENANCE_COLUMNS] = {
         p->version,  p->git_revision,   p->cpu_model,      p->cpu_id,
-        p->blas,     p->date,           text->cores,       text->load_start,
+        p->blas,     p->kernel_isa,     p->date,           text->cores,       text->load_start,
         text->load_end, text->steal,    p->wait_policy,    p->build,
         text->ranks,
     };

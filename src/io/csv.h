@@ -13,13 +13,14 @@
 #include "io/atomic.h"
 
 /* The provenance columns lt_csv_open appends after the caller's columns:
- * ltbench_version, git_revision, cpu_model, cpu_id, blas, date, cores,
- * load_start, load_end, steal_share, omp_wait_policy, build, ranks. The loads
+ * ltbench_version, git_revision, cpu_model, cpu_id, blas, kernel_isa, date,
+ * cores, load_start, load_end, steal_share, omp_wait_policy, build, ranks. The loads
  * are 1-minute load averages at the start of the run and when the row was
  * written, steal_share the share of CPU time the hypervisor took for other
  * guests between the two (so `ltbench compare` can tell a busy machine).
- * cpu_id and steal_share came after the others: older results lack them. */
-#define LT_CSV_PROVENANCE_COLUMNS 13
+ * cpu_id, steal_share and kernel_isa came after the others: older results
+ * lack them. */
+#define LT_CSV_PROVENANCE_COLUMNS 14
 extern const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS];
 
 typedef struct lt_csv {

@@ -12,9 +12,11 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/kernels.h"
 #include "core/lanes.h"
 #include "core/status.h"
 #include "nn/linear.h"
+#include "nn/rows_kernels.h"
 
 /* Blocks of outputs x rows as lanes.h's dot tile: 4 x 4 on AVX-512, 2 x 2
  * on 16 vector registers. */
@@ -61,8 +63,8 @@ static void outputs(float *out, const float *in, const float *W, const float *bi
     }
 }
 
-void lt_linear_rows_forward_team(float *out, const float *in, const float *weight,
-                                 const float *bias, int R, int C_in, int C_out)
+static void rows_forward_team(float *out, const float *in, const float *weight,
+                              const float *bias, int R, int C_in, int C_out)
 {
     LT_ASSERT(R >= 0 && R <= LT_LINEAR_FEW_ROWS && C_in > 0 && C_out > 0);
     const int blocks = (C_out + OUT_BLOCK - 1) / OUT_BLOCK;
@@ -71,14 +73,6 @@ void lt_linear_rows_forward_team(float *out, const float *in, const float *weigh
         int o0 = b * OUT_BLOCK, no = C_out - o0 < OUT_BLOCK ? C_out - o0 : OUT_BLOCK;
         outputs(out, in, weight, bias, R, o0, no, C_in, C_out);
     }
-}
-
-void lt_linear_rows_forward(float *out, const float *in, const float *weight, const float *bias,
-                            int R, int C_in, int C_out)
-{
-    /* A weight matrix worth spreading: both threads stream half of it. */
-#pragma omp parallel if ((long)C_out * C_in >= 16384)
-    lt_linear_rows_forward_team(out, in, weight, bias, R, C_in, C_out);
 }
 
 /* ---- packed panels: the outer-product form for a few rows ----
@@ -98,14 +92,9 @@ void lt_linear_rows_forward(float *out, const float *in, const float *weight, co
 
 /* A panel is 16 outputs whatever the vector width (PANEL_VECS vectors), so
  * its layout and bytes do not depend on the kernel set. */
-enum { PANEL = 16, PANEL_VECS = PANEL / LT_LANES, PREFETCH_INPUTS = 64 /* 4 KiB ahead: a page */ };
+enum { PANEL = LT_ROWS_PANEL, PANEL_VECS = PANEL / LT_LANES, PREFETCH_INPUTS = 64 /* 4 KiB ahead: a page */ };
 
-size_t lt_linear_panels_floats(int C_in, int C_out)
-{
-    return (size_t)((C_out + PANEL - 1) / PANEL) * PANEL * (size_t)C_in;
-}
-
-void lt_linear_panels_pack_team(float *panels, const float *weight, int C_in, int C_out)
+static void panels_pack_team(float *panels, const float *weight, int C_in, int C_out)
 {
     const int blocks = (C_out + PANEL - 1) / PANEL;
 #pragma omp for schedule(static)
@@ -211,9 +200,8 @@ static inline __attribute__((always_inline)) void panels_over_rows(
     }
 }
 
-void lt_linear_panels_forward_own(float *out, const float *in, const float *panels,
-                                  const float *bias, int R, int C_in, int C_out, int *first,
-                                  int *end)
+static void panels_forward_own(float *out, const float *in, const float *panels,
+                              const float *bias, int R, int C_in, int C_out, int *first, int *end)
 {
     LT_ASSERT(R >= 0 && R <= LT_LINEAR_FEW_ROWS && C_in > 0 && C_out > 0);
     const int blocks = (C_out + PANEL - 1) / PANEL, groups = (blocks + TILE_PANELS - 1) / TILE_PANELS;
@@ -234,23 +222,8 @@ void lt_linear_panels_forward_own(float *out, const float *in, const float *pane
     }
 }
 
-void lt_linear_panels_forward_team(float *out, const float *in, const float *panels,
-                                   const float *bias, int R, int C_in, int C_out)
-{
-    int first, end;
-    lt_linear_panels_forward_own(out, in, panels, bias, R, C_in, C_out, &first, &end);
-#pragma omp barrier
-}
-
-void lt_linear_panels_forward(float *out, const float *in, const float *panels,
-                              const float *bias, int R, int C_in, int C_out)
-{
-#pragma omp parallel if ((long)C_out * C_in >= 16384)
-    lt_linear_panels_forward_team(out, in, panels, bias, R, C_in, C_out);
-}
-
-void lt_linear_panels_pack(float *panels, const float *weight, int C_in, int C_out)
-{
-#pragma omp parallel if ((long)C_out * C_in >= 16384)
-    lt_linear_panels_pack_team(panels, weight, C_in, C_out);
-}
+const lt_rows_kernels LT_KERNEL_EXPORT(lt_rows_kernels) = {
+    .rows_forward_team = rows_forward_team,
+    .panels_pack_team = panels_pack_team,
+    .panels_forward_own = panels_forward_own,
+};

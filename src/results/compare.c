@@ -28,8 +28,9 @@ static const char *const verdict_names[V_COUNT] = {
 
 /* Provenance that must agree for numbers to be comparable, beside the
  * schema's own setup columns. */
-static const char *const provenance_setup[] = {"cpu_model", "cpu_id", "blas", "ranks",
-                                               "omp_wait_policy", "build"};
+static const char *const provenance_setup[] = {"cpu_model", "cpu_id",          "blas",
+                                               "kernel_isa", "ranks", "omp_wait_policy",
+                                               "build"};
 
 /* Setup that bears on timings only: CPUs of one model name but another
  * generation, and threads that wait at barriers another way, run the same

@@ -58,13 +58,20 @@ static void machine_section(FILE *f, const lt_csv_table *t)
     char cpu[320];
     cpu_text(cpu, sizeof cpu, t);
     fprintf(f, "- CPU: %s\n", cpu);
-    const char *fields[][2] = {{"cores", "cores"},         {"threads", "threads"},
-                               {"MPI ranks", "ranks"},     {"BLAS", "blas"},
-                               {"build", "build"},         {"OpenMP wait policy", "omp_wait_policy"},
-                               {"ltbench", "ltbench_version"}, {"git revision", "git_revision"},
-                               {"date", "date"},           {"load average at start", "load_start"}};
+    const char *fields[][2] = {{"cores", "cores"},
+                               {"threads", "threads"},
+                               {"MPI ranks", "ranks"},
+                               {"BLAS", "blas"},
+                               {"ltbench kernel set", "kernel_isa"},
+                               {"build", "build"},
+                               {"OpenMP wait policy", "omp_wait_policy"},
+                               {"ltbench", "ltbench_version"},
+                               {"git revision", "git_revision"},
+                               {"date", "date"},
+                               {"load average at start", "load_start"}};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        fprintf(f, "- %s: %s\n", fields[i][0], cell(t, 0, fields[i][1]));
+        if (cell(t, 0, fields[i][1])[0] != '\0') /* kernel_isa: not in older files */
+            fprintf(f, "- %s: %s\n", fields[i][0], cell(t, 0, fields[i][1]));
 }
 
 /* The paper's CSV as it stands, but for its source column. */
@@ -152,8 +159,8 @@ static void conclusions(FILE *f, const lt_report *o, const lt_report_section *s,
 /* Where the machine section's table was measured: a table measured
  * elsewhere (a report rewritten from CSVs of several runs) says where,
  * under its heading. */
-static const char *const provenance_fields[] = {"cpu_model", "cpu_id", "blas", "git_revision",
-                                                "build"};
+static const char *const provenance_fields[] = {"cpu_model",    "cpu_id", "blas", "kernel_isa",
+                                                "git_revision", "build"};
 enum { PROVENANCE_FIELDS = sizeof provenance_fields / sizeof provenance_fields[0] };
 typedef struct provenance {
     char value[PROVENANCE_FIELDS][256];
