@@ -607,17 +607,20 @@ Test(attn_kernels, kernels_same_for_any_threads)
 }
 
 /* ltbench's kernel sets with fused multiply-adds (avx512, avx2: their
- * tiles differ, their sums' order does not) give the linear kernels the
- * same bits, forward and backward; SSE2's, without fused multiply-adds,
- * is held to the others' values. A build with one set checks nothing
- * across sets: its other tests hold that set to the references. */
-Test(attn_kernels, linear_kernels_same_bits_on_every_fused_kernel_set)
+ * tiles and vector widths differ, their sums' order does not) give the
+ * kernels the same bits, forward and backward; SSE2's, without fused
+ * multiply-adds, is held to the others' values. A build with one set
+ * checks nothing across sets: its other tests hold that set to the
+ * references. */
+Test(attn_kernels, kernels_same_bits_on_every_fused_kernel_set)
 {
     const lt_kernel_set was = lt_kernels_active();
     const lt_attn_config configs[] = {config_of("linear", 0, "linear-gemm"),
                                       config_of("linear", 1, "linear-causal-chunked"),
                                       config_of("linear", 1, "linear-causal-prefix"),
-                                      config_of("decay", 1, "decay-causal-chunked")};
+                                      config_of("decay", 1, "decay-causal-chunked"),
+                                      config_of("softmax", 0, "softmax-gemm"),
+                                      config_of("softmax", 1, "softmax-gemm")};
     const lt_attn_shape shapes[] = {shape_of(1, 2, 333, 6, 5), shape_of(1, 2, 300, 64, 64),
                                     shape_of(1, 1, 100, 48, 40)};
     cr_assert_eq(lt_threads_set(2), LT_OK);
@@ -636,8 +639,7 @@ Test(attn_kernels, linear_kernels_same_bits_on_every_fused_kernel_set)
                 run_setup(&r, config, shapes[sh], 29, -1.0f, 1.0f);
                 run_forward(&r);
                 run_backward(&r);
-                const int fused = set != LT_KERNELS_SSE2 && set != LT_KERNELS_AVX &&
-                                  set != LT_KERNELS_GENERIC;
+                const int fused = lt_kernels_fused((lt_kernel_set)set);
                 if (!have_first && fused) {
                     first = r;
                     have_first = 1;
@@ -2749,6 +2751,54 @@ static void check_team_steps_same_bits(lt_attn_config config, int threads)
     lt_mem_free(v);
     lt_mem_free(want);
     lt_mem_free(got);
+}
+
+/* The recurrent steps (softmax's cache over more rows than one block of
+ * its online softmax, linear attention's state) give the same bits on
+ * every kernel set with fused multiply-adds. */
+Test(attn_recurrent, steps_same_bits_on_every_fused_kernel_set)
+{
+    const lt_kernel_set was = lt_kernels_active();
+    const lt_attn_config configs[] = {config_of("softmax", 1, NULL), config_of("linear", 1, NULL)};
+    const int B = 1, H = 2, D = 64, M = 64, N = 560, heads = B * H;
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        lt_attn a;
+        cr_assert_eq(lt_attn_init(&a, &configs[c]), LT_OK, "%s", lt_last_error());
+        float *first = NULL;
+        for (int set = 0; set < LT_KERNEL_SETS; set++) {
+            if (!lt_kernels_usable((lt_kernel_set)set) || !lt_kernels_fused((lt_kernel_set)set))
+                continue;
+            cr_assert_eq(lt_kernels_use((lt_kernel_set)set), LT_OK);
+            void *state = new_state(&a, B, H, D, M, N);
+            float *q = alloc_floats((size_t)heads * D), *k = alloc_floats((size_t)heads * D);
+            float *v = alloc_floats((size_t)heads * M);
+            float *outs = alloc_floats((size_t)N * heads * M);
+            lt_rng rng;
+            lt_rng_seed(&rng, 31, 0);
+            for (int i = 0; i < N; i++) {
+                lt_rng_fill_uniform(&rng, q, (size_t)heads * D, -1.0f, 1.0f);
+                lt_rng_fill_uniform(&rng, k, (size_t)heads * D, -1.0f, 1.0f);
+                lt_rng_fill_uniform(&rng, v, (size_t)heads * M, -1.0f, 1.0f);
+                cr_assert_eq(lt_attn_step(&a, state, outs + (size_t)i * heads * M, q, k, v),
+                             LT_OK, "%s", lt_last_error());
+            }
+            if (first == NULL)
+                first = outs;
+            else {
+                cr_expect_eq(memcmp(outs, first, (size_t)N * heads * M * sizeof(float)), 0,
+                             "%s steps under %s differ from the first fused set's",
+                             configs[c].variant, lt_kernels_name((lt_kernel_set)set));
+                lt_mem_free(outs);
+            }
+            lt_mem_free(state);
+            lt_mem_free(q);
+            lt_mem_free(k);
+            lt_mem_free(v);
+        }
+        if (first != NULL)
+            lt_mem_free(first);
+    }
+    cr_assert_eq(lt_kernels_use(was), LT_OK);
 }
 
 Test(attn_recurrent, team_steps_give_the_same_bits_as_steps)

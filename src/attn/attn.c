@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "attn/attn_internal.h"
+#include "core/kernels.h"
+#include "core/lanes.h"
 #include "core/threads.h"
 
 static const lt_attn_variant *const variants[] = {
@@ -773,6 +775,21 @@ void attn_kernel_backward(const attn_call *call)
     attn_for_each_head(call, call->attn->impl->kernels[call->attn->kernel].backward);
 }
 
+/* One row of scores: its maximum (exact in any order), then the
+ * exponentials and their sum in lanes.h's 16 partial sums, so the row's
+ * bits do not depend on the vector width it runs at. */
+static inline __attribute__((always_inline)) void softmax_row_body(float *row, int cols)
+{
+    float max = -INFINITY;
+#pragma omp simd reduction(max : max)
+    for (int j = 0; j < cols; j++)
+        max = row[j] > max ? row[j] : max;
+    float inv = 1.0f / lt_exp_shifted_sum(row, cols, max);
+    for (int j = 0; j < cols; j++)
+        row[j] *= inv;
+}
+LT_PER_KERNEL_SET(static, softmax_row, (float *row, int cols), (row, cols))
+
 void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_row, int causal,
                        int inner)
 {
@@ -782,34 +799,33 @@ void attn_softmax_rows(float *scores, size_t ld, int rows, int cols, int first_r
         if (causal)
             for (int j = first_row + r + 1; j < cols; j++)
                 row[j] = -INFINITY;
-        float max = -INFINITY;
-#pragma omp simd reduction(max : max)
-        for (int j = 0; j < cols; j++)
-            max = row[j] > max ? row[j] : max;
-        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-        for (int j = 0; j < cols; j++) {
-            row[j] = lt_exp_nonpositive(row[j] - max);
-            sum += row[j];
-        }
-        float inv = 1.0f / sum;
-        for (int j = 0; j < cols; j++)
-            row[j] *= inv;
+        softmax_row(row, cols);
     }
 }
+
+/* d = p (d - d . p) for one row, the dot product in 16 partial sums. */
+static inline __attribute__((always_inline)) void softmax_row_backward_body(float *d,
+                                                                             const float *p,
+                                                                             int cols)
+{
+    float part[LT_WIDE] = {0};
+    int j0 = 0;
+    for (; j0 + LT_WIDE <= cols; j0 += LT_WIDE)
+        for (int l = 0; l < LT_WIDE; l++)
+            part[l] += d[j0 + l] * p[j0 + l];
+    for (int l = 0; j0 + l < cols; l++)
+        part[l] += d[j0 + l] * p[j0 + l];
+    const float dot = lt_wide_total(part);
+    for (int j = 0; j < cols; j++)
+        d[j] = p[j] * (d[j] - dot);
+}
+LT_PER_KERNEL_SET(static, softmax_row_backward, (float *d, const float *p, int cols),
+                  (d, p, cols))
 
 void attn_softmax_rows_backward(float *dp, size_t ld_dp, const float *p, size_t ld_p, int rows,
                                 int cols, int inner)
 {
 #pragma omp parallel for schedule(static) if (inner)
-    for (int r = 0; r < rows; r++) {
-        float *d = dp + (size_t)r * ld_dp;
-        const float *pr = p + (size_t)r * ld_p;
-        float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-        for (int j = 0; j < cols; j++)
-            dot += d[j] * pr[j];
-        for (int j = 0; j < cols; j++)
-            d[j] = pr[j] * (d[j] - dot);
-    }
+    for (int r = 0; r < rows; r++)
+        softmax_row_backward(dp + (size_t)r * ld_dp, p + (size_t)r * ld_p, cols);
 }

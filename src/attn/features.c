@@ -31,6 +31,7 @@
 
 #include "attn/attn_internal.h"
 #include "core/gemm.h"
+#include "core/kernels.h"
 #include "core/rng.h"
 
 /* e^60 = 1.1e26: sums of 2^20 keys' features times values up to 1e4 stay
@@ -73,8 +74,9 @@ static inline float relu(float x) { return select_float(positive_mask(x), x, 0.0
 static inline float relu_slope(float x) { return select_float(positive_mask(x), 1.0f, 0.0f); }
 
 /* out[i] = phi(x[i]) for n elements; one plain loop per map, so each
- * vectorises. */
-void attn_phi_elementwise(lt_feature_map map, float *restrict out, const float *restrict x,
+ * vectorises (at the kernel set's width: core/kernels.h). */
+static inline __attribute__((always_inline)) void
+attn_phi_elementwise_body(lt_feature_map map, float *restrict out, const float *restrict x,
                           size_t n)
 {
     switch (map) {
@@ -90,12 +92,15 @@ void attn_phi_elementwise(lt_feature_map map, float *restrict out, const float *
     default: LT_ASSERT(!"not an element-wise feature map");
     }
 }
+LT_PER_KERNEL_SET(, attn_phi_elementwise,
+                  (lt_feature_map map, float *restrict out, const float *restrict x, size_t n),
+                  (map, out, x, n))
 
 /* dx[i] += dphi[i] * phi'(x[i]), given the features f[i] = phi(x[i]): elu's
  * slope is 1 or e^x = f, so no exponential is taken again. */
-static void elementwise_backprop(lt_feature_map map, float *restrict dx,
-                                 const float *restrict dphi, const float *restrict x,
-                                 const float *restrict f, size_t n)
+static inline __attribute__((always_inline)) void
+elementwise_backprop_body(lt_feature_map map, float *restrict dx, const float *restrict dphi,
+                          const float *restrict x, const float *restrict f, size_t n)
 {
     switch (map) {
     case LT_FEATURE_ELU:
@@ -113,6 +118,10 @@ static void elementwise_backprop(lt_feature_map map, float *restrict dx,
     default: LT_ASSERT(!"not an element-wise feature map");
     }
 }
+LT_PER_KERNEL_SET(static, elementwise_backprop,
+                  (lt_feature_map map, float *restrict dx, const float *restrict dphi,
+                   const float *restrict x, const float *restrict f, size_t n),
+                  (map, dx, dphi, x, f, n))
 
 void attn_phi_elementwise_backprop_rows(lt_feature_map map, float *dx, const float *dphi,
                                         const float *x, const float *phi, int rows, int D)

@@ -24,7 +24,9 @@
 #include <omp.h>
 
 #include "attn/attn_internal.h"
+#include "attn/softmax_step.h"
 #include "core/gemm.h"
+#include "core/kernels.h"
 
 /* Query rows per score block: enough rows for efficient GEMMs while the
  * inference-only scratch stays BLOCK_ROWS x N per thread. Between the two
@@ -508,43 +510,15 @@ static double softmax_head_flops(const lt_attn *attn, lt_attn_shape shape, int n
 
 /* ---- recurrent form: a key/value cache ---- */
 
-/* The step's two products are written with GCC vector types of the
- * build's SIMD width (the compiler's own vectorisation of these loops kept
- * the partial sums in memory, reloading and storing them on every term:
- * 3x the instructions). Keys are cached in blocks of KEY_BLOCK rows stored
- * transposed (D x KEY_BLOCK): a block's scores are D multiply-adds of a
- * broadcast query element with KEY_BLOCK contiguous floats, into
- * KEY_BLOCK / VEC_FLOATS independent sums. Values stay row-major (rows x
- * M): the output adds weighted value rows, VALUE_LANES rows into separate
- * partial sums so the additions into one output element do not form one
- * serial chain. */
-#if defined(__AVX512F__)
-#define VEC_FLOATS 16
-#elif defined(__AVX__)
-#define VEC_FLOATS 8
-#else
-#define VEC_FLOATS 4
-#endif
-typedef float step_vec __attribute__((vector_size(VEC_FLOATS * sizeof(float))));
-#define KEY_BLOCK 32
-#define VALUE_LANES 2
-
-/* Cached rows a step scores at a time (a multiple of KEY_BLOCK): one stack
- * block of scores between the online-softmax rescalings. */
-#define STEP_BLOCK 512
+/* The step's products and online softmax are attn/softmax_step.c's, one
+ * copy per kernel set (attn/softmax_step.h); here: the cache's layout and
+ * the heads. */
+#define KEY_BLOCK LT_SOFTMAX_KEY_BLOCK
+LT_KERNEL_TABLE(lt_softmax_step_kernels, lt_softmax_step_kernels, step_kernels)
 
 /* Below this many multiply-adds a step stays on one thread: a parallel
  * region costs more than it saves. */
 #define STEP_PARALLEL_MIN 32768
-
-static inline step_vec vec_load(const float *x)
-{
-    step_vec v;
-    memcpy(&v, x, sizeof v);
-    return v;
-}
-
-static inline void vec_store(float *x, step_vec v) { memcpy(x, &v, sizeof v); }
 
 static size_t cache_rows(int max_steps)
 {
@@ -558,118 +532,6 @@ static size_t softmax_state_payload_bytes(const lt_attn *attn, int B, int H, int
 {
     (void)attn;
     return (size_t)B * H * (cache_rows(max_steps) * D + (size_t)max_steps * M) * sizeof(float);
-}
-
-/* s (n, rounded up to KEY_BLOCK) = scale * K q for cached rows [j0, j0 + n),
- * j0 a multiple of KEY_BLOCK; the rounding rows hold unset keys and are not
- * read by the caller. */
-static void step_scores(float *restrict s, const float *restrict kt, const float *restrict q,
-                        int j0, int n, int D, float scale)
-{
-    enum { SUMS = KEY_BLOCK / VEC_FLOATS };
-    int b0 = 0;
-    /* two blocks at a time: twice the independent sums, so the
-     * multiply-adds' latency overlaps (each sum's order is unchanged) */
-    for (; b0 + 2 * KEY_BLOCK <= n; b0 += 2 * KEY_BLOCK) {
-        const float *block = kt + (size_t)(j0 + b0) * D; /* 2 x (D x KEY_BLOCK) */
-        const float *next = block + (size_t)D * KEY_BLOCK;
-        step_vec acc[SUMS] = {{0}}, acc2[SUMS] = {{0}};
-        for (int d = 0; d < D; d++)
-            for (int i = 0; i < SUMS; i++) {
-                acc[i] += q[d] * vec_load(block + (size_t)d * KEY_BLOCK + i * VEC_FLOATS);
-                acc2[i] += q[d] * vec_load(next + (size_t)d * KEY_BLOCK + i * VEC_FLOATS);
-            }
-        for (int i = 0; i < SUMS; i++) {
-            vec_store(s + b0 + i * VEC_FLOATS, acc[i] * scale);
-            vec_store(s + b0 + KEY_BLOCK + i * VEC_FLOATS, acc2[i] * scale);
-        }
-    }
-    for (; b0 < n; b0 += KEY_BLOCK) {
-        const float *block = kt + (size_t)(j0 + b0) * D; /* D x KEY_BLOCK */
-        step_vec acc[SUMS] = {{0}};
-        for (int d = 0; d < D; d++)
-            for (int i = 0; i < SUMS; i++)
-                acc[i] += q[d] * vec_load(block + (size_t)d * KEY_BLOCK + i * VEC_FLOATS);
-        for (int i = 0; i < SUMS; i++)
-            vec_store(s + b0 + i * VEC_FLOATS, acc[i] * scale);
-    }
-}
-
-/* o (M) = shrink * o + sum_j w_j V_j over n value rows: output vectors
- * [m0, m0 + VECS * VEC_FLOATS), each row's weight broadcast once for them
- * all, VALUE_LANES rows at a time into separate sums. */
-static inline void step_value_slab(float *restrict o, const float *restrict w,
-                                   const float *restrict vc, int n, int M, int m0, float shrink,
-                                   const int VECS)
-{
-    step_vec acc[VALUE_LANES][4] = {{{0}}};
-    int j = 0;
-    for (; j + VALUE_LANES <= n; j += VALUE_LANES)
-        for (int l = 0; l < VALUE_LANES; l++)
-            for (int i = 0; i < VECS; i++)
-                acc[l][i] += w[j + l] * vec_load(vc + (size_t)(j + l) * M + m0 + i * VEC_FLOATS);
-    for (; j < n; j++)
-        for (int i = 0; i < VECS; i++)
-            acc[0][i] += w[j] * vec_load(vc + (size_t)j * M + m0 + i * VEC_FLOATS);
-    for (int i = 0; i < VECS; i++) {
-        step_vec sum = acc[0][i];
-        for (int l = 1; l < VALUE_LANES; l++)
-            sum += acc[l][i];
-        float *out = o + m0 + i * VEC_FLOATS;
-        vec_store(out, vec_load(out) * shrink + sum);
-    }
-}
-
-static void step_values(float *restrict o, const float *restrict w, const float *restrict vc,
-                        int n, int M, float shrink)
-{
-    int m0 = 0;
-    for (; m0 + 4 * VEC_FLOATS <= M; m0 += 4 * VEC_FLOATS)
-        step_value_slab(o, w, vc, n, M, m0, shrink, 4);
-    for (; m0 + 2 * VEC_FLOATS <= M; m0 += 2 * VEC_FLOATS) /* M = 32: one pass, not two */
-        step_value_slab(o, w, vc, n, M, m0, shrink, 2);
-    for (; m0 + VEC_FLOATS <= M; m0 += VEC_FLOATS)
-        step_value_slab(o, w, vc, n, M, m0, shrink, 1);
-    for (; m0 < M; m0++) { /* the last M % VEC_FLOATS elements */
-        float acc = 0.0f;
-        for (int j = 0; j < n; j++)
-            acc += w[j] * vc[(size_t)j * M + m0];
-        o[m0] = o[m0] * shrink + acc;
-    }
-}
-
-/* One head's step over its `rows` cached rows: the online softmax a block
- * of STEP_BLOCK rows at a time (scores, block maximum, one vectorised
- * exponential pass, weighted value rows), the running output rescaled when
- * the maximum grows. */
-static void step_head(float *o, const float *q, const float *kt, const float *vc, int rows, int D,
-                      int M, float scale)
-{
-    float s[STEP_BLOCK];
-    float max = -INFINITY, sum = 0.0f;
-    for (int m = 0; m < M; m++)
-        o[m] = 0.0f;
-    for (int j0 = 0; j0 < rows; j0 += STEP_BLOCK) {
-        int n = rows - j0 < STEP_BLOCK ? rows - j0 : STEP_BLOCK;
-        step_scores(s, kt, q, j0, n, D, scale);
-        float block_max = max;
-#pragma omp simd reduction(max : block_max)
-        for (int j = 0; j < n; j++)
-            block_max = s[j] > block_max ? s[j] : block_max;
-        /* 0 on the first block, where o and sum are still 0 */
-        float shrink = lt_exp_nonpositive(max - block_max), block_sum = 0.0f;
-        max = block_max;
-#pragma omp simd reduction(+ : block_sum)
-        for (int j = 0; j < n; j++) {
-            s[j] = lt_exp_nonpositive(s[j] - max);
-            block_sum += s[j];
-        }
-        sum = sum * shrink + block_sum;
-        step_values(o, s, vc + (size_t)j0 * M, n, M, shrink);
-    }
-    float inv = 1.0f / sum;
-    for (int m = 0; m < M; m++)
-        o[m] *= inv;
 }
 
 /* Appends (k, v) to each head's cache and attends over all cached rows
@@ -692,7 +554,8 @@ static void softmax_step(const lt_attn *attn, char *payload, int B, int H, int D
         for (int d = 0; d < D; d++)
             block[(size_t)d * KEY_BLOCK + steps % KEY_BLOCK] = k[(size_t)bh * D + d];
         memcpy(vc + (size_t)steps * M, v + (size_t)bh * M, (size_t)M * sizeof(float));
-        step_head(out + (size_t)bh * M, q + (size_t)bh * D, kt, vc, steps + 1, D, M, scale);
+        step_kernels()->step_head(out + (size_t)bh * M, q + (size_t)bh * D, kt, vc, steps + 1, D, M,
+                                  scale);
     }
 }
 

@@ -106,6 +106,41 @@ const char *lt_kernels_usable_list(void);
         return NULL;                                                                           \
     }
 
+/* Element-wise passes (exponentials, feature maps, softmax rows), written
+ * as plain loops the compiler vectorises: in a portable x86-64 build
+ * (LT_KERNELS_PORTABLE) compiled also for x86-64-v4 and -v3 from one body,
+ * the active kernel set choosing, so a portable binary runs them at the
+ * CPU's width as the native build does. LT_PER_KERNEL_SET(linkage, name,
+ * params, args) defines `linkage void name params`, calling name##_body
+ * args (a static inline always_inline function: inlined into each copy).
+ * Without fused multiply-adds (this code is not built with
+ * -ffp-contract=fast) each copy computes the same bits, provided its sums
+ * do not follow the vector width (lanes.h's lt_wide_total). An OpenMP
+ * region in the body would be outlined before it is copied, at the build's
+ * base width: the copies go inside the regions. */
+#ifdef LT_KERNELS_PORTABLE
+#define LT_PER_KERNEL_SET(linkage, name, params, args)                                          \
+    __attribute__((target("arch=x86-64-v4"))) static void name##_avx512 params                 \
+    {                                                                                          \
+        name##_body args;                                                                      \
+    }                                                                                          \
+    __attribute__((target("arch=x86-64-v3"))) static void name##_avx2 params                   \
+    {                                                                                          \
+        name##_body args;                                                                      \
+    }                                                                                          \
+    linkage void name params                                                                   \
+    {                                                                                          \
+        switch (lt_kernels_active()) {                                                         \
+        case LT_KERNELS_AVX512: name##_avx512 args; break;                                     \
+        case LT_KERNELS_AVX2: name##_avx2 args; break;                                         \
+        default: name##_body args; break;                                                      \
+        }                                                                                      \
+    }
+#else
+#define LT_PER_KERNEL_SET(linkage, name, params, args)                                          \
+    linkage void name params { name##_body args; }
+#endif
+
 /* In a kernel source (compiled once per set with -DLT_KERNEL_SET=<set>):
  * the name of its exported table, NAME_<set>. */
 #define LT_KERNEL_PASTE2_(a, b) a##_##b

@@ -133,6 +133,19 @@ static inline lt_lanes lt_lanes_sum_each(const lt_lanes *v)
     return x[0];
 }
 
+/* The sum of LT_WIDE partial sums by the tree lt_lanes_sum folds (lane
+ * i + 8 onto lane i, then i + 4, ...): plain loops keep their sums in
+ * part[l] for the elements l, l + 16, l + 32, ... and end here, so that
+ * the vectorised sum is the same bits at any vector width. `part` is
+ * overwritten. */
+static inline float lt_wide_total(float *part)
+{
+    for (int s = LT_WIDE / 2; s >= 1; s /= 2)
+        for (int i = 0; i < s; i++)
+            part[i] += part[i + s];
+    return part[0];
+}
+
 /* A wide sum's LT_WIDE_VECTORS vectors folded into one vector by the
  * 16-lane tree's first levels (lane i + 8 onto lane i, then i + 4), so
  * that lt_lanes_sum finishes the same tree. */

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "core/lanes.h"
+
 /* exp(x) for x <= 0, written so loops over it vectorise (libm's expf does
  * not without -ffast-math, and it dominated the softmax forward): range
  * reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so n ln2 is
@@ -104,6 +106,25 @@ static inline float lt_tanh(float x)
     out.bits = (out.bits & INT32_MAX) | (in.bits & INT32_MIN); /* the sign of x, +0 too */
     out.bits = (out.bits & ~nan) | (in.bits & nan);
     return out.value;
+}
+
+/* x[j] = exp(x[j] - max) for j < n (every x[j] <= max), returning their
+ * sum in lanes.h's 16 partial sums: the same bits at any vector width.
+ * Inlined, so it runs at the width of the code it is inlined into. */
+static inline __attribute__((always_inline)) float lt_exp_shifted_sum(float *x, int n, float max)
+{
+    float part[LT_WIDE] = {0};
+    int j = 0;
+    for (; j + LT_WIDE <= n; j += LT_WIDE)
+        for (int l = 0; l < LT_WIDE; l++) {
+            x[j + l] = lt_exp_nonpositive(x[j + l] - max);
+            part[l] += x[j + l];
+        }
+    for (int l = 0; j + l < n; l++) {
+        x[j + l] = lt_exp_nonpositive(x[j + l] - max);
+        part[l] += x[j + l];
+    }
+    return lt_wide_total(part);
 }
 
 #endif
