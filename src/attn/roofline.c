@@ -7,6 +7,7 @@
 
 #include "attn/attn.h"
 #include "core/gemm.h"
+#include "core/kernels.h"
 #include "core/mem.h"
 #include "core/threads.h"
 #include "core/timer.h"
@@ -68,17 +69,38 @@ double lt_attn_sgemm_gflops(int n, int threads)
 const char *lt_attn_blas_core(void) { return openblas_get_corename(); }
 
 /* The sum of an array: a read-only stream, READ_LANES floats an
- * iteration into as many vector partial sums (independent chains), each
- * thread over its own range, so the loop waits on the loads alone. */
+ * iteration into as many partial sums (independent chains, in vector
+ * registers of the kernel set's width: core/kernels.h; a fixed 64-byte
+ * vector type went through the stack without AVX-512 and measured a third
+ * of the bandwidth), each thread over its own range, so the loop waits on
+ * the loads alone. */
 typedef struct read_case {
     size_t n, passes;
     const float *a;
     volatile float sink;
 } read_case;
 
-enum { READ_VECTOR = 16, READ_LANES = 4 * READ_VECTOR };
+enum { READ_LANES = 64 };
 #define READ_TIMED_BYTES ((size_t)64 << 20) /* at least, per timed run */
-typedef float read_vector __attribute__((vector_size(READ_VECTOR * sizeof(float))));
+
+/* *total = the sum of blocks [b0, b1) of READ_LANES floats, `passes` times */
+static inline __attribute__((always_inline)) void read_blocks_body(const float *a, size_t b0,
+                                                                   size_t b1, size_t passes,
+                                                                   float *total)
+{
+    float acc[READ_LANES] = {0};
+    for (size_t pass = 0; pass < passes; pass++)
+        for (size_t b = b0; b < b1; b++)
+            for (int l = 0; l < READ_LANES; l++)
+                acc[l] += a[b * READ_LANES + l];
+    float sum = 0.0f;
+    for (int l = 0; l < READ_LANES; l++)
+        sum += acc[l];
+    *total = sum;
+}
+LT_PER_KERNEL_SET(static, read_blocks,
+                  (const float *a, size_t b0, size_t b1, size_t passes, float *total),
+                  (a, b0, b1, passes, total))
 
 static lt_status run_read(void *ctx)
 {
@@ -88,17 +110,9 @@ static lt_status run_read(void *ctx)
 #pragma omp parallel reduction(+ : total)
     {
         size_t parts = (size_t)omp_get_num_threads(), part = (size_t)omp_get_thread_num();
-        read_vector acc[4] = {{0}};
-        for (size_t pass = 0; pass < r->passes; pass++)
-            for (size_t b = blocks * part / parts; b < blocks * (part + 1) / parts; b++)
-                for (int v = 0; v < 4; v++) {
-                    read_vector x;
-                    memcpy(&x, r->a + b * READ_LANES + v * READ_VECTOR, sizeof x);
-                    acc[v] += x;
-                }
-        read_vector all = acc[0] + acc[1] + acc[2] + acc[3];
-        for (int i = 0; i < READ_VECTOR; i++)
-            total += all[i];
+        float mine;
+        read_blocks(r->a, blocks * part / parts, blocks * (part + 1) / parts, r->passes, &mine);
+        total += mine;
     }
     r->sink = total; /* the sum is used: the loads stay */
     return LT_OK;

@@ -2,6 +2,7 @@
 
 #include <math.h>
 
+#include "core/kernels.h"
 #include "core/status.h"
 #include "core/vexp.h"
 
@@ -29,11 +30,16 @@ void lt_gelu_forward_team(float *out, const float *in, long n)
         out[i] = gelu(in[i]);
 }
 
-void lt_gelu_forward_own(float *out, const float *in, long n)
+/* At the kernel set's width (core/kernels.h): a generation step's GELU
+ * over a thread's share of the FFN. */
+static inline __attribute__((always_inline)) void lt_gelu_forward_own_body(float *out,
+                                                                           const float *in,
+                                                                           long n)
 {
     for (long i = 0; i < n; i++)
         out[i] = gelu(in[i]);
 }
+LT_PER_KERNEL_SET(, lt_gelu_forward_own, (float *out, const float *in, long n), (out, in, n))
 
 void lt_gelu_forward(float *out, const float *in, long n)
 {
