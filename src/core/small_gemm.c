@@ -20,6 +20,7 @@
 #include "core/gemm_kernels.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "core/kernels.h"
 #include "core/lanes.h"
@@ -90,15 +91,22 @@ outer_tile(const int trans_a, const int NR, const int NV, int i0, int j0, int K,
                 acc[r][v] += a * b[v];
         }
     }
+    /* each entry as the ragged entries take it (scaled): an expression
+     * of vectors left for the compiler to contract was fused in one build
+     * and not in another (-O2 with sanitizers) */
 #pragma GCC unroll 6
     for (int r = 0; r < NR; r++)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; v++) {
             float *c = C + (size_t)(i0 + r) * ldc + j0 + v * LT_LANES;
-            lt_lanes out = alpha * acc[r][v];
-            if (beta != 0.0f)
-                out += beta * lt_lanes_load(c);
-            lt_lanes_store(c, out);
+            float sums[LT_LANES];
+            memcpy(sums, &acc[r][v], sizeof sums);
+            if (beta == 0.0f) /* two loops that vectorise, as scaled() for each entry */
+                for (int l = 0; l < LT_LANES; l++)
+                    c[l] = alpha * sums[l];
+            else
+                for (int l = 0; l < LT_LANES; l++)
+                    c[l] = lt_madd(beta, c[l], alpha * sums[l]);
         }
 }
 
