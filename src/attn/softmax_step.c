@@ -100,11 +100,21 @@ static void step_values(float *restrict o, const float *restrict w, const float 
         step_value_slab(o, w, vc, n, M, m0, shrink, 2);
     for (; m0 + LT_LANES <= M; m0 += LT_LANES)
         step_value_slab(o, w, vc, n, M, m0, shrink, 1);
-    for (; m0 < M; m0++) { /* the last M % LT_LANES elements */
-        float acc = 0.0f;
-        for (int j = 0; j < n; j++)
-            acc += w[j] * vc[(size_t)j * M + m0];
-        o[m0] = o[m0] * shrink + acc;
+    /* the last M % LT_LANES elements: the slab's sums one lane at a time
+     * (rows alternately into two sums, an odd last row into the first), so
+     * an element's bits do not depend on the width that left it over */
+    for (; m0 < M; m0++) {
+        float acc[VALUE_LANES] = {0.0f, 0.0f};
+        int j = 0;
+        for (; j + VALUE_LANES <= n; j += VALUE_LANES)
+            for (int l = 0; l < VALUE_LANES; l++)
+                acc[l] = lt_madd(w[j + l], vc[(size_t)(j + l) * M + m0], acc[l]);
+        for (; j < n; j++)
+            acc[0] = lt_madd(w[j], vc[(size_t)j * M + m0], acc[0]);
+        float sum = acc[0];
+        for (int l = 1; l < VALUE_LANES; l++)
+            sum += acc[l];
+        o[m0] = lt_madd(o[m0], shrink, sum);
     }
 }
 

@@ -46,8 +46,18 @@ static int cpu_runs(lt_kernel_set set)
     switch (set) {
     case LT_KERNELS_SSE2: return 1;
     case LT_KERNELS_AVX: return __builtin_cpu_supports("avx");
+#if defined(__clang__) /* clang 14 does not know the level names */
+    case LT_KERNELS_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+    case LT_KERNELS_AVX512:
+        return cpu_runs(LT_KERNELS_AVX2) && __builtin_cpu_supports("avx512f") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
     case LT_KERNELS_AVX2: return __builtin_cpu_supports("x86-64-v3");
     case LT_KERNELS_AVX512: return __builtin_cpu_supports("x86-64-v4");
+#endif
     case LT_KERNELS_GENERIC: return 1;
     default: return 0;
     }
@@ -58,7 +68,27 @@ static int cpu_runs(lt_kernel_set set)
 
 int lt_kernels_fused(lt_kernel_set set)
 {
-    return set == LT_KERNELS_AVX2 || set == LT_KERNELS_AVX512 || set == LT_KERNELS_NEON;
+    switch (set) { /* as meson.build found each set's target (__FP_FAST_FMAF) */
+#ifdef LT_KERNELS_FUSED_SSE2
+    case LT_KERNELS_SSE2: return 1;
+#endif
+#ifdef LT_KERNELS_FUSED_AVX
+    case LT_KERNELS_AVX: return 1;
+#endif
+#ifdef LT_KERNELS_FUSED_AVX2
+    case LT_KERNELS_AVX2: return 1;
+#endif
+#ifdef LT_KERNELS_FUSED_AVX512
+    case LT_KERNELS_AVX512: return 1;
+#endif
+#ifdef LT_KERNELS_FUSED_NEON
+    case LT_KERNELS_NEON: return 1;
+#endif
+#ifdef LT_KERNELS_FUSED_GENERIC
+    case LT_KERNELS_GENERIC: return 1;
+#endif
+    default: return 0;
+    }
 }
 
 int lt_kernels_usable(lt_kernel_set set)

@@ -27,9 +27,11 @@
 #define LT_VECTOR_REGISTERS 16
 #endif
 
-/* A multiply-add is one instruction where the CPU fuses them; elsewhere
- * the product needs a register of its own, which tiles leave room for. */
-#if defined(__FMA__) || defined(__aarch64__)
+/* A multiply-add is one instruction where the target fuses them (GCC
+ * says so with __FP_FAST_FMAF: FMA3 on x86, every aarch64); elsewhere the
+ * product needs a register of its own, which tiles leave room for.
+ * meson.build asks the same question per kernel set (lt_kernels_fused). */
+#if defined(__FP_FAST_FMAF)
 #define LT_FUSED_MADD 1
 #else
 #define LT_FUSED_MADD 0

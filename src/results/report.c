@@ -186,8 +186,9 @@ static void provenance_note(FILE *f, const provenance *machine, const lt_csv_tab
     cpu_text(cpu, sizeof cpu, t);
     if (differs)
         fprintf(f, "Measured by another run than the one under \"Machine and build\": CPU %s, "
-                   "BLAS %s, git revision %s, build %s, on %s.\n\n",
-                cpu, cell(t, 0, "blas"), cell(t, 0, "git_revision"), cell(t, 0, "build"),
+                   "BLAS %s%s%s, git revision %s, build %s, on %s.\n\n",
+                cpu, cell(t, 0, "blas"), cell(t, 0, "kernel_isa")[0] ? ", kernel set " : "",
+                cell(t, 0, "kernel_isa"), cell(t, 0, "git_revision"), cell(t, 0, "build"),
                 cell(t, 0, "date"));
 }
 
