@@ -44,8 +44,10 @@ void lt_linear_rows_forward_team(float *out, const float *in, const float *weigh
  * (lt_linear_panels_pack) into blocks of 16 outputs, each a contiguous
  * (C_in, 16) array, read as one prefetched stream per block with no
  * horizontal sums (outer products of a weight vector and each row's input),
- * in tiles of two panels by eight rows. Measured over the MNIST model's
- * products (8 layers, 25 MB of weights) at 16 rows on Zen 5, best of 200:
+ * in tiles sized by the kernel set's registers (two panels by eight rows
+ * on AVX-512, one by six on AVX2: src/nn/rows.c). Measured with the
+ * AVX-512 tiles over the MNIST model's products (8 layers, 25 MB of
+ * weights) at 16 rows on Zen 5, best of 200:
  * 134 GFLOP/s on one core, 256-264 on two (one panel by 16 rows, the
  * earlier tiling: 110-119 and 207-216; lt_linear_rows_forward's 63-69 and
  * 133-157; OpenBLAS sgemm reaches 250-280 on large products). Each output
