@@ -25,6 +25,7 @@ static const program_entry programs[] = {
     {"attention", "run one attention kernel on .npy inputs (check against your framework)"},
     {"plot", "redraw the paper's figures from result CSVs (gnuplot)"},
     {"compare", "compare two result CSVs: pass/fail for performance-regression tracking"},
+    {"ab", "time two builds alternately on one machine: which kernels got slower, surely"},
     {"suite", "every experiment at one preset, every figure, and a report beside the paper"},
 };
 enum { PROGRAM_COUNT = sizeof programs / sizeof programs[0] };

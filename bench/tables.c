@@ -10,6 +10,9 @@
 #define NOTE(n) {.name = n, .role = LT_COL_NOTE}
 #define EXACT_LOW(n, u) {.name = n, .role = LT_COL_EXACT, .unit = u}
 #define EXACT_HIGH(n, u) {.name = n, .role = LT_COL_EXACT, .higher_is_better = 1, .unit = u}
+/* A count (FLOPs, bytes, parameters): the same on every CPU */
+#define COUNT_LOW(n, u) {.name = n, .role = LT_COL_EXACT, .unit = u, .cpu_independent = 1}
+#define COUNTED .cpu_independent = 1
 /* Printed: by the program after a run and in the suite's report. */
 #define SHOWN(h, f, s) .header = h, .format = f, .scale = s
 #define MIB (1.0 / 1048576.0)
@@ -75,10 +78,10 @@ static const lt_column copy_summary_columns[] = {
      .spread = "step", .rate = 1, SHOWN("tokens/s", "%.0f", 0)},
     NOTE("comm_s_per_update"),
     NOTE("shards"),
-    {.name = "peak_bytes", .role = LT_COL_EXACT, .unit = "bytes", SHOWN("peak MiB", "%.1f", MIB)},
-    EXACT_LOW("planned_bytes", "bytes"),
+    {.name = "peak_bytes", .role = LT_COL_EXACT, .unit = "bytes", COUNTED, SHOWN("peak MiB", "%.1f", MIB)},
+    COUNT_LOW("planned_bytes", "bytes"),
     NOTE("infer_planned_bytes"),
-    EXACT_LOW("params", "parameters"),
+    COUNT_LOW("params", "parameters"),
     {.name = "loss_start", .role = LT_COL_EXACT, .unit = "nats", SHOWN("loss0", "%.4f", 0)},
     {.name = "loss_end", .role = LT_COL_EXACT, .unit = "nats", SHOWN("loss", "%.4f", 0)},
     {.name = "copy_accuracy_end", .role = LT_COL_EXACT, .higher_is_better = 1,
@@ -98,13 +101,15 @@ const lt_schema bench_copy_summary = {"copy summary", "copy", copy_summary_colum
 /* ---- scaling ---- */
 
 /* How an attention case ran and its times (lt_attn_time_case): scaling's
- * and crossover's cases. */
+ * and crossover's cases. *_samples_s: every timed run's seconds,
+ * space-separated, for a statistic over repeats (ltbench ab). */
 #define ATTN_CASE_TIMINGS                                                                     \
     SETUP("threads"), NOTE("seed"), NOTE("warmup"), NOTE("repeats"), NOTE("status"),          \
         {.name = "fwd_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "fwd"},        \
         NOTE("fwd_min_s"), NOTE("fwd_max_s"),                                                 \
         {.name = "fwd_bwd_median_s", .role = LT_COL_TIMING, .unit = "s", .spread = "fwd_bwd"}, \
-        NOTE("fwd_bwd_min_s"), NOTE("fwd_bwd_max_s")
+        NOTE("fwd_bwd_min_s"), NOTE("fwd_bwd_max_s"),                                         \
+        NOTE("fwd_samples_s"), NOTE("fwd_bwd_samples_s")
 
 static const lt_column scaling_columns[] = {
     NOTE("experiment"),
@@ -122,16 +127,16 @@ static const lt_column scaling_columns[] = {
     {.name = "fwd_per_sample_s", .role = LT_COL_INFO, SHOWN("fwd ms/sample", "%.3f", 1e3)},
     {.name = "fwd_bwd_per_sample_s", .role = LT_COL_INFO,
      SHOWN("fwd+bwd ms/sample", "%.3f", 1e3)},
-    EXACT_LOW("peak_bytes", "bytes"),
+    COUNT_LOW("peak_bytes", "bytes"),
     {.name = "peak_bytes_per_sample", .role = LT_COL_INFO,
      SHOWN("peak MiB/sample", "%.2f", MIB)},
-    EXACT_LOW("planned_bytes", "bytes"),
+    COUNT_LOW("planned_bytes", "bytes"),
     {.name = "fwd_gflop_per_s", .role = LT_COL_TIMING, .higher_is_better = 1,
      .unit = "GFLOP/s", .spread = "fwd", .rate = 1},
     {.name = "fwd_bwd_gflop_per_s", .role = LT_COL_TIMING, .higher_is_better = 1,
      .unit = "GFLOP/s", .spread = "fwd_bwd", .rate = 1, SHOWN("GFLOP/s", "%.1f", 0)},
-    EXACT_LOW("flop_model_fwd", "FLOP"),
-    EXACT_LOW("flop_model_bwd", "FLOP"),
+    COUNT_LOW("flop_model_fwd", "FLOP"),
+    COUNT_LOW("flop_model_bwd", "FLOP"),
     NOTE("flops_performed_fwd"),
     NOTE("flops_performed_bwd"),
     NOTE("fwd_bwd_performed_gflop_per_s"),
@@ -198,7 +203,7 @@ static const lt_column image_result_columns[] = {
     NOTE("steps"),
     {.name = "train_s", .role = LT_COL_NOTE, SHOWN("train s", "%.0f", 0)},
     {.name = "step_median_s", .role = LT_COL_TIMING, .unit = "s"},
-    EXACT_LOW("peak_train_bytes", "bytes"),
+    COUNT_LOW("peak_train_bytes", "bytes"),
     {.name = "test_bits_per_dim", .role = LT_COL_EXACT, .unit = "bits/dim",
      SHOWN("bits/dim", "%.4f", 0)},
     /* a per-channel histogram of the training pixels: what a model that
@@ -211,7 +216,7 @@ static const lt_column image_result_columns[] = {
      SHOWN("images/s", "%.4g", 0)},
     {.name = "seconds_per_image", .role = LT_COL_NOTE, SHOWN("s/image", "%.4g", 0)},
     {.name = "linear_speedup", .role = LT_COL_INFO, SHOWN("linear x", "%.4g", 0)},
-    EXACT_LOW("peak_gen_bytes", "bytes"),
+    COUNT_LOW("peak_gen_bytes", "bytes"),
     {.name = "peak_gen_bytes_per_image", .role = LT_COL_NOTE,
      SHOWN("gen MiB/img", "%.2f", MIB)},
     /* the roofline: what the machine allows at its measured bandwidth and
@@ -228,7 +233,7 @@ static const lt_column image_result_columns[] = {
     NOTE("dram_bandwidth_gb_per_s"),
     INFO("dram_bound_images_per_s"),
     {.name = "fraction_of_dram_bound", .role = LT_COL_INFO, SHOWN("DRAM %", "%.0f", 100)},
-    EXACT_LOW("params", "parameters"),
+    COUNT_LOW("params", "parameters"),
     NOTE("note"),
 };
 
@@ -295,7 +300,7 @@ static const lt_column speech_result_columns[] = {
     NOTE("status"),
     {.name = "layers", .role = LT_COL_KEY, SHOWN("layers", NULL, 0)},
     KEY("width"),
-    {.name = "params", .role = LT_COL_EXACT, .unit = "parameters", SHOWN("params", NULL, 0)},
+    {.name = "params", .role = LT_COL_EXACT, .unit = "parameters", COUNTED, SHOWN("params", NULL, 0)},
     NOTE("train_utterances"),
     NOTE("dev_utterances"),
     NOTE("test_utterances"),
@@ -312,8 +317,8 @@ static const lt_column speech_result_columns[] = {
     {.name = "seconds_per_epoch", .role = LT_COL_TIMING, .unit = "s",
      SHOWN("s/epoch", "%.2f", 0)},
     NOTE("train_s"),
-    {.name = "peak_bytes", .role = LT_COL_EXACT, .unit = "bytes", SHOWN("peak MiB", "%.1f", MIB)},
-    EXACT_LOW("planned_bytes", "bytes"),
+    {.name = "peak_bytes", .role = LT_COL_EXACT, .unit = "bytes", COUNTED, SHOWN("peak MiB", "%.1f", MIB)},
+    COUNT_LOW("planned_bytes", "bytes"),
     NOTE("note"),
 };
 
@@ -339,8 +344,8 @@ static const lt_column crossover_case_columns[] = {
     {.name = "fwd_per_sample_s", .role = LT_COL_INFO, SHOWN("fwd ms/sample", "%.4f", 1e3)},
     {.name = "fwd_bwd_per_sample_s", .role = LT_COL_INFO,
      SHOWN("fwd+bwd ms/sample", "%.4f", 1e3)},
-    EXACT_LOW("peak_bytes", "bytes"),
-    EXACT_LOW("planned_bytes", "bytes"),
+    COUNT_LOW("peak_bytes", "bytes"),
+    COUNT_LOW("planned_bytes", "bytes"),
     NOTE("note"),
 };
 
@@ -416,13 +421,13 @@ static const lt_column decode_columns[] = {
     NOTE("token_max_s"),
     {.name = "tokens_per_s", .role = LT_COL_TIMING, .higher_is_better = 1, .unit = "tokens/s",
      .spread = "token", .rate = 1, SHOWN("tokens/s", "%.4g", 0)},
-    {.name = "state_bytes", .role = LT_COL_EXACT, .unit = "bytes",
+    {.name = "state_bytes", .role = LT_COL_EXACT, .unit = "bytes", COUNTED,
      SHOWN("state MiB", "%.4g", MIB)},
-    EXACT_LOW("forward_bytes", "bytes"),
-    {.name = "held_bytes", .role = LT_COL_EXACT, .unit = "bytes",
+    COUNT_LOW("forward_bytes", "bytes"),
+    {.name = "held_bytes", .role = LT_COL_EXACT, .unit = "bytes", COUNTED,
      SHOWN("held MiB", "%.4g", MIB)},
-    EXACT_LOW("planned_bytes", "bytes"),
-    EXACT_LOW("peak_bytes", "bytes"),
+    COUNT_LOW("planned_bytes", "bytes"),
+    COUNT_LOW("peak_bytes", "bytes"),
     NOTE("note"),
 };
 

@@ -1046,3 +1046,67 @@ Test(results, image_cpu_claim_orders_the_three_modes)
     lt_csv_table_free(&paper);
     check_scratch_remove();
 }
+
+/* ---- paired ratios (ltbench ab's statistic) ---- */
+
+#include "core/rng.h"
+#include "results/paired.h"
+
+/* Values from an independent computation: the signed-rank distribution by
+ * enumerating all 2^10 subsets, the Walsh averages by brute force. */
+Test(results, paired_ratio_matches_the_exact_signed_rank_interval)
+{
+    const double base[] = {1.00, 1.02, 0.99, 1.01, 1.03, 0.98, 1.00, 1.01, 1.02, 0.97};
+    const double next[] = {1.10, 1.09, 1.12, 1.08, 1.15, 1.07, 1.11, 1.09, 1.10, 1.13};
+    double scratch[LT_PAIRED_SCRATCH(10)];
+    lt_paired p;
+    cr_assert_eq(lt_paired_ratio(base, next, 10, 0.95, scratch, &p), LT_OK);
+    cr_assert_eq(p.pairs, 10);
+    cr_assert_float_eq(p.ratio, 1.0976979923629988, 1e-12);
+    cr_assert_float_eq(p.lo, 1.0788195767993718, 1e-12);
+    cr_assert_float_eq(p.hi, 1.1212589346125652, 1e-12);
+    cr_assert_eq(lt_paired_ratio(base, next, 10, 0.99, scratch, &p), LT_OK);
+    cr_assert_float_eq(p.lo, 1.0735182200150795, 1e-12);
+    cr_assert_float_eq(p.hi, 1.1371423760924375, 1e-12);
+}
+
+Test(results, paired_ratio_with_too_few_pairs_has_no_finite_interval)
+{
+    const double base[] = {1, 1, 1, 1}, next[] = {2, 2, 2, 2};
+    double scratch[LT_PAIRED_SCRATCH(4)];
+    lt_paired p;
+    cr_assert_eq(lt_paired_min_pairs(0.95), 6); /* 2/2^6 = 0.031 <= 0.05 < 2/2^5 */
+    cr_assert_eq(lt_paired_ratio(base, next, 4, 0.95, scratch, &p), LT_OK);
+    cr_assert_float_eq(p.ratio, 2.0, 1e-12);
+    cr_assert(p.lo == 0 && isinf(p.hi));
+    const double bad[] = {1, 0, 1, 1};
+    cr_assert_eq(lt_paired_ratio(bad, next, 4, 0.95, scratch, &p), LT_E_INPUT);
+}
+
+/* Under no change, the 95% interval misses a ratio of 1 in about 5% of
+ * trials (at most 5%: the exact interval is conservative), with noise that
+ * is far from normal (a heavy tail of slow runs). */
+Test(results, paired_interval_covers_no_change_at_its_confidence)
+{
+    enum { TRIALS = 4000, PAIRS = 12 };
+    lt_rng rng;
+    lt_rng_seed(&rng, 7, 0);
+    double scratch[LT_PAIRED_SCRATCH(PAIRS)];
+    int missed = 0;
+    for (int t = 0; t < TRIALS; t++) {
+        double base[PAIRS], next[PAIRS];
+        for (int i = 0; i < PAIRS; i++) {
+            float u[5];
+            lt_rng_fill_uniform(&rng, u, 5, 0.0f, 1.0f);
+            double drift = 1 + 0.5 * u[0]; /* the machine's speed, shared by the pair */
+            base[i] = drift * (1 + (u[1] < 0.1f ? 0.3 : 0.02 * u[2]));
+            next[i] = drift * (1 + (u[3] < 0.1f ? 0.3 : 0.02 * u[4]));
+        }
+        lt_paired p;
+        cr_assert_eq(lt_paired_ratio(base, next, PAIRS, 0.95, scratch, &p), LT_OK);
+        missed += p.lo > 1 || p.hi < 1;
+    }
+    cr_assert(missed <= TRIALS * 0.06, "missed %d of %d", missed, TRIALS);
+    cr_assert(missed >= TRIALS * 0.01, "missed %d of %d: the interval is too wide", missed,
+              TRIALS);
+}

@@ -135,9 +135,13 @@ Test(compare, clear_regression_fails)
     summary_row next[] = {OK_ROW("linear", 0.020, 0.019, 0.021)};
     cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 1, "%s", output);
     assert_verdict("step_median_s", "regressed");
-    assert_verdict("tokens_per_s", "regressed");
+    /* tokens/s is the same time again: listed with --all, counted once */
+    cr_assert_null(strstr(output, "tokens_per_s"), "%s", output);
     ASSERT_MENTIONS("+100.0%");
-    ASSERT_MENTIONS("**FAIL**");
+    ASSERT_MENTIONS("**FAIL** (copy summary): 1 regressed");
+    cr_assert_eq(compare_pair(&p, "--all"), 1, "%s", output);
+    assert_verdict("tokens_per_s", "regressed (derived)");
+    ASSERT_MENTIONS("**FAIL** (copy summary): 1 regressed");
     ASSERT_MENTIONS("| case | metric | base | new | change | verdict |");
     /* A looser threshold lets it pass. */
     cr_assert_eq(compare_pair(&p, "--threshold 150"), 0, "%s", output);
@@ -182,7 +186,7 @@ Test(compare, overlapping_ranges_are_noise)
     summary_row next[] = {OK_ROW("linear", 0.012, 0.009, 0.015)};
     cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 0, "%s", output);
     assert_verdict("step_median_s", "noise");
-    assert_verdict("tokens_per_s", "noise");
+    cr_assert_null(strstr(output, "tokens_per_s"), "%s", output); /* derived: --all */
 }
 
 Test(compare, any_exact_change_fails_unless_tolerated)
@@ -224,10 +228,14 @@ Test(compare, differing_provenance_is_not_comparable_and_not_run_is_not_judged)
                           OK_ROW("linear", 0.050, 0.049, 0.051)};
     next[0].threads = 4;
     next[1].status = "not-applicable";
-    cr_assert_eq(compare_rows(&p, base, 2, next, 2, ""), 0, "%s", output);
+    /* nothing could be judged: neither a pass nor a fail */
+    cr_assert_eq(compare_rows(&p, base, 2, next, 2, ""), 3, "%s", output);
     ASSERT_MENTIONS("| softmax softmax-kernel N=32 | threads | 2 | 4 | - | not comparable |");
     ASSERT_MENTIONS("| linear linear-kernel N=32 | status | ok | not-applicable | - | not run |");
+    ASSERT_MENTIONS("**NOTHING JUDGED**");
     cr_assert_null(strstr(output, "regressed |"), "%s", output);
+    cr_assert_null(strstr(output, "PASS"), "%s", output);
+    cr_assert_eq(compare_pair(&p, "--fail-on exact"), 3, "%s", output);
 }
 
 /* One model name ("AMD EPYC") can stand for CPUs of several generations:
@@ -260,23 +268,38 @@ Test(compare, another_cpu_generation_makes_only_timings_not_comparable)
     assert_verdict("step_median_s", "regressed");
 }
 
-/* Another set of ltbench's kernels (avx2 against avx512) is another
- * program, as another BLAS is: nothing is judged; a file written before
- * kernel_isa existed is compared on the rest. */
-Test(compare, another_kernel_set_is_not_comparable)
+/* Another set of ltbench's kernels (avx2 against avx512) or another BLAS
+ * core sums in another order: the timings are not comparable, the counts
+ * (bytes) are judged exactly, the losses within the cross-machine
+ * tolerance (1% or 0.02); a file written before kernel_isa existed is
+ * compared on the rest. */
+Test(compare, another_kernel_set_judges_counts_exactly_and_losses_within_tolerance)
 {
     pair p;
     summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
     summary_row next[] = {OK_ROW("linear", 0.050, 0.049, 0.051)};
     base[0].kernel_isa = "avx512";
     next[0].kernel_isa = "avx2";
-    next[0].loss_end = 0.5;
+    next[0].loss_end = base[0].loss_end + 0.015; /* rounding's reach: within 0.02 */
     cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--all"), 0, "%s", output);
-    cr_assert_not_null(strstr(output, "kernel_isa"), "%s", output);
-    cr_assert_null(strstr(output, "regressed |"), "%s", output);
-    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 0, "%s", output);
+    assert_verdict("step_median_s (kernel_isa)", "not comparable");
+    assert_verdict("loss_end (kernel_isa: 1% or 0.02)", "unchanged");
+    assert_verdict("peak_bytes", "unchanged");
+    ASSERT_MENTIONS("**PASS**");
 
-    next[0].kernel_isa = "avx512"; /* the same set: judged */
+    next[0].loss_end = 0.5; /* beyond rounding: fails */
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 1, "%s", output);
+    assert_verdict("loss_end (kernel_isa: 1% or 0.02)", "regressed");
+    cr_assert_eq(compare_pair(&p, "--fail-on exact --cross-absolute 0.3"), 0, "%s", output);
+
+    next[0].loss_end = base[0].loss_end;
+    next[0].peak_bytes = base[0].peak_bytes + 64; /* a count: judged exactly anywhere */
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 1, "%s", output);
+    assert_verdict("peak_bytes", "regressed");
+
+    next[0].peak_bytes = base[0].peak_bytes;
+    next[0].loss_end = 0.5;
+    next[0].kernel_isa = "avx512"; /* the same set: bit for bit */
     cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 1, "%s", output);
     assert_verdict("loss_end", "regressed");
 
@@ -548,6 +571,12 @@ static int json_value(json_reader *j)
         return json_members(j, *j->s == '{');
     if (*j->s == '"')
         return json_string(j, NULL, 0);
+    static const char *const literals[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++)
+        if (strncmp(j->s, literals[i], strlen(literals[i])) == 0) {
+            j->s += strlen(literals[i]);
+            return 1;
+        }
     char *end;
     strtod(j->s, &end);
     if (end == j->s)
@@ -974,4 +1003,87 @@ Test(dispatcher, lists_the_tools_as_available)
     ASSERT_MENTIONS("--exact-tolerance");
     cr_assert_eq(ltbench("plot --help"), 0);
     ASSERT_MENTIONS("gnuplot-nox");
+}
+
+/* ---- ab ---- */
+
+/* A stand-in for an ltbench build: a script that answers `scaling ...
+ * --out PATH` with a scaling CSV of two cases whose times are `linear` and
+ * `softmax` seconds, each times a noise factor drawn per call (the pair's
+ * machine state), as a real build's would be. */
+static void fake_build(const char *path, double linear, double softmax)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "#!/bin/sh\n"
+             "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+             "noise=$(awk -v s=$$ 'BEGIN { srand(s); printf \"%%.4f\", 1 + 0.02 * rand() }')\n"
+             "awk -v n=$noise 'BEGIN {\n"
+             "  print \"experiment,variant,kernel,causal,N,batch,status,fwd_median_s,"
+             "fwd_bwd_median_s,cpu_model,blas,kernel_isa,build,threads\"\n"
+             "  printf \"scaling,linear,linear-gemm,0,512,1,ok,%%.9g,%%.9g,Test CPU,B,k,b,1\\n\", "
+             "%g * n, 3 * %g * n\n"
+             "  printf \"scaling,softmax,softmax-gemm,0,512,1,ok,%%.9g,%%.9g,Test CPU,B,k,b,1\\n\", "
+             "%g * n, 3 * %g * n\n"
+             "  printf \"scaling,linformer,none,1,512,1,refused,nan,nan,Test CPU,B,k,b,1\\n\"\n"
+             "}' > \"$out\"\n",
+             linear, linear, softmax, softmax);
+    write_file(path, text);
+    cr_assert_eq(chmod(path, 0755), 0);
+}
+
+/* The same build against itself passes; one whose linear kernel is 10%
+ * slower is caught, naming that kernel and no other. */
+Test(ab, a_slower_kernel_is_caught_and_named)
+{
+    char dir[64], base[128], same[128], slow[128], args[1024];
+    make_temp_dir(dir);
+    snprintf(base, sizeof base, "%s/base.sh", dir);
+    snprintf(same, sizeof same, "%s/same.sh", dir);
+    snprintf(slow, sizeof slow, "%s/slow.sh", dir);
+    fake_build(base, 0.001, 0.004);
+    fake_build(same, 0.001, 0.004);
+    fake_build(slow, 0.0011, 0.004);
+    snprintf(args, sizeof args, "ab --base %s --new %s --rounds 10 --out %s/aa", base, same, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("**PASS**: 0 regressed of 4 timings judged");
+    snprintf(args, sizeof args, "ab --base %s --new %s --rounds 10 --out %s/ab", base, slow, dir);
+    cr_assert_eq(ltbench(args), 1, "%s", output);
+    ASSERT_MENTIONS("## Regressions\n\n- linear linear-gemm causal=0 N=512 batch=1 fwd_median_s");
+    ASSERT_MENTIONS("| linear-gemm | 2 | 2 | 0 |");
+    ASSERT_MENTIONS("| softmax-gemm | 2 | 0 | 0 |");
+    ASSERT_MENTIONS("**FAIL**: 2 regressed of 4 timings judged");
+    char path[256];
+    snprintf(path, sizeof path, "%s/ab/ab.json", dir);
+    char *json = check_read_text(path);
+    cr_assert_not_null(json);
+    cr_assert_not_null(strstr(json, "\"kernel\": \"linear-gemm\", \"timing\": \"fwd_median_s\", "
+                                    "\"verdict\": \"regressed\""), "%s", json);
+    free(json);
+    snprintf(path, sizeof path, "%s/ab/new/round-10.csv", dir);
+    cr_assert(exists(path));
+    /* an earlier comparison is not replaced without --overwrite */
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--overwrite");
+    strcat(args, " --overwrite");
+    cr_assert_eq(ltbench(args), 1, "%s", output);
+}
+
+Test(ab, bad_builds_and_too_few_rounds_are_refused)
+{
+    char dir[64], base[128], args[512];
+    make_temp_dir(dir);
+    snprintf(base, sizeof base, "%s/base.sh", dir);
+    fake_build(base, 0.001, 0.004);
+    cr_assert_eq(ltbench("ab --rounds 10"), 2, "%s", output);
+    ASSERT_MENTIONS("--base: required");
+    snprintf(args, sizeof args, "ab --base %s/none --out %s/x", dir, dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("no such executable");
+    snprintf(args, sizeof args, "ab --base %s --new %s --rounds 5 --out %s/y", base, base, dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--rounds 5");
+    snprintf(args, sizeof args, "ab --base %s --new %s --rounds 7 --out %s/z", base, base, dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output); /* 4 timings jointly need 8 */
+    ASSERT_MENTIONS("need at least 8 rounds");
 }

@@ -61,7 +61,7 @@ typedef struct sweep {
     entry entries[MAX_ENTRIES];
     int entry_count, measured; /* measured: the lengths the group reached */
     int kernels_given;         /* --kernels on the command line */
-    double samples[MAX_REPEATS];
+    double samples[2 * MAX_REPEATS];
     lt_progress progress;
     long done;
 } sweep;
@@ -330,6 +330,8 @@ static lt_status add_case_row(sweep *w, const entry *e, lt_attn_shape s, const c
     lt_set_num(c, "fwd_bwd_median_s", t->fwd_bwd.median);
     lt_set_num(c, "fwd_bwd_min_s", t->fwd_bwd.min);
     lt_set_num(c, "fwd_bwd_max_s", t->fwd_bwd.max);
+    lt_set_samples(c, "fwd_samples_s", t->fwd_samples, t->fwd.count);
+    lt_set_samples(c, "fwd_bwd_samples_s", t->fwd_bwd_samples, t->fwd_bwd.count);
     lt_set_num(c, "fwd_per_sample_s", t->fwd.median / s.B);
     lt_set_num(c, "fwd_bwd_per_sample_s", t->fwd_bwd.median / s.B);
     lt_set_int(c, "peak_bytes", (long long)t->peak_bytes);

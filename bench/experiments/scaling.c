@@ -48,6 +48,7 @@ typedef struct scaling_case {
     int is_default;     /* the variant's default kernel for this causal mode */
     size_t planned_bytes, peak_bytes;
     lt_summary fwd, fwd_bwd;
+    double fwd_samples[MAX_REPEATS], fwd_bwd_samples[MAX_REPEATS]; /* ascending */
     double flops_fwd, flops_bwd;          /* the paper's model of the method */
     double performed_fwd, performed_bwd;  /* what this kernel actually computes */
     double products_gflops; /* its own products' rate, measured after it (NaN: none) */
@@ -68,6 +69,9 @@ static lt_status measure_case(scaling_case *row, const lt_attn *attn, lt_attn_sh
                              (int)opt->repeats, samples, &timing));
     row->fwd = timing.fwd;
     row->fwd_bwd = timing.fwd_bwd;
+    memcpy(row->fwd_samples, timing.fwd_samples, (size_t)timing.fwd.count * sizeof(double));
+    memcpy(row->fwd_bwd_samples, timing.fwd_bwd_samples,
+           (size_t)timing.fwd_bwd.count * sizeof(double));
     row->peak_bytes = timing.peak_bytes;
     return LT_OK;
 }
@@ -113,6 +117,8 @@ static lt_status add_row(lt_table *t, const scaling_options *opt, const scaling_
     lt_set_num(t, "fwd_bwd_median_s", r->fwd_bwd.median);
     lt_set_num(t, "fwd_bwd_min_s", r->fwd_bwd.min);
     lt_set_num(t, "fwd_bwd_max_s", r->fwd_bwd.max);
+    lt_set_samples(t, "fwd_samples_s", r->fwd_samples, r->fwd.count);
+    lt_set_samples(t, "fwd_bwd_samples_s", r->fwd_bwd_samples, r->fwd_bwd.count);
     lt_set_num(t, "fwd_per_sample_s", r->fwd.median * per);
     lt_set_num(t, "fwd_bwd_per_sample_s", r->fwd_bwd.median * per);
     lt_set_int(t, "peak_bytes", (long long)r->peak_bytes);
@@ -311,7 +317,7 @@ typedef struct sweep {
     lt_table table;
     scaling_case rows[MAX_CASES];
     int row_count;
-    double samples[MAX_REPEATS];
+    double samples[2 * MAX_REPEATS];
     lt_progress progress;
 } sweep;
 

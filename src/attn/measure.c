@@ -101,10 +101,12 @@ lt_status lt_attn_time_case(const lt_attn *attn, lt_attn_shape shape, uint64_t s
         lt_rng_fill_normal(&rng, buf.v, (long)c.v_count, 1.0f);
         lt_rng_fill_normal(&rng, buf.d_out, (long)c.v_count, 1.0f);
         lt_attn_init_params(attn, buf.params, (unsigned long long)seed);
+        out->fwd_samples = samples;
+        out->fwd_bwd_samples = samples + repeats;
         status = lt_time_repeat(&out->fwd, samples, run_forward, &c, warmup, repeats);
         if (status == LT_OK)
-            status = lt_time_repeat(&out->fwd_bwd, samples, run_forward_backward, &c, warmup,
-                                    repeats);
+            status = lt_time_repeat(&out->fwd_bwd, samples + repeats, run_forward_backward, &c,
+                                    warmup, repeats);
     }
     out->peak_bytes = lt_mem_peak() - base;
     case_free(&buf);

@@ -14,13 +14,16 @@
 
 typedef struct lt_attn_timing {
     lt_summary fwd, fwd_bwd;          /* median, min, max seconds */
+    /* every timed run's seconds, ascending: in the caller's `samples` */
+    const double *fwd_samples, *fwd_bwd_samples;
     size_t planned_bytes, peak_bytes; /* the case's buffers: planned, and the tracked peak */
 } lt_attn_timing;
 
 /* Bytes lt_attn_time_case allocates for this case on `threads` threads. */
 size_t lt_attn_case_bytes(const lt_attn *attn, lt_attn_shape shape, int threads);
 
-/* Times the case; `samples` holds `repeats` doubles. Failures of the kernel
+/* Times the case; `samples` holds 2 * `repeats` doubles, the forward's
+ * timed runs then the forward+backward's (lt_attn_timing points at them). Failures of the kernel
  * stop it (the caller checks the plan against the budget first). */
 lt_status lt_attn_time_case(const lt_attn *attn, lt_attn_shape shape, uint64_t seed,
                             uint64_t stream, int warmup, int repeats, double *samples,

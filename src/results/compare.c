@@ -26,19 +26,25 @@ static const char *const verdict_names[V_COUNT] = {
     "regressed", "changed", "improved", "noise", "unchanged", "info",
     "not comparable", "not run", "missing in new", "only in new", "other kernel"};
 
-/* Provenance that must agree for numbers to be comparable, beside the
- * schema's own setup columns. */
-static const char *const provenance_setup[] = {"cpu_model", "cpu_id",          "blas",
-                                               "kernel_isa", "ranks", "omp_wait_policy",
-                                               "build"};
+/* Provenance beside the schema's own setup columns, and what a difference
+ * in each leaves comparable:
+ *   ranks            nothing (another amount of work per process)
+ *   cpu_model, cpu_id, omp_wait_policy
+ *                    the same code to the same bits at another speed: all
+ *                    but the timings
+ *   blas, kernel_isa, build
+ *                    other arithmetic (another summation order): the
+ *                    counts exactly, the other exact metrics within the
+ *                    cross-machine tolerance, no timings */
+typedef enum setup_kind { SETUP_WHOLE, SETUP_SPEED, SETUP_ARITHMETIC } setup_kind;
 
-/* Setup that bears on timings only: CPUs of one model name but another
- * generation, and threads that wait at barriers another way, run the same
- * code to the same bits, at other speeds. */
-static int timing_only_setup(const char *name)
-{
-    return strcmp(name, "cpu_id") == 0 || strcmp(name, "omp_wait_policy") == 0;
-}
+static const struct {
+    const char *name;
+    setup_kind kind;
+} provenance_setup[] = {{"cpu_model", SETUP_SPEED},     {"cpu_id", SETUP_SPEED},
+                        {"blas", SETUP_ARITHMETIC},     {"kernel_isa", SETUP_ARITHMETIC},
+                        {"ranks", SETUP_WHOLE},         {"omp_wait_policy", SETUP_SPEED},
+                        {"build", SETUP_ARITHMETIC}};
 enum { PROVENANCE_SETUP = sizeof provenance_setup / sizeof provenance_setup[0],
        MAX_SETUP = PROVENANCE_SETUP + 8 };
 
@@ -53,7 +59,11 @@ typedef struct side {
     int keys[MAX_KEYS];
     int value[MAX_METRICS], median[MAX_METRICS], min[MAX_METRICS], max[MAX_METRICS];
     int status;
+    setup_kind setup_kind[MAX_SETUP];
     int setup[MAX_SETUP];
+    /* per metric: a rate of a time another metric judges (GFLOP/s of the
+     * forward's seconds): listed, not counted a second time */
+    int derived[MAX_METRICS];
     uint64_t *hash; /* (rows) of the key cells */
 } side;
 
@@ -61,6 +71,7 @@ typedef struct side {
 typedef struct line {
     long long base_row, new_row; /* -1: not in that file */
     int metric;                  /* -1: the whole case */
+    int derived;                 /* the metric is a rate of a time judged beside it */
     verdict v;
     double change;               /* relative, NaN where none */
     char what[48], base_text[64], new_text[64];
@@ -84,6 +95,7 @@ static lt_status resolve(side *s)
             s->key_spec[s->nkeys] = col;
             s->keys[s->nkeys++] = at;
         } else if (col->role == LT_COL_SETUP && s->nsetup < MAX_SETUP - (int)PROVENANCE_SETUP) {
+            s->setup_kind[s->nsetup] = SETUP_WHOLE;
             s->setup_name[s->nsetup++] = col->name;
         } else if (is_metric(col) && s->nmetrics < MAX_METRICS) {
             int m = s->nmetrics++;
@@ -105,8 +117,10 @@ static lt_status resolve(side *s)
             }
         }
     }
-    for (int i = 0; i < (int)PROVENANCE_SETUP; i++)
-        s->setup_name[s->nsetup++] = provenance_setup[i];
+    for (int i = 0; i < (int)PROVENANCE_SETUP; i++) {
+        s->setup_kind[s->nsetup] = provenance_setup[i].kind;
+        s->setup_name[s->nsetup++] = provenance_setup[i].name;
+    }
     for (int i = 0; i < s->nsetup; i++)
         s->setup[i] = lt_results_column(&s->file, s->setup_name[i]);
     s->status = lt_results_column(&s->file, "status");
@@ -372,7 +386,7 @@ static lt_status add_line(report *r, line **out)
         r->capacity = capacity;
     }
     *out = &r->lines[r->count++];
-    **out = (line){-1, -1, -1, V_INFO, NAN, "", "", ""};
+    **out = (line){-1, -1, -1, 0, V_INFO, NAN, "", "", ""};
     return LT_OK;
 }
 
@@ -390,14 +404,17 @@ static lt_status case_line(report *r, long long base_row, long long new_row, ver
     return LT_OK;
 }
 
-/* Judges one matched case: its status, its setup, then each metric. */
+/* Judges one matched case: its status, its setup, then each metric. A
+ * setup that differs in speed only leaves the timings out; one that
+ * differs in arithmetic also holds the exact metrics that are not counts to
+ * the cross-machine tolerance (o->cross_tolerance) instead of bit for bit. */
 static lt_status compare_case(report *r, const side *base, long long rb, const side *next,
                               long long rn, const lt_compare_options *o)
 {
     const char *sb = status_of(base, rb), *sn = status_of(next, rn);
     if (strcmp(sb, "ok") != 0 || strcmp(sn, "ok") != 0)
         return case_line(r, rb, rn, V_NOT_RUN, "status", sb, sn);
-    const char *timings_differ_in = NULL;
+    const char *speed_differs = NULL, *arithmetic_differs = NULL;
     for (int i = 0; i < base->nsetup; i++) {
         if (base->setup[i] < 0 || next->setup[i] < 0)
             continue;
@@ -408,10 +425,12 @@ static lt_status compare_case(report *r, const side *base, long long rb, const s
         int provenance = i >= base->nsetup - (int)PROVENANCE_SETUP;
         if (cells_equal(a, b) || (provenance && (a[0] == '\0' || b[0] == '\0')))
             continue;
-        if (!timing_only_setup(base->setup_name[i]))
+        if (base->setup_kind[i] == SETUP_WHOLE)
             return case_line(r, rb, rn, V_NOT_COMPARABLE, base->setup_name[i], a, b);
-        if (timings_differ_in == NULL)
-            timings_differ_in = base->setup_name[i];
+        if (speed_differs == NULL)
+            speed_differs = base->setup_name[i];
+        if (base->setup_kind[i] == SETUP_ARITHMETIC && arithmetic_differs == NULL)
+            arithmetic_differs = base->setup_name[i];
     }
     r->judged[rn] = r->count;
     for (int m = 0; m < base->nmetrics; m++) {
@@ -425,12 +444,22 @@ static lt_status compare_case(report *r, const side *base, long long rb, const s
         l->base_row = rb;
         l->new_row = rn;
         l->metric = m;
-        if (spec->role == LT_COL_TIMING && timings_differ_in != NULL) {
+        l->derived = base->derived[m];
+        snprintf(l->what, sizeof l->what, "%s", spec->name);
+        if (spec->role == LT_COL_TIMING && speed_differs != NULL) {
             l->v = V_NOT_COMPARABLE;
-            snprintf(l->what, sizeof l->what, "%s (%s)", spec->name, timings_differ_in);
+            snprintf(l->what, sizeof l->what, "%s (%s)", spec->name, speed_differs);
+        } else if (spec->role == LT_COL_EXACT && !spec->cpu_independent &&
+                   arithmetic_differs != NULL) {
+            lt_compare_options across = *o;
+            across.exact_tolerance = o->cross_tolerance;
+            l->v = judge(spec, vb, vn, gb, gn, &across, &l->change);
+            if ((l->v == V_REGRESSED || l->v == V_CHANGED) && fabs(vn - vb) <= o->cross_absolute)
+                l->v = V_UNCHANGED;
+            snprintf(l->what, sizeof l->what, "%s (%s: %g%% or %g)", spec->name,
+                     arithmetic_differs, o->cross_tolerance, o->cross_absolute);
         } else {
             l->v = judge(spec, vb, vn, gb, gn, o, &l->change);
-            snprintf(l->what, sizeof l->what, "%s", spec->name);
         }
         format_value(l->base_text, sizeof l->base_text, vb, spec->role);
         format_value(l->new_text, sizeof l->new_text, vn, spec->role);
@@ -530,7 +559,7 @@ static int line_shown(const line *l, int all)
 {
     if (all)
         return 1;
-    if (l->v == V_UNCHANGED || l->v == V_INFO)
+    if (l->v == V_UNCHANGED || l->v == V_INFO || l->derived)
         return 0;
     /* A case that is never run (a causal Linformer) is not news. */
     return l->v != V_NOT_RUN || strcmp(l->base_text, l->new_text) != 0;
@@ -550,14 +579,50 @@ static void format_change(char *buf, size_t size, double change)
         snprintf(buf, size, "%+.1f%%", 100 * change);
 }
 
-static void print_table(FILE *out, const report *r, const side *base, const side *next,
-                        const int *shown, int all)
+/* The report's order: what fails first, the largest change first within a
+ * verdict, then what was not judged; lines of one rank keep their order. */
+static int verdict_rank(verdict v)
 {
+    static const int rank[V_COUNT] = {
+        [V_REGRESSED] = 0, [V_CHANGED] = 1, [V_MISSING] = 2,      [V_NOT_RUN] = 3,
+        [V_NOISE] = 4,     [V_IMPROVED] = 5, [V_NOT_COMPARABLE] = 6, [V_OTHER_KERNEL] = 7,
+        [V_ONLY_NEW] = 8,  [V_UNCHANGED] = 9, [V_INFO] = 10};
+    return rank[v];
+}
+
+typedef struct ordered_line {
+    int rank;
+    double size; /* |change|, NaN as the largest */
+    long long index;
+} ordered_line;
+
+static int by_severity(const void *pa, const void *pb)
+{
+    const ordered_line *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static lt_status print_table(FILE *out, const report *r, const side *base, const side *next,
+                             const int *shown, int all)
+{
+    ordered_line *order = NULL;
+    LT_TRY(lt_mem_alloc((void **)&order, (size_t)(r->count > 0 ? r->count : 1) * sizeof *order,
+                        "report order"));
+    for (long long i = 0; i < r->count; i++) {
+        double change = fabs(r->lines[i].change);
+        order[i] = (ordered_line){verdict_rank(r->lines[i].v), isnan(change) ? INFINITY : change,
+                                  i};
+    }
+    qsort(order, (size_t)r->count, sizeof *order, by_severity);
     fprintf(out, "| case | metric | base | new | change | verdict |\n"
                  "|---|---|---|---|---|---|\n");
     long long printed = 0;
     for (long long i = 0; i < r->count; i++) {
-        const line *l = &r->lines[i];
+        const line *l = &r->lines[order[i].index];
         if (!line_shown(l, all))
             continue;
         char label[256], change[32];
@@ -566,12 +631,14 @@ static void print_table(FILE *out, const report *r, const side *base, const side
         else
             describe_case(label, sizeof label, next, l->new_row, shown);
         format_change(change, sizeof change, l->change);
-        fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", label, l->what, l->base_text,
-                l->new_text, change, verdict_names[l->v]);
+        fprintf(out, "| %s | %s | %s | %s | %s | %s%s |\n", label, l->what, l->base_text,
+                l->new_text, change, verdict_names[l->v], l->derived ? " (derived)" : "");
         printed++;
     }
     if (printed == 0)
         fprintf(out, "| (every metric unchanged) | | | | | |\n");
+    lt_mem_free(order);
+    return LT_OK;
 }
 
 /* A share of CPU time the hypervisor may give other guests before a run's
@@ -697,6 +764,13 @@ static void json_entry(FILE *f, int first, const side *next, long long row, int 
     }
     fprintf(f, ", \"extra\": ");
     json_string(f, text);
+    /* the same as fields, for tools that read them */
+    fprintf(f, ", \"verdict\": ");
+    json_string(f, judged != NULL ? verdict_names[judged->v] : "not compared");
+    if (judged != NULL && isfinite(judged->change))
+        fprintf(f, ", \"change\": %.6g", judged->change);
+    if (judged != NULL && judged->derived)
+        fprintf(f, ", \"derived\": true");
     fputc('}', f);
 }
 
@@ -749,20 +823,34 @@ static lt_status write_json_files(const char *prefix, const report *r, const sid
     return LT_OK;
 }
 
+/* A verdict that judged something: a metric compared, whatever came of it. */
+static int judged_verdict(verdict v)
+{
+    return v == V_REGRESSED || v == V_CHANGED || v == V_IMPROVED || v == V_NOISE ||
+           v == V_UNCHANGED;
+}
+
+/* The summary line; returns LT_COMPARE_PASS, _FAIL or _NOTHING_JUDGED. A
+ * rate of a time judged beside it (GFLOP/s) is not counted again. */
 static int summarise(FILE *out, const report *r, const side *base, const lt_compare_options *o)
 {
-    long long counts[V_COUNT] = {0}, failing = 0;
+    long long counts[V_COUNT] = {0}, failing = 0, judged = 0;
     for (long long i = 0; i < r->count; i++) {
         const line *l = &r->lines[i];
+        if (l->derived)
+            continue;
         counts[l->v]++;
+        judged += l->metric >= 0 && judged_verdict(l->v);
         if (l->v != V_REGRESSED && l->v != V_CHANGED)
             continue;
         /* with exact_only a timing is reported, not failed */
         int timing = l->metric >= 0 && base->metric_spec[l->metric]->role == LT_COL_TIMING;
         failing += !(o->exact_only && timing);
     }
-    int failed = failing > 0;
-    fprintf(out, "\n**%s** (%s): ", failed ? "FAIL" : "PASS", base->schema->name);
+    int result = failing > 0 ? LT_COMPARE_FAIL : judged == 0 ? LT_COMPARE_NOTHING_JUDGED
+                                                              : LT_COMPARE_PASS;
+    static const char *const words[] = {"PASS", "FAIL", "", "NOTHING JUDGED"};
+    fprintf(out, "\n**%s** (%s): ", words[result], base->schema->name);
     int first = 1;
     for (int v = 0; v < V_COUNT; v++) {
         if (counts[v] == 0 && v != V_REGRESSED)
@@ -770,8 +858,13 @@ static int summarise(FILE *out, const report *r, const side *base, const lt_comp
         fprintf(out, "%s%lld %s", first ? "" : ", ", counts[v], verdict_names[v]);
         first = 0;
     }
-    fprintf(out, "; threshold %g%%, exact tolerance %g%%\n", o->threshold, o->exact_tolerance);
-    return failed;
+    fprintf(out, "; threshold %g%%, exact tolerance %g%% (across BLAS, kernel sets or builds "
+                 "%g%% or %g)\n",
+            o->threshold, o->exact_tolerance, o->cross_tolerance, o->cross_absolute);
+    if (result == LT_COMPARE_NOTHING_JUDGED)
+        fprintf(out, "No metric of any case could be judged: the runs differ in what the "
+                     "lines above say, so this is neither a pass nor a fail.\n");
+    return result;
 }
 
 /* A key that older files lack: an error naming the file when only one of
@@ -822,6 +915,16 @@ static lt_status align_metrics(side *base, side *next)
         kept++;
     }
     base->nmetrics = next->nmetrics = kept;
+    for (int m = 0; m < kept; m++) {
+        const lt_column *spec = base->metric_spec[m];
+        int derived = 0;
+        for (int other = 0; other < kept && spec->role == LT_COL_TIMING && spec->rate; other++) {
+            const lt_column *time = base->metric_spec[other];
+            derived |= time->role == LT_COL_TIMING && !time->rate && time->spread != NULL &&
+                       spec->spread != NULL && strcmp(time->spread, spec->spread) == 0;
+        }
+        base->derived[m] = next->derived[m] = derived;
+    }
     return LT_OK;
 }
 
@@ -874,8 +977,9 @@ lt_status lt_compare(const lt_schema *const *schemas, int count, const char *bas
     /* Everything that can fail comes before the verdict is printed. */
     if (status == LT_OK && o->json != NULL)
         status = write_json_files(o->json, &r, &next, shown, json_done, sizeof json_done);
+    if (status == LT_OK)
+        status = print_table(out, &r, &base, &next, shown, o->all);
     if (status == LT_OK) {
-        print_table(out, &r, &base, &next, shown, o->all);
         fprintf(out, "%s%s", busy[0], busy[1]);
         *failed = summarise(out, &r, &base, o);
         fputs(json_done, out);

@@ -140,6 +140,16 @@ void lt_set_num(lt_table *t, const char *column, double value)
     lt_set_str(t, column, buf);
 }
 
+void lt_set_samples(lt_table *t, const char *column, const double *samples, int count)
+{
+    char text[LT_SAMPLES_MAX * 16 + 1] = "";
+    size_t used = 0;
+    for (int i = 0; i < count && i < LT_SAMPLES_MAX; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%.6g", i ? " " : "",
+                                 samples[i]);
+    lt_set_str(t, column, text);
+}
+
 /* Row `row` with its own provenance. */
 static lt_status write_row(const lt_table *t, lt_csv *csv, long row)
 {

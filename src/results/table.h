@@ -22,7 +22,7 @@
 typedef enum lt_col_role {
     LT_COL_KEY,    /* identifies a case: compare matches rows on the keys */
     LT_COL_SETUP,  /* how it ran (threads): must agree for numbers to compare */
-    LT_COL_TIMING, /* noisy: judged against a threshold and the min..max spread */
+    LT_COL_TIMING, /* noisy: judged against a threshold and the runs' spread */
     LT_COL_EXACT,  /* deterministic for the same seed and threads: any change counts */
     LT_COL_INFO,   /* listed by compare --all, never judged */
     LT_COL_NOTE    /* recorded only: status, notes, settings, bookkeeping */
@@ -44,6 +44,11 @@ typedef struct lt_column {
      * other keys (a file that has it against one that lacks it is an
      * error: their cases may differ in it) */
     int older_files_lack;
+    /* EXACT: the same on any CPU, BLAS and kernel set (FLOP counts, planned
+     * and peak bytes, parameters), so judged exactly across machines too;
+     * other exact metrics (losses) follow the arithmetic's order and are
+     * judged bit for bit only where BLAS and kernel set agree */
+    int cpu_independent;
     /* Printed by the program and in the suite's report when `header` is
      * set: printf `format` of the value times `scale` (0 = 1); text when
      * format is NULL. */
@@ -138,6 +143,11 @@ void lt_set_str(lt_table *t, const char *column, const char *value);
 void lt_set_int(lt_table *t, const char *column, long long value);
 /* "%.17g", nan, inf, -inf: exactly what the CSV will hold. */
 void lt_set_num(lt_table *t, const char *column, double value);
+/* A timing's samples (seconds), space-separated in one cell, 6 significant
+ * digits each: what a statistic over repeats reads back. At most
+ * LT_SAMPLES_MAX. */
+enum { LT_SAMPLES_MAX = 100 };
+void lt_set_samples(lt_table *t, const char *column, const double *samples, int count);
 /* Every cell must be set (an unset or unknown column aborts: a program
  * bug); the row then goes to the journal, if any. */
 lt_status lt_row_end(lt_table *t);

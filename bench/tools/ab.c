@@ -1,0 +1,637 @@
+/* ltbench ab: two builds timed on the same attention cases, alternately, in
+ * one job on one machine; the ratio of each timing with its confidence
+ * interval (src/results/paired.h) and a verdict that holds on a noisy VM.
+ * A build is an ltbench executable or a git revision, built here in a
+ * temporary worktree. Each round runs `ltbench scaling` once per build, in
+ * an order drawn per round, so a slow minute of the machine falls on both
+ * sides of a pair. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/cli.h"
+#include "core/process.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "io/atomic.h"
+#include "results/file.h"
+#include "results/paired.h"
+#include "tables.h"
+
+enum { MAX_ROUNDS = 60, MAX_CASES = 64, MAX_ARGS = 48, SIDES = 2 };
+
+/* The CI case set: each kernel family of the paper at a length where every
+ * variant runs in milliseconds, on one thread (the quietest timings a
+ * 2-core VM gives), 7 timed runs per case and round. */
+static const char default_cases[] =
+    "--variants softmax,linear,linformer --causal both --min-log2 9 --max-log2 9 --batch 1 "
+    "--threads 1 --warmup 1 --repeats 7";
+
+/* The timings judged; their rates (GFLOP/s) are the same numbers again. */
+static const char *const timing_columns[] = {"fwd_median_s", "fwd_bwd_median_s"};
+enum { TIMINGS = sizeof timing_columns / sizeof timing_columns[0] };
+
+typedef struct ab_options {
+    const char *side_spec[SIDES]; /* --base, --new: executable or revision */
+    const char *out, *cases;
+    long rounds, seed;
+    double threshold, confidence;
+    int overwrite, keep;
+} ab_options;
+
+typedef struct ab_side {
+    const char *role;     /* "base", "new" */
+    char program[4400];   /* the ltbench executable run */
+    char described[4600]; /* what it is, for the report */
+    char worktree[4200];  /* a revision's worktree, removed at the end ("" none) */
+    char provenance[512]; /* cpu, blas, kernel set and build of its first round */
+} ab_side;
+
+typedef struct ab_case {
+    char label[256], kernel[64];
+    int timing;                               /* index into timing_columns */
+    double seconds[SIDES][MAX_ROUNDS];        /* the round's median */
+    int seen[SIDES][MAX_ROUNDS];
+    lt_paired paired;
+    int judged;
+    const char *verdict;
+} ab_case;
+
+typedef struct ab_run {
+    ab_options o;
+    ab_side side[SIDES];
+    ab_case cases[MAX_CASES];
+    int case_count;
+    int base_first[MAX_ROUNDS];
+} ab_run;
+
+/* ---- the builds ---- */
+
+static int is_executable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* This build's ltbench: beside this program. */
+static void own_ltbench(char *out, size_t size)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    snprintf(out, size, "%s/ltbench", self);
+}
+
+static int run_quietly(const char *const *argv)
+{
+    fflush(stdout);
+    return lt_process_run(argv, NULL);
+}
+
+/* A revision of the checkout in the current folder, built into a worktree
+ * under the output folder with this build's native setting. */
+static lt_status build_revision(ab_side *s, const char *revision, const char *out)
+{
+    const char *verify[] = {"git", "rev-parse", "--verify", "--quiet", NULL, NULL};
+    char commit[300];
+    snprintf(commit, sizeof commit, "%s^{commit}", revision);
+    verify[4] = commit;
+    if (run_quietly(verify) != 0)
+        return lt_fail(LT_E_USAGE,
+                       "--%s %s: not an executable, nor a revision of a git checkout here "
+                       "(run from the ltbench checkout, or give the path of an ltbench "
+                       "executable)",
+                       s->role, revision);
+    snprintf(s->worktree, sizeof s->worktree, "%s/%s-worktree", out, s->role);
+    fprintf(stderr, "ltbench ab: building %s (%s) in %s\n", s->role, revision, s->worktree);
+    const char *add[] = {"git", "worktree", "add", "--detach", "--force", s->worktree, revision,
+                         NULL};
+    if (run_quietly(add) != 0) {
+        s->worktree[0] = '\0';
+        return lt_fail(LT_E_SYSTEM, "--%s %s: git worktree add failed", s->role, revision);
+    }
+    char build[4300], native[32];
+    snprintf(build, sizeof build, "%s/build", s->worktree);
+    snprintf(native, sizeof native, "-Dnative=%s",
+             strstr(LT_BUILD_FLAGS, "native=true") != NULL ? "true" : "false");
+    const char *setup[] = {"meson", "setup", build, "--buildtype=release", native, NULL};
+    const char *compile[] = {"meson", "compile", "-C", build, "ltbench", "ltbench-scaling",
+                             NULL};
+    if (run_quietly(setup) != 0 || run_quietly(compile) != 0)
+        return lt_fail(LT_E_SYSTEM, "--%s %s: the build in %s failed (see above)", s->role,
+                       revision, build);
+    snprintf(s->program, sizeof s->program, "%s/ltbench", build);
+    snprintf(s->described, sizeof s->described, "revision %s, built with %s", revision, native);
+    return LT_OK;
+}
+
+static void remove_worktree(ab_side *s)
+{
+    if (s->worktree[0] == '\0')
+        return;
+    const char *remove[] = {"git", "worktree", "remove", "--force", s->worktree, NULL};
+    if (run_quietly(remove) != 0)
+        fprintf(stderr, "ltbench ab: warning: could not remove the worktree %s\n", s->worktree);
+    s->worktree[0] = '\0';
+}
+
+static lt_status prepare_side(ab_side *s, const char *spec, const char *out)
+{
+    if (spec == NULL) {
+        own_ltbench(s->program, sizeof s->program);
+        snprintf(s->described, sizeof s->described, "this build (%s)", s->program);
+        return LT_OK;
+    }
+    if (strchr(spec, '/') != NULL || is_executable(spec)) {
+        if (!is_executable(spec))
+            return lt_fail(LT_E_USAGE, "--%s %s: no such executable", s->role, spec);
+        snprintf(s->program, sizeof s->program, "%s", spec);
+        snprintf(s->described, sizeof s->described, "executable %s", spec);
+        return LT_OK;
+    }
+    return build_revision(s, spec, out);
+}
+
+/* ---- the rounds ---- */
+
+static void round_path(char *buf, size_t size, const ab_options *o, const ab_side *s, int round)
+{
+    snprintf(buf, size, "%s/%s/round-%02d.csv", o->out, s->role, round + 1);
+}
+
+static lt_status run_side(const ab_run *r, int which, int round, char *cases_text)
+{
+    const ab_side *s = &r->side[which];
+    char path[4400];
+    round_path(path, sizeof path, &r->o, s, round);
+    const char *argv[MAX_ARGS + 8];
+    int n = 0;
+    argv[n++] = s->program;
+    argv[n++] = "scaling";
+    for (char *at = strtok(cases_text, " \t\n"); at != NULL; at = strtok(NULL, " \t\n")) {
+        if (n >= MAX_ARGS)
+            return lt_fail(LT_E_USAGE, "--cases: more than %d words", MAX_ARGS - 2);
+        argv[n++] = at;
+    }
+    argv[n++] = "--out";
+    argv[n++] = path;
+    argv[n++] = "--quiet";
+    argv[n] = NULL;
+    int code = lt_process_run(argv, NULL);
+    if (code != 0)
+        return lt_fail(code == 2 ? LT_E_USAGE : LT_E_SYSTEM,
+                       "round %d: %s's `ltbench scaling %s` exited with %d", round + 1, s->role,
+                       r->o.cases, code);
+    return LT_OK;
+}
+
+/* The case a row is: its label keys (variant, kernel, causal, N) and batch. */
+static void row_label(char *buf, size_t size, const lt_results_file *f, long long row)
+{
+    static const char *const keys[] = {"variant", "kernel", "causal", "N", "batch"};
+    buf[0] = '\0';
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        lt_results_label_append(buf, size, keys[k],
+                                lt_results_cell(f, row, lt_results_column(f, keys[k])));
+}
+
+static ab_case *find_case(ab_run *r, const char *label, int timing, int create)
+{
+    for (int c = 0; c < r->case_count; c++)
+        if (r->cases[c].timing == timing && strcmp(r->cases[c].label, label) == 0)
+            return &r->cases[c];
+    if (!create || r->case_count == MAX_CASES)
+        return NULL;
+    ab_case *c = &r->cases[r->case_count++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->label, sizeof c->label, "%s", label);
+    c->timing = timing;
+    return c;
+}
+
+/* Reads one round's CSV of one side into the cases. */
+static lt_status read_round(ab_run *r, int which, int round)
+{
+    ab_side *s = &r->side[which];
+    char path[4400];
+    round_path(path, sizeof path, &r->o, s, round);
+    lt_results_file f;
+    LT_TRY(lt_results_read(&f, path));
+    int status_col = lt_results_column(&f, "status"), kernel_col = lt_results_column(&f, "kernel");
+    lt_status status = LT_OK;
+    if (round == 0) {
+        static const char *const prov[] = {"cpu_model", "blas", "kernel_isa", "build", "threads"};
+        s->provenance[0] = '\0';
+        for (size_t p = 0; p < sizeof prov / sizeof prov[0]; p++)
+            snprintf(s->provenance + strlen(s->provenance),
+                     sizeof s->provenance - strlen(s->provenance), "%s%s %s", p ? "; " : "",
+                     prov[p], lt_results_cell(&f, 0, lt_results_column(&f, prov[p])));
+    }
+    for (long long row = 0; row < f.table.nrows && status == LT_OK; row++) {
+        if (strcmp(lt_results_cell(&f, row, status_col), "ok") != 0)
+            continue;
+        char label[256];
+        row_label(label, sizeof label, &f, row);
+        for (int t = 0; t < TIMINGS && status == LT_OK; t++) {
+            ab_case *c = find_case(r, label, t, 1);
+            if (c == NULL) {
+                status = lt_fail(LT_E_USAGE, "--cases: more than %d timings", MAX_CASES);
+                break;
+            }
+            if (c->seen[which][round]) {
+                status = lt_fail(LT_E_INPUT, "%s: two rows are case %s", path, label);
+                break;
+            }
+            snprintf(c->kernel, sizeof c->kernel, "%s", lt_results_cell(&f, row, kernel_col));
+            status = lt_results_number(&c->seconds[which][round], &f, row,
+                                       lt_results_column(&f, timing_columns[t]));
+            c->seen[which][round] = 1;
+        }
+    }
+    lt_results_free(&f);
+    return status;
+}
+
+/* ---- the verdicts ---- */
+
+/* Judges every timing both sides measured in every round, at a confidence
+ * that holds jointly over them all (Bonferroni). Returns how many. */
+static lt_status judge(ab_run *r, int *judged_count, double *each_confidence)
+{
+    int rounds = (int)r->o.rounds, m = 0;
+    for (int c = 0; c < r->case_count; c++) {
+        ab_case *k = &r->cases[c];
+        k->judged = 1;
+        for (int i = 0; i < rounds; i++)
+            k->judged &= k->seen[0][i] && k->seen[1][i];
+        m += k->judged;
+        k->verdict = k->judged ? NULL : "not judged (not measured in every round)";
+    }
+    *judged_count = m;
+    *each_confidence = 1 - (1 - r->o.confidence / 100) / (m > 0 ? m : 1);
+    double scratch[LT_PAIRED_SCRATCH(MAX_ROUNDS)];
+    const double up = 1 + r->o.threshold / 100, down = 1 / up;
+    for (int c = 0; c < r->case_count; c++) {
+        ab_case *k = &r->cases[c];
+        if (!k->judged)
+            continue;
+        LT_TRY(lt_paired_ratio(k->seconds[0], k->seconds[1], rounds, *each_confidence, scratch,
+                               &k->paired));
+        const lt_paired *p = &k->paired;
+        if (p->ratio > up && p->lo > 1)
+            k->verdict = "regressed";
+        else if (p->ratio < down && p->hi < 1)
+            k->verdict = "improved";
+        else if ((p->ratio > up || p->ratio < down))
+            k->verdict = "uncertain";
+        else
+            k->verdict = "unchanged";
+    }
+    return LT_OK;
+}
+
+static double median_of(const double *x, int n)
+{
+    double sorted[MAX_ROUNDS];
+    memcpy(sorted, x, (size_t)n * sizeof *x);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            double t = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+/* Worst first: regressions by ratio, then the rest by ratio. */
+static int verdict_rank(const ab_case *c)
+{
+    const char *v = c->verdict;
+    return strcmp(v, "regressed") == 0   ? 0
+           : strcmp(v, "uncertain") == 0 ? 1
+           : strcmp(v, "unchanged") == 0 ? 2
+           : strcmp(v, "improved") == 0  ? 3
+                                         : 4;
+}
+
+static int worst_first(const void *pa, const void *pb)
+{
+    const ab_case *a = *(const ab_case *const *)pa, *b = *(const ab_case *const *)pb;
+    int ra = verdict_rank(a), rb = verdict_rank(b);
+    if (ra != rb)
+        return ra - rb;
+    double xa = a->judged ? a->paired.ratio : 0, xb = b->judged ? b->paired.ratio : 0;
+    return (xa < xb) - (xa > xb);
+}
+
+static void case_row(FILE *f, const ab_case *c, int rounds)
+{
+    fprintf(f, "| %s | %s | ", c->label, timing_columns[c->timing]);
+    if (!c->judged) {
+        fprintf(f, "- | - | - | - | %s |\n", c->verdict);
+        return;
+    }
+    fprintf(f, "%.4g | %.4g | %.3f | %.3f..%.3f | %s |\n", median_of(c->seconds[0], rounds) * 1e3,
+            median_of(c->seconds[1], rounds) * 1e3, c->paired.ratio, c->paired.lo,
+            isinf(c->paired.hi) ? INFINITY : c->paired.hi, c->verdict);
+}
+
+static lt_status write_report(const ab_run *r, const ab_case *const *order, int judged,
+                              double each, const char *path, int *regressed)
+{
+    const int rounds = (int)r->o.rounds;
+    lt_atomic_file af;
+    LT_TRY(lt_atomic_open(&af, path));
+    FILE *f = af.f;
+    int base_first = 0;
+    for (int i = 0; i < rounds; i++)
+        base_first += r->base_first[i];
+    fprintf(f, "# ltbench ab: new against base\n\n");
+    for (int s = 0; s < SIDES; s++)
+        fprintf(f, "- **%s**: %s\n  (%s)\n", r->side[s].role, r->side[s].described,
+                r->side[s].provenance);
+    fprintf(f,
+            "- **cases**: `ltbench scaling %s`\n"
+            "- **rounds**: %d pairs, each build once per round, the order drawn per round "
+            "(seed %ld, reversed every second round: base first in %d)\n"
+            "- **statistic**: per timing, the ratio new/base is the Hodges-Lehmann estimate over "
+            "the rounds' paired log ratios (each round's value is the median of its runs), with "
+            "the exact Wilcoxon signed-rank interval at %g%% confidence jointly over the %d "
+            "timings judged (%.4g%% each, Bonferroni). A timing regressed when its ratio exceeds "
+            "%.4g (threshold %g%%) and its interval lies above 1; improved likewise below; "
+            "uncertain when the ratio is beyond the threshold but its interval holds 1.\n\n",
+            r->o.cases, rounds, r->o.seed, base_first, r->o.confidence, judged, 100 * each,
+            1 + r->o.threshold / 100, r->o.threshold);
+    fprintf(f, "| case | timing | base ms | new ms | new/base | interval | verdict |\n"
+               "|---|---|---:|---:|---:|---|---|\n");
+    for (int c = 0; c < r->case_count; c++)
+        case_row(f, order[c], rounds);
+    /* per kernel: what a reader asks first */
+    fprintf(f, "\n## Per kernel\n\n| kernel | timings | regressed | improved | largest new/base "
+               "|\n|---|---:|---:|---:|---:|\n");
+    for (int c = 0; c < r->case_count; c++) {
+        const char *kernel = r->cases[c].kernel;
+        int first = 1;
+        for (int d = 0; d < c; d++)
+            first &= strcmp(r->cases[d].kernel, kernel) != 0;
+        if (!first)
+            continue;
+        int count = 0, worse = 0, better = 0;
+        double largest = 0;
+        for (int d = c; d < r->case_count; d++) {
+            const ab_case *k = &r->cases[d];
+            if (strcmp(k->kernel, kernel) != 0 || !k->judged)
+                continue;
+            count++;
+            worse += strcmp(k->verdict, "regressed") == 0;
+            better += strcmp(k->verdict, "improved") == 0;
+            largest = k->paired.ratio > largest ? k->paired.ratio : largest;
+        }
+        fprintf(f, "| %s | %d | %d | %d | %.3f |\n", kernel, count, worse, better, largest);
+    }
+    fprintf(f, "\n## Regressions\n\n");
+    *regressed = 0;
+    for (int c = 0; c < r->case_count; c++)
+        if (order[c]->judged && strcmp(order[c]->verdict, "regressed") == 0) {
+            const ab_case *k = order[c];
+            fprintf(f, "- %s %s: %.1f%% slower (interval %+.1f%% to %+.1f%%)\n", k->label,
+                    timing_columns[k->timing], 100 * (k->paired.ratio - 1),
+                    100 * (k->paired.lo - 1), 100 * (k->paired.hi - 1));
+            (*regressed)++;
+        }
+    if (*regressed == 0)
+        fprintf(f, "none\n");
+    fprintf(f, "\n**%s**: %d regressed of %d timings judged\n",
+            judged == 0 ? "NOTHING JUDGED" : *regressed ? "FAIL" : "PASS", *regressed, judged);
+    return lt_atomic_commit(&af);
+}
+
+static lt_status write_json(const ab_run *r, const ab_case *const *order, const char *path)
+{
+    lt_atomic_file af;
+    LT_TRY(lt_atomic_open(&af, path));
+    FILE *f = af.f;
+    const int rounds = (int)r->o.rounds;
+    fputs("[", f);
+    for (int c = 0; c < r->case_count; c++) {
+        const ab_case *k = order[c];
+        fprintf(f, "%s\n  {\"case\": \"%s\", \"kernel\": \"%s\", \"timing\": \"%s\", "
+                   "\"verdict\": \"%s\", \"pairs\": %d",
+                c ? "," : "", k->label, k->kernel, timing_columns[k->timing], k->verdict,
+                rounds);
+        if (k->judged) {
+            fprintf(f, ", \"base_median_s\": %.6g, \"new_median_s\": %.6g, \"ratio\": %.6g, "
+                       "\"ratio_lo\": %.6g",
+                    median_of(k->seconds[0], rounds), median_of(k->seconds[1], rounds),
+                    k->paired.ratio, k->paired.lo);
+            if (isfinite(k->paired.hi))
+                fprintf(f, ", \"ratio_hi\": %.6g", k->paired.hi);
+        }
+        fputc('}', f);
+    }
+    fputs(r->case_count ? "\n]\n" : "]\n", f);
+    return lt_atomic_commit(&af);
+}
+
+/* Every pair's two values: what the verdicts were drawn from. */
+static lt_status write_samples(const ab_run *r, const char *path)
+{
+    lt_atomic_file af;
+    LT_TRY(lt_atomic_open(&af, path));
+    FILE *f = af.f;
+    fprintf(f, "case,kernel,timing,round,first,base_s,new_s\n");
+    for (int c = 0; c < r->case_count; c++) {
+        const ab_case *k = &r->cases[c];
+        for (int i = 0; i < r->o.rounds; i++)
+            if (k->seen[0][i] && k->seen[1][i])
+                fprintf(f, "%s,%s,%s,%d,%s,%.9g,%.9g\n", k->label, k->kernel,
+                        timing_columns[k->timing], i + 1, r->base_first[i] ? "base" : "new",
+                        k->seconds[0][i], k->seconds[1][i]);
+    }
+    return lt_atomic_commit(&af);
+}
+
+/* ---- main ---- */
+
+static lt_status check_out(const ab_options *o)
+{
+    char report[4200];
+    snprintf(report, sizeof report, "%s/ab.md", o->out);
+    struct stat st;
+    if (!o->overwrite && stat(report, &st) == 0)
+        return lt_fail(LT_E_USAGE,
+                       "--out %s: holds an earlier comparison (%s); pass --overwrite to replace "
+                       "it, or another --out",
+                       o->out, report);
+    char dir[4300];
+    for (int s = 0; s < SIDES; s++) {
+        snprintf(dir, sizeof dir, "%s/%s", o->out, s ? "new" : "base");
+        LT_TRY(lt_make_dirs(dir));
+        for (int i = 0; i < MAX_ROUNDS; i++) { /* an earlier comparison's rounds */
+            char path[4400];
+            snprintf(path, sizeof path, "%s/round-%02d.csv", dir, i + 1);
+            if (unlink(path) != 0 && errno != ENOENT)
+                return lt_fail_write(path, errno);
+        }
+    }
+    return LT_OK;
+}
+
+/* After the first round, when the timings are known: enough rounds for an
+ * interval at the joint confidence, or an error now rather than a verdict
+ * that could never be reached. */
+static lt_status check_rounds(const ab_run *r)
+{
+    int m = r->case_count > 0 ? r->case_count : 1;
+    double each = 1 - (1 - r->o.confidence / 100) / m;
+    int needed = lt_paired_min_pairs(each);
+    if (r->o.rounds < needed)
+        return lt_fail(LT_E_USAGE,
+                       "--rounds %ld: %d timings judged at %g%% confidence jointly need at least "
+                       "%d rounds",
+                       r->o.rounds, m, r->o.confidence, needed);
+    return LT_OK;
+}
+
+static lt_status run(ab_run *r, int *result)
+{
+    const int rounds = (int)r->o.rounds;
+    LT_TRY(check_out(&r->o));
+    for (int s = 0; s < SIDES; s++)
+        LT_TRY(prepare_side(&r->side[s], r->o.side_spec[s], r->o.out));
+    lt_rng rng;
+    lt_rng_seed(&rng, (uint64_t)r->o.seed, 0);
+    double start = lt_time_now();
+    for (int i = 0; i < rounds; i++) {
+        /* drawn per two rounds, the second the other way round: whichever
+         * run of a pair the machine favours (caches, clocks), each build is
+         * first equally often */
+        r->base_first[i] = i % 2 ? !r->base_first[i - 1] : (int)lt_rng_below(&rng, 2);
+        for (int k = 0; k < SIDES; k++) {
+            int which = r->base_first[i] ? k : 1 - k;
+            char cases[2048];
+            snprintf(cases, sizeof cases, "%s", r->o.cases);
+            LT_TRY(run_side(r, which, i, cases));
+            LT_TRY(read_round(r, which, i));
+        }
+        fprintf(stderr, "ltbench ab: round %d/%d done, %.0f s elapsed\n", i + 1, rounds,
+                lt_time_now() - start);
+        if (i == 0)
+            LT_TRY(check_rounds(r));
+    }
+    int judged;
+    double each;
+    LT_TRY(judge(r, &judged, &each));
+    const ab_case *order[MAX_CASES];
+    for (int c = 0; c < r->case_count; c++)
+        order[c] = &r->cases[c];
+    qsort(order, (size_t)r->case_count, sizeof order[0], worst_first);
+    char path[4300];
+    int regressed;
+    snprintf(path, sizeof path, "%s/ab-samples.csv", r->o.out);
+    LT_TRY(write_samples(r, path));
+    snprintf(path, sizeof path, "%s/ab.json", r->o.out);
+    LT_TRY(write_json(r, order, path));
+    snprintf(path, sizeof path, "%s/ab.md", r->o.out);
+    LT_TRY(write_report(r, order, judged, each, path, &regressed));
+    /* the report on stdout too: CI logs show it */
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+            fwrite(buf, 1, n, stdout);
+        fclose(f);
+    }
+    printf("\nwrote %s, %s/ab.json and %s/ab-samples.csv\n", path, r->o.out, r->o.out);
+    *result = judged == 0 ? 3 : regressed > 0;
+    return LT_OK;
+}
+
+static const char details[] =
+    "Each round runs `ltbench scaling CASES` once with each build, in an order drawn per\n"
+    "round from --seed, and keeps each run's CSV (OUT/base/round-NN.csv, OUT/new/...).\n"
+    "Per case and timing (forward, forward+backward: their GFLOP/s are the same numbers),\n"
+    "the rounds give pairs (base median, new median); the ratio new/base is the\n"
+    "Hodges-Lehmann estimate of the pairs' log ratios, with the exact Wilcoxon signed-rank\n"
+    "interval at --confidence jointly over every timing judged (Bonferroni). A timing\n"
+    "regressed when its ratio exceeds 1 + --threshold and the interval lies above 1;\n"
+    "improved likewise below; uncertain when the ratio is beyond the threshold but its\n"
+    "interval holds 1; else unchanged. Pairing cancels the machine's drift between\n"
+    "rounds; the interval assumes only that the noise of a pair's log ratio is symmetric.\n"
+    "The order is drawn for every two rounds and reversed in the second, so each build\n"
+    "runs first equally often. At least enough rounds for a finite interval are needed:\n"
+    "10 for up to 20 timings at 95%, 12 for up to 100.\n"
+    "--base and --new take an ltbench executable (a path) or a git revision of the\n"
+    "checkout in the current folder (HEAD~1, a tag, a commit), which is built with this\n"
+    "build's native setting in a worktree under --out and removed afterwards.\n"
+    "Writes OUT/ab.md (the table worst first, a per-kernel summary and the regressions),\n"
+    "OUT/ab.json (per timing: case, kernel, verdict, ratio, ratio_lo, ratio_hi, medians)\n"
+    "and OUT/ab-samples.csv (every pair), and prints the report.\n"
+    "Exit status: 0 no regression, 1 a regression, 2 bad usage or a build or run that\n"
+    "failed, 3 nothing judged (no timing measured in every round by both builds).";
+
+int main(int argc, char **argv)
+{
+    static ab_run r;
+    ab_options *o = &r.o;
+    *o = (ab_options){.out = "results/ab", .cases = default_cases, .rounds = 12, .seed = 1,
+                      .threshold = 3, .confidence = 95};
+    lt_flag flags[] = {
+        {"--base", LT_FLAG_STRING, &o->side_spec[0], "BUILD",
+         "the build compared against: an ltbench executable (a path) or a git revision "
+         "(built here)", 0, 0, NULL, 0},
+        {"--new", LT_FLAG_STRING, &o->side_spec[1], "BUILD",
+         "the build judged (default: this ltbench)", 0, 0, NULL, 0},
+        {"--cases", LT_FLAG_STRING, &o->cases, "FLAGS",
+         "the `ltbench scaling` flags that choose the cases, one string", 0, 0, NULL, 0},
+        {"--rounds", LT_FLAG_INT, &o->rounds, "R", "pairs of runs (one per build each round)", 1,
+         MAX_ROUNDS, NULL, 0},
+        {"--threshold", LT_FLAG_DOUBLE, &o->threshold, "PCT",
+         "a timing regresses when slower by more than PCT percent (and surely slower)", 0, 1000,
+         NULL, 0},
+        {"--confidence", LT_FLAG_DOUBLE, &o->confidence, "PCT",
+         "confidence of the intervals, jointly over every timing judged", 50, 99.99, NULL, 0},
+        {"--seed", LT_FLAG_INT, &o->seed, "S", "seed of the order within the rounds", 0, 1e9,
+         NULL, 0},
+        {"--out", LT_FLAG_STRING, &o->out, "DIR", "folder of the rounds' CSVs and the report", 0,
+         0, NULL, 0},
+        {"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL, "replace an earlier comparison in --out",
+         0, 0, NULL, 0},
+    };
+    lt_cli cli = {"ltbench ab",
+                  "Paired A/B timing of two builds on one machine: which kernels got slower, by "
+                  "how much, with what confidence.",
+                  details, flags, (int)(sizeof flags / sizeof flags[0])};
+    lt_cli_operands operands = {"", NULL, 0, 0, 0};
+    int exit_now;
+    int code = lt_cli_parse_tool(&cli, &operands, argc, argv, &exit_now);
+    if (exit_now)
+        return code;
+    r.side[0].role = "base";
+    r.side[1].role = "new";
+    lt_status status = LT_OK;
+    if (o->side_spec[0] == NULL)
+        status = lt_fail(LT_E_USAGE, "--base: required (an ltbench executable or a revision)");
+    int rounds_needed = lt_paired_min_pairs(o->confidence / 100);
+    if (status == LT_OK && o->rounds < rounds_needed)
+        status = lt_fail(LT_E_USAGE,
+                         "--rounds %ld: at least %d are needed for an interval at %g%% "
+                         "confidence (more when many timings are judged jointly)",
+                         o->rounds, rounds_needed, o->confidence);
+    int result = 0;
+    if (status == LT_OK)
+        status = run(&r, &result);
+    for (int s = 0; s < SIDES; s++)
+        remove_worktree(&r.side[s]);
+    if (status != LT_OK)
+        return lt_cli_report(cli.program, status);
+    return result;
+}
