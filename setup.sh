@@ -28,11 +28,12 @@ case "${1:-}" in
      exit 2 ;;
 esac
 
-# gnuplot-nox draws `ltbench plot`'s figures (pngcairo, no X11).
+# gnuplot-nox draws `ltbench plot`'s figures (pngcairo, no X11); valgrind
+# counts instructions for `ltbench ab --measure instructions`.
 packages=(build-essential meson ninja-build pkg-config
           libpng-dev zlib1g-dev libcriterion-dev libopenblas-openmp-dev gnuplot-nox
           libespeak-ng-dev espeak-ng-data libfftw3-dev wordnet-base
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin valgrind)
 # Fuzzing only: clang, its libFuzzer and sanitizer runtimes, its OpenMP.
 # (The sanitizer build uses gcc's runtimes, which build-essential brings.)
 [ "$mode" != fuzz ] || packages+=(clang libclang-rt-dev libomp-dev)

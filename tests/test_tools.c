@@ -1087,3 +1087,33 @@ Test(ab, bad_builds_and_too_few_rounds_are_refused)
     cr_assert_eq(ltbench(args), 2, "%s", output); /* 4 timings jointly need 8 */
     ASSERT_MENTIONS("need at least 8 rounds");
 }
+
+/* Instruction counts under valgrind: the same in two runs of one build,
+ * and not nothing. Valgrind runs no AVX-512 and no sanitizer: the test runs
+ * in the portable build's suite, once (under its avx2 set or none). */
+Test(ab, instruction_counts_of_a_case_are_identical_in_two_runs, .timeout = 600)
+{
+    const char *set = getenv("LTBENCH_KERNELS");
+    if (strstr(LT_BUILD_FLAGS, "native=false") == NULL || strstr(LT_BUILD_FLAGS, "sanitize") ||
+        (set != NULL && *set != '\0' && strcmp(set, "avx2") != 0) ||
+        system("valgrind --version >/dev/null 2>&1") != 0)
+        cr_skip_test("needs a portable build without sanitizers, valgrind, and LTBENCH_KERNELS "
+                     "unset or avx2");
+    char dir[64], args[512];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args,
+             "ab --measure instructions --base '%s/ltbench' --out %s/count --cases '--variants "
+             "linear --causal noncausal --min-log2 6 --max-log2 6 --batch 1 --heads 1'",
+             getenv("LTBENCH_BUILD"), dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("**PASS**: 0 regressed of 2 timings judged");
+    cr_assert_null(strstr(output, "counts differ"), "%s", output);
+    char path[256];
+    snprintf(path, sizeof path, "%s/count/ab.json", dir);
+    char *json = check_read_text(path);
+    cr_assert_not_null(json);
+    const char *at = strstr(json, "\"base_instructions\": ");
+    cr_assert_not_null(at, "%s", json);
+    cr_assert_gt(strtod(at + strlen("\"base_instructions\": "), NULL), 1e4, "%s", json);
+    free(json);
+}

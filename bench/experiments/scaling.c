@@ -34,6 +34,7 @@ typedef struct scaling_options {
     long warmup, repeats;
     double max_case_seconds;
     const char *kernel, *kernels;
+    const char *roofline; /* "on", "off" */
     const char *out;
     lt_common common;
 } scaling_options;
@@ -261,6 +262,10 @@ static int scaling_flags(scaling_options *opt, lt_flag *f)
                        "skip a case whose time, extrapolated from the previous N by the FLOP "
                        "model, exceeds S seconds in all",
                        0.001, 1e7, NULL, 0};
+    f[n++] = (lt_flag){"--roofline", LT_FLAG_CHOICE, &opt->roofline, NULL,
+                       "off: skip measuring the machine's SGEMM rate, bandwidth and each "
+                       "kernel's products (about a second a run, far more under valgrind); the "
+                       "roof columns are then nan", 0, 0, "on|off", 0};
     f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &opt->out, "PATH",
                        "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL,
                        0};
@@ -407,7 +412,8 @@ static lt_status run_case(sweep *w, int vi, int causal, const char *kernel, int 
     } else {
         LT_TRY(measure_case(row, &attn, shape, opt, (uint64_t)w->row_count, w->samples));
         /* right after the case: the machine's speed drifts over minutes */
-        row->products_gflops = lt_attn_products_gflops(&attn, shape, lt_threads_get());
+        if (strcmp(opt->roofline, "on") == 0)
+            row->products_gflops = lt_attn_products_gflops(&attn, shape, lt_threads_get());
         row->status = "ok";
         last[0] = row->fwd_bwd.median;
         last[1] = row->flops_fwd + row->flops_bwd;
@@ -449,10 +455,14 @@ static lt_status run_variant(sweep *w, int vi, int causal)
 /* The machine's SGEMM rate at 1024^3, or the largest square the budget
  * holds, on the run's threads and on one; and its memory bandwidth over
  * arrays of 64 MiB, well beyond the caches (NaN when the budget refuses). */
-static void measure_roof(void)
+static void measure_roof(const scaling_options *opt)
 {
     enum { TRIAD_ARRAY = 64 << 20 };
     int threads = lt_threads_get();
+    if (strcmp(opt->roofline, "on") != 0) {
+        roof_gflops = roof_gflops_1t = NAN;
+        return;
+    }
     while (roof_n > 64 && lt_mem_plan(3 * lt_mem_rounded((size_t)roof_n * roof_n * 4),
                                       "the SGEMM roofline") != LT_OK)
         roof_n /= 2;
@@ -471,7 +481,7 @@ static lt_status sweep_all(sweep *w)
 {
     const scaling_options *opt = w->opt;
     long total = (long)w->variant_count * w->mode_count * (opt->max_log2 - opt->min_log2 + 1);
-    measure_roof();
+    measure_roof(opt);
     lt_progress_start(&w->progress, stderr, "scaling",
                       strcmp(opt->kernels, "all") == 0 ? 3 * total : total, "cases",
                       opt->common.quiet);
@@ -490,7 +500,8 @@ int main(int argc, char **argv)
         .variants = "softmax,linear,linformer,lsh-1,lsh-4,lsh-8", .causal_mode = "both",
         .min_log2 = 9, .max_log2 = 16, .heads = 8, .head_dim = 64, .tokens = 4096, .proj_k = 256,
         .feature_map = "elu", .eps = 1e-6, .warmup = 1, .repeats = 3, .max_case_seconds = 150,
-        .kernel = "default", .kernels = "default", .out = "results/scaling/scaling.csv"};
+        .kernel = "default", .kernels = "default", .roofline = "on",
+        .out = "results/scaling/scaling.csv"};
     lt_common_defaults(&opt.common);
     static lt_flag flags[32];
     lt_cli cli = {"ltbench scaling",

@@ -37,11 +37,13 @@ enum { TIMINGS = sizeof timing_columns / sizeof timing_columns[0] };
 
 typedef struct ab_options {
     const char *side_spec[SIDES]; /* --base, --new: executable or revision */
-    const char *out, *cases;
+    const char *out, *cases, *measure; /* measure: "time", "instructions" */
     long rounds, seed;
-    double threshold, confidence;
-    int overwrite, keep;
+    double threshold, confidence, count_tolerance;
+    int overwrite;
 } ab_options;
+
+static int counting(const ab_options *o) { return strcmp(o->measure, "instructions") == 0; }
 
 typedef struct ab_side {
     const char *role;     /* "base", "new" */
@@ -49,6 +51,7 @@ typedef struct ab_side {
     char described[4600]; /* what it is, for the report */
     char worktree[4200];  /* a revision's worktree, removed at the end ("" none) */
     char provenance[512]; /* cpu, blas, kernel set and build of its first round */
+    int roofline_flag;    /* its scaling takes --roofline (builds before it do not) */
 } ab_side;
 
 typedef struct ab_case {
@@ -97,7 +100,8 @@ static int run_quietly(const char *const *argv)
 
 /* A revision of the checkout in the current folder, built into a worktree
  * under the output folder with this build's native setting. */
-static lt_status build_revision(ab_side *s, const char *revision, const char *out)
+static lt_status build_revision(ab_side *s, const char *revision, const char *out,
+                                int portable)
 {
     const char *verify[] = {"git", "rev-parse", "--verify", "--quiet", NULL, NULL};
     char commit[300];
@@ -119,8 +123,9 @@ static lt_status build_revision(ab_side *s, const char *revision, const char *ou
     }
     char build[4300], native[32];
     snprintf(build, sizeof build, "%s/build", s->worktree);
+    /* valgrind runs no AVX-512: a portable build, whose kernel set it picks */
     snprintf(native, sizeof native, "-Dnative=%s",
-             strstr(LT_BUILD_FLAGS, "native=true") != NULL ? "true" : "false");
+             !portable && strstr(LT_BUILD_FLAGS, "native=true") != NULL ? "true" : "false");
     const char *setup[] = {"meson", "setup", build, "--buildtype=release", native, NULL};
     const char *compile[] = {"meson", "compile", "-C", build, "ltbench", "ltbench-scaling",
                              NULL};
@@ -142,21 +147,37 @@ static void remove_worktree(ab_side *s)
     s->worktree[0] = '\0';
 }
 
-static lt_status prepare_side(ab_side *s, const char *spec, const char *out)
+/* Whether `program scaling --help` lists `flag`. */
+static int takes_flag(const char *program, const char *flag)
 {
+    char command[4600], line[512];
+    snprintf(command, sizeof command, "'%s' scaling --help 2>/dev/null", program);
+    FILE *p = popen(command, "r");
+    int found = 0;
+    while (p != NULL && fgets(line, sizeof line, p) != NULL)
+        found |= strstr(line, flag) != NULL;
+    if (p != NULL)
+        pclose(p);
+    return found;
+}
+
+static lt_status prepare_side(ab_side *s, const char *spec, const ab_options *o)
+{
+    lt_status status = LT_OK;
     if (spec == NULL) {
         own_ltbench(s->program, sizeof s->program);
         snprintf(s->described, sizeof s->described, "this build (%s)", s->program);
-        return LT_OK;
-    }
-    if (strchr(spec, '/') != NULL || is_executable(spec)) {
+    } else if (strchr(spec, '/') != NULL || is_executable(spec)) {
         if (!is_executable(spec))
             return lt_fail(LT_E_USAGE, "--%s %s: no such executable", s->role, spec);
         snprintf(s->program, sizeof s->program, "%s", spec);
         snprintf(s->described, sizeof s->described, "executable %s", spec);
-        return LT_OK;
+    } else {
+        status = build_revision(s, spec, o->out, counting(o));
     }
-    return build_revision(s, spec, out);
+    if (status == LT_OK)
+        s->roofline_flag = takes_flag(s->program, "--roofline");
+    return status;
 }
 
 /* ---- the rounds ---- */
@@ -166,19 +187,52 @@ static void round_path(char *buf, size_t size, const ab_options *o, const ab_sid
     snprintf(buf, size, "%s/%s/round-%02d.csv", o->out, s->role, round + 1);
 }
 
+/* callgrind's dump files of a side's round: one per timed call. */
+static void dump_prefix(char *buf, size_t size, const ab_options *o, const ab_side *s, int round)
+{
+    snprintf(buf, size, "%s/%s/round-%02d.callgrind", o->out, s->role, round + 1);
+}
+
 static lt_status run_side(const ab_run *r, int which, int round, char *cases_text)
 {
     const ab_side *s = &r->side[which];
-    char path[4400];
+    char path[4400], dump[4500];
     round_path(path, sizeof path, &r->o, s, round);
-    const char *argv[MAX_ARGS + 8];
+    const char *argv[MAX_ARGS + 24];
     int n = 0;
+    if (counting(&r->o)) {
+        /* the timed calls alone, one dump file each; the program run
+         * directly, as valgrind cannot follow the dispatcher's exec */
+        static char out_file[4600];
+        dump_prefix(dump, sizeof dump, &r->o, s, round);
+        snprintf(out_file, sizeof out_file, "--callgrind-out-file=%s", dump);
+        static const char *const valgrind[] = {
+            "valgrind", "--tool=callgrind", "--quiet", "--trace-children=yes",
+            /* one toggle pattern for both: callgrind 3.19 drops the counts
+             * of dumps when two toggle patterns are given */
+            "--collect-atstart=no", "--toggle-collect=run_forward_*",
+            "--dump-after=run_forward_only", "--dump-after=run_forward_backward"};
+        for (size_t i = 0; i < sizeof valgrind / sizeof valgrind[0]; i++)
+            argv[n++] = valgrind[i];
+        argv[n++] = out_file;
+    }
     argv[n++] = s->program;
     argv[n++] = "scaling";
     for (char *at = strtok(cases_text, " \t\n"); at != NULL; at = strtok(NULL, " \t\n")) {
         if (n >= MAX_ARGS)
             return lt_fail(LT_E_USAGE, "--cases: more than %d words", MAX_ARGS - 2);
         argv[n++] = at;
+    }
+    /* the machine's roofline is not what is compared: skipped where both
+     * builds can (a build from before --roofline measures it on both sides) */
+    if (r->side[0].roofline_flag && r->side[1].roofline_flag) {
+        argv[n++] = "--roofline";
+        argv[n++] = "off";
+    }
+    if (counting(&r->o)) { /* one call of each: the count is the same every time */
+        static const char *const once[] = {"--warmup", "0", "--repeats", "1", "--threads", "1"};
+        for (size_t i = 0; i < sizeof once / sizeof once[0]; i++)
+            argv[n++] = once[i];
     }
     argv[n++] = "--out";
     argv[n++] = path;
@@ -187,8 +241,39 @@ static lt_status run_side(const ab_run *r, int which, int round, char *cases_tex
     int code = lt_process_run(argv, NULL);
     if (code != 0)
         return lt_fail(code == 2 ? LT_E_USAGE : LT_E_SYSTEM,
-                       "round %d: %s's `ltbench scaling %s` exited with %d", round + 1, s->role,
-                       r->o.cases, code);
+                       "round %d: %s's `%sltbench scaling %s` exited with %d%s", round + 1,
+                       s->role, counting(&r->o) ? "valgrind " : "", r->o.cases, code,
+                       counting(&r->o) ? " (valgrind runs no AVX-512: give builds made with "
+                                         "-Dnative=false, or -march=x86-64-v3)"
+                                       : "");
+    return LT_OK;
+}
+
+/* The instructions of the `call`-th timed call (1-based) of a counted
+ * round: the "totals:" line of callgrind's dump file PREFIX.call. */
+static lt_status read_count(double *out, const char *prefix, int call)
+{
+    char command[4700];
+    snprintf(command, sizeof command, "ls '%s'.%d 2>/dev/null", prefix, call);
+    FILE *p = popen(command, "r");
+    char path[4700] = "";
+    if (p == NULL || fgets(path, sizeof path, p) == NULL) {
+        if (p != NULL)
+            pclose(p);
+        return lt_fail(LT_E_INPUT, "%s: no callgrind dump of timed call %d", prefix, call);
+    }
+    pclose(p);
+    path[strcspn(path, "\n")] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return lt_fail(LT_E_IO, "cannot read %s: %s", path, strerror(errno));
+    char line[512];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f) != NULL)
+        found = sscanf(line, "totals: %lf", out) == 1;
+    fclose(f);
+    if (!found)
+        return lt_fail(LT_E_INPUT, "%s: no 'totals:' line", path);
     return LT_OK;
 }
 
@@ -234,9 +319,12 @@ static lt_status read_round(ab_run *r, int which, int round)
                      sizeof s->provenance - strlen(s->provenance), "%s%s %s", p ? "; " : "",
                      prov[p], lt_results_cell(&f, 0, lt_results_column(&f, prov[p])));
     }
-    for (long long row = 0; row < f.table.nrows && status == LT_OK; row++) {
-        if (strcmp(lt_results_cell(&f, row, status_col), "ok") != 0)
+    int measured = 0; /* rows measured before this one: their calls come first */
+    for (long long row = 0; row < f.table.nrows && status == LT_OK; row++, measured++) {
+        if (strcmp(lt_results_cell(&f, row, status_col), "ok") != 0) {
+            measured--;
             continue;
+        }
         char label[256];
         row_label(label, sizeof label, &f, row);
         for (int t = 0; t < TIMINGS && status == LT_OK; t++) {
@@ -250,8 +338,14 @@ static lt_status read_round(ab_run *r, int which, int round)
                 break;
             }
             snprintf(c->kernel, sizeof c->kernel, "%s", lt_results_cell(&f, row, kernel_col));
-            status = lt_results_number(&c->seconds[which][round], &f, row,
-                                       lt_results_column(&f, timing_columns[t]));
+            if (counting(&r->o)) { /* the forward's call, then the forward+backward's */
+                char prefix[4500];
+                dump_prefix(prefix, sizeof prefix, &r->o, s, round);
+                status = read_count(&c->seconds[which][round], prefix, 2 * measured + t + 1);
+            } else {
+                status = lt_results_number(&c->seconds[which][round], &f, row,
+                                           lt_results_column(&f, timing_columns[t]));
+            }
             c->seen[which][round] = 1;
         }
     }
@@ -260,6 +354,36 @@ static lt_status read_round(ab_run *r, int which, int round)
 }
 
 /* ---- the verdicts ---- */
+
+/* Instruction counts: the same in every round of a build, or the program
+ * is not deterministic and its counts are not judged; then within the
+ * tolerance, exactly. */
+static lt_status judge_counts(ab_run *r)
+{
+    const double up = 1 + r->o.count_tolerance / 100, down = 1 / up;
+    for (int c = 0; c < r->case_count; c++) {
+        ab_case *k = &r->cases[c];
+        if (!k->judged)
+            continue;
+        for (int s = 0; s < SIDES; s++)
+            for (int i = 1; i < r->o.rounds; i++)
+                if (k->seconds[s][i] != k->seconds[s][0]) {
+                    k->judged = 0;
+                    k->verdict = "not judged (counts differ between rounds)";
+                }
+        if (k->judged && !(k->seconds[0][0] > 0 && k->seconds[1][0] > 0)) {
+            k->judged = 0; /* a build whose timed calls have other names */
+            k->verdict = "not judged (no instructions counted: a build from before the timed "
+                         "calls were named run_forward_only and run_forward_backward)";
+        }
+        if (!k->judged)
+            continue;
+        double ratio = k->seconds[1][0] / k->seconds[0][0];
+        k->paired = (lt_paired){(int)r->o.rounds, ratio, ratio, ratio};
+        k->verdict = ratio > up ? "regressed" : ratio < down ? "improved" : "unchanged";
+    }
+    return LT_OK;
+}
 
 /* Judges every timing both sides measured in every round, at a confidence
  * that holds jointly over them all (Bonferroni). Returns how many. */
@@ -276,6 +400,13 @@ static lt_status judge(ab_run *r, int *judged_count, double *each_confidence)
     }
     *judged_count = m;
     *each_confidence = 1 - (1 - r->o.confidence / 100) / (m > 0 ? m : 1);
+    if (counting(&r->o)) {
+        LT_TRY(judge_counts(r));
+        *judged_count = 0;
+        for (int c = 0; c < r->case_count; c++)
+            *judged_count += r->cases[c].judged;
+        return LT_OK;
+    }
     double scratch[LT_PAIRED_SCRATCH(MAX_ROUNDS)];
     const double up = 1 + r->o.threshold / 100, down = 1 / up;
     for (int c = 0; c < r->case_count; c++) {
@@ -338,6 +469,11 @@ static void case_row(FILE *f, const ab_case *c, int rounds)
         fprintf(f, "- | - | - | - | %s |\n", c->verdict);
         return;
     }
+    if (c->paired.lo == c->paired.hi) { /* a count */
+        fprintf(f, "%.0f | %.0f | %.5f | - | %s |\n", c->seconds[0][0], c->seconds[1][0],
+                c->paired.ratio, c->verdict);
+        return;
+    }
     fprintf(f, "%.4g | %.4g | %.3f | %.3f..%.3f | %s |\n", median_of(c->seconds[0], rounds) * 1e3,
             median_of(c->seconds[1], rounds) * 1e3, c->paired.ratio, c->paired.lo,
             isinf(c->paired.hi) ? INFINITY : c->paired.hi, c->verdict);
@@ -357,6 +493,19 @@ static lt_status write_report(const ab_run *r, const ab_case *const *order, int 
     for (int s = 0; s < SIDES; s++)
         fprintf(f, "- **%s**: %s\n  (%s)\n", r->side[s].role, r->side[s].described,
                 r->side[s].provenance);
+    if (counting(&r->o)) {
+        fprintf(f,
+                "- **cases**: `ltbench scaling %s`, one thread, each timed call once under "
+                "`valgrind --tool=callgrind`, instructions of the timed calls alone\n"
+                "- **rounds**: %d per build; a count that differs between rounds is not "
+                "judged\n"
+                "- **rule**: a count regressed when new/base exceeds %.4g (tolerance %g%%), "
+                "improved below %.4g\n\n"
+                "| case | call | base instructions | new instructions | new/base | - | verdict "
+                "|\n|---|---|---:|---:|---:|---|---|\n",
+                r->o.cases, rounds, 1 + r->o.count_tolerance / 100, r->o.count_tolerance,
+                1 / (1 + r->o.count_tolerance / 100));
+    } else {
     fprintf(f,
             "- **cases**: `ltbench scaling %s`\n"
             "- **rounds**: %d pairs, each build once per round, the order drawn per round "
@@ -371,6 +520,7 @@ static lt_status write_report(const ab_run *r, const ab_case *const *order, int 
             1 + r->o.threshold / 100, r->o.threshold);
     fprintf(f, "| case | timing | base ms | new ms | new/base | interval | verdict |\n"
                "|---|---|---:|---:|---:|---|---|\n");
+    }
     for (int c = 0; c < r->case_count; c++)
         case_row(f, order[c], rounds);
     /* per kernel: what a reader asks first */
@@ -401,9 +551,13 @@ static lt_status write_report(const ab_run *r, const ab_case *const *order, int 
     for (int c = 0; c < r->case_count; c++)
         if (order[c]->judged && strcmp(order[c]->verdict, "regressed") == 0) {
             const ab_case *k = order[c];
-            fprintf(f, "- %s %s: %.1f%% slower (interval %+.1f%% to %+.1f%%)\n", k->label,
-                    timing_columns[k->timing], 100 * (k->paired.ratio - 1),
-                    100 * (k->paired.lo - 1), 100 * (k->paired.hi - 1));
+            if (counting(&r->o))
+                fprintf(f, "- %s %s: %.2f%% more instructions\n", k->label,
+                        timing_columns[k->timing], 100 * (k->paired.ratio - 1));
+            else
+                fprintf(f, "- %s %s: %.1f%% slower (interval %+.1f%% to %+.1f%%)\n", k->label,
+                        timing_columns[k->timing], 100 * (k->paired.ratio - 1),
+                        100 * (k->paired.lo - 1), 100 * (k->paired.hi - 1));
             (*regressed)++;
         }
     if (*regressed == 0)
@@ -427,10 +581,12 @@ static lt_status write_json(const ab_run *r, const ab_case *const *order, const 
                 c ? "," : "", k->label, k->kernel, timing_columns[k->timing], k->verdict,
                 rounds);
         if (k->judged) {
-            fprintf(f, ", \"base_median_s\": %.6g, \"new_median_s\": %.6g, \"ratio\": %.6g, "
+            fprintf(f, ", \"base_%s\": %.9g, \"new_%s\": %.9g, \"ratio\": %.6g, "
                        "\"ratio_lo\": %.6g",
-                    median_of(k->seconds[0], rounds), median_of(k->seconds[1], rounds),
-                    k->paired.ratio, k->paired.lo);
+                    counting(&r->o) ? "instructions" : "median_s",
+                    median_of(k->seconds[0], rounds),
+                    counting(&r->o) ? "instructions" : "median_s",
+                    median_of(k->seconds[1], rounds), k->paired.ratio, k->paired.lo);
             if (isfinite(k->paired.hi))
                 fprintf(f, ", \"ratio_hi\": %.6g", k->paired.hi);
         }
@@ -446,7 +602,8 @@ static lt_status write_samples(const ab_run *r, const char *path)
     lt_atomic_file af;
     LT_TRY(lt_atomic_open(&af, path));
     FILE *f = af.f;
-    fprintf(f, "case,kernel,timing,round,first,base_s,new_s\n");
+    fprintf(f, "case,kernel,timing,round,first,%s\n",
+            counting(&r->o) ? "base_instructions,new_instructions" : "base_s,new_s");
     for (int c = 0; c < r->case_count; c++) {
         const ab_case *k = &r->cases[c];
         for (int i = 0; i < r->o.rounds; i++)
@@ -489,6 +646,8 @@ static lt_status check_out(const ab_options *o)
  * that could never be reached. */
 static lt_status check_rounds(const ab_run *r)
 {
+    if (counting(&r->o))
+        return LT_OK; /* a count needs no interval */
     int m = r->case_count > 0 ? r->case_count : 1;
     double each = 1 - (1 - r->o.confidence / 100) / m;
     int needed = lt_paired_min_pairs(each);
@@ -505,7 +664,14 @@ static lt_status run(ab_run *r, int *result)
     const int rounds = (int)r->o.rounds;
     LT_TRY(check_out(&r->o));
     for (int s = 0; s < SIDES; s++)
-        LT_TRY(prepare_side(&r->side[s], r->o.side_spec[s], r->o.out));
+        LT_TRY(prepare_side(&r->side[s], r->o.side_spec[s], &r->o));
+    if (counting(&r->o)) {
+        /* what the programs would restart themselves to set (runtime.c),
+         * set beforehand: valgrind cannot follow a program's exec of itself.
+         * Valgrind's CPU has AVX2 and no AVX-512. */
+        setenv("GOMP_SPINCOUNT", "1500", 0);
+        setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+    }
     lt_rng rng;
     lt_rng_seed(&rng, (uint64_t)r->o.seed, 0);
     double start = lt_time_now();
@@ -575,6 +741,11 @@ static const char details[] =
     "Writes OUT/ab.md (the table worst first, a per-kernel summary and the regressions),\n"
     "OUT/ab.json (per timing: case, kernel, verdict, ratio, ratio_lo, ratio_hi, medians)\n"
     "and OUT/ab-samples.csv (every pair), and prints the report.\n"
+    "--measure instructions counts, under valgrind's callgrind, the instructions of each\n"
+    "timed call alone (one thread, each call once): the same in every run of a build, so\n"
+    "judged exactly within --count-tolerance, where timers on a shared machine cannot be\n"
+    "trusted. Valgrind runs no AVX-512 (revisions are then built with -Dnative=false,\n"
+    "and their kernel set is avx2); it is about 50 times slower than the program.\n"
     "Exit status: 0 no regression, 1 a regression, 2 bad usage or a build or run that\n"
     "failed, 3 nothing judged (no timing measured in every round by both builds).";
 
@@ -582,8 +753,9 @@ int main(int argc, char **argv)
 {
     static ab_run r;
     ab_options *o = &r.o;
-    *o = (ab_options){.out = "results/ab", .cases = default_cases, .rounds = 12, .seed = 1,
-                      .threshold = 3, .confidence = 95};
+    *o = (ab_options){.out = "results/ab", .cases = default_cases, .measure = "time",
+                      .rounds = 12, .seed = 1, .threshold = 3, .confidence = 95,
+                      .count_tolerance = 0.5};
     lt_flag flags[] = {
         {"--base", LT_FLAG_STRING, &o->side_spec[0], "BUILD",
          "the build compared against: an ltbench executable (a path) or a git revision "
@@ -592,8 +764,15 @@ int main(int argc, char **argv)
          "the build judged (default: this ltbench)", 0, 0, NULL, 0},
         {"--cases", LT_FLAG_STRING, &o->cases, "FLAGS",
          "the `ltbench scaling` flags that choose the cases, one string", 0, 0, NULL, 0},
-        {"--rounds", LT_FLAG_INT, &o->rounds, "R", "pairs of runs (one per build each round)", 1,
-         MAX_ROUNDS, NULL, 0},
+        {"--measure", LT_FLAG_CHOICE, &o->measure, NULL,
+         "instructions: count the timed calls' instructions under valgrind (deterministic; "
+         "portable builds only) instead of timing them", 0, 0, "time|instructions", 0},
+        {"--rounds", LT_FLAG_INT, &o->rounds, "R",
+         "pairs of runs (one per build each round); with --measure instructions: 2 unless given",
+         1, MAX_ROUNDS, NULL, 0},
+        {"--count-tolerance", LT_FLAG_DOUBLE, &o->count_tolerance, "PCT",
+         "--measure instructions: a count regresses when larger by more than PCT percent", 0,
+         1000, NULL, 0},
         {"--threshold", LT_FLAG_DOUBLE, &o->threshold, "PCT",
          "a timing regresses when slower by more than PCT percent (and surely slower)", 0, 1000,
          NULL, 0},
@@ -620,7 +799,9 @@ int main(int argc, char **argv)
     lt_status status = LT_OK;
     if (o->side_spec[0] == NULL)
         status = lt_fail(LT_E_USAGE, "--base: required (an ltbench executable or a revision)");
-    int rounds_needed = lt_paired_min_pairs(o->confidence / 100);
+    if (counting(o) && !lt_cli_flag(&cli, "--rounds")->seen)
+        o->rounds = 2;
+    int rounds_needed = counting(o) ? 1 : lt_paired_min_pairs(o->confidence / 100);
     if (status == LT_OK && o->rounds < rounds_needed)
         status = lt_fail(LT_E_USAGE,
                          "--rounds %ld: at least %d are needed for an interval at %g%% "
