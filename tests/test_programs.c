@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -700,6 +701,60 @@ Test(resume, speech_interrupted_in_its_second_model, .timeout = 600)
     snprintf(args, sizeof args, "speech --preset quick --models softmax,bilstm --epochs 30 "
                                 "--quiet --threads 2 --cache %s", cache);
     check_resume_in_second_model(args, "speech-curves.csv", "speech.csv", 30 + 5);
+}
+
+/* Kill -9 at random instants, of a fresh run and then of each --resume in
+ * turn: a journal is never cut back (a resume writes the rows it carries
+ * beside the old journal and renames it into place before any new work),
+ * and a finished model's row is on disk while the next model trains (kept
+ * by the resume, not rebuilt), so the last --resume reaches the numbers of a
+ * run never stopped, exact metrics included. One checkpoint per model at
+ * its end: a row rebuilt from it would show a peak without the checkpoint
+ * writer. The instants are random (their seed is in every message); the
+ * first kill lands while linear trains, to find softmax's row on disk. */
+Test(resume, killed_at_random_instants_resumes_to_the_same_numbers, .timeout = 600)
+{
+    const char *args = "copy --preset quick --variants softmax,linear --steps 60 "
+                       "--checkpoint-every 60 --quiet --threads 1";
+    char straight[64], killed[64], cmd[512], path[200], other[200], journal[220];
+    make_temp_dir(straight);
+    make_temp_dir(killed);
+    snprintf(cmd, sizeof cmd, "%s --out %s", args, straight);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
+
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    snprintf(cmd, sizeof cmd, "%s --out %s", args, killed);
+    snprintf(journal, sizeof journal, "%s/curves.csv.partial", killed);
+    pid_t pid = start_ltbench(cmd);
+    cr_assert(wait_for_rows(pid, journal, 60 + 5), "the run ended before linear trained");
+    kill(pid, SIGKILL);
+    wait_exit(pid);
+    snprintf(path, sizeof path, "%s/summary.csv.partial", killed);
+    cr_assert_eq(csv_rows(path), 1, "softmax's row is on disk while linear trains");
+
+    char fresh[512];
+    snprintf(fresh, sizeof fresh, "%s --overwrite --out %s", args, killed);
+    snprintf(cmd, sizeof cmd, "%s --resume --out %s", args, killed);
+    for (int round = 0; round < 8; round++) {
+        /* resumes killed in their first 0.3 s (about half a run); halfway,
+         * a fresh start killed anywhere in its 0.6 s */
+        int start_over = round == 4;
+        pid = start_ltbench(start_over ? fresh : cmd);
+        usleep((useconds_t)(rand_r(&seed) % (start_over ? 600000 : 300000)));
+        kill(pid, SIGKILL);
+        int code = wait_exit(pid);
+        cr_assert(code == 0 || code == 128 + SIGKILL, "round %d (seed %u): exit %d", round,
+                  seed, code);
+    }
+    cr_assert_eq(ltbench(cmd), 0, "seed %u: %s", seed, output);
+    const char *files[] = {"curves.csv", "summary.csv"};
+    for (int i = 0; i < 2; i++) {
+        path_in(path, sizeof path, straight, files[i]);
+        path_in(other, sizeof other, killed, files[i]);
+        assert_same_numbers(path, other);
+    }
+    check_remove_tree(straight);
+    check_remove_tree(killed);
 }
 
 /* Ctrl-C / SIGTERM: the current update finishes, a checkpoint and the rows

@@ -547,9 +547,9 @@ int main(int argc, char **argv)
     if (status == LT_OK)
         status = lt_program_open_csvs(&dir, paths, 2);
     if (status == LT_OK)
-        status = lt_table_journal(&w.cases, o.out);
+        status = lt_table_journal(&w.cases, o.out, NULL);
     if (status == LT_OK)
-        status = lt_table_journal(&w.table, w.table_path);
+        status = lt_table_journal(&w.table, w.table_path, NULL);
     if (status == LT_OK)
         status = sweep_all(&w);
     if (status == LT_OK) {

@@ -595,7 +595,7 @@ int main(int argc, char **argv)
     if (status == LT_OK)
         status = lt_program_open_csvs(&dir, &o.out, 1);
     if (status == LT_OK)
-        status = lt_table_journal(&d.table, o.out);
+        status = lt_table_journal(&d.table, o.out, NULL);
     if (status == LT_OK)
         status = decode_all(&d);
     if (status == LT_OK) {

@@ -502,7 +502,7 @@ int main(int argc, char **argv)
     if (status == LT_OK)
         status = lt_program_open_csvs(&run, &opt.out, 1);
     if (status == LT_OK)
-        status = lt_table_journal(&w.table, opt.out);
+        status = lt_table_journal(&w.table, opt.out, NULL);
     if (status == LT_OK)
         status = sweep_all(&w);
     if (status == LT_OK) {

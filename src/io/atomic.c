@@ -120,12 +120,16 @@ void lt_atomic_abort(lt_atomic_file *af)
     }
 }
 
-lt_status lt_atomic_open_named(lt_atomic_file *af, const char *path, const char *tmp_path)
+lt_status lt_atomic_publish(lt_atomic_file *af)
 {
-    LT_TRY(prepare(af, path, tmp_path));
-    af->f = fopen(af->tmp_path, "wb");
-    if (af->f == NULL)
-        return lt_fail_write(af->tmp_path, errno);
+    LT_TRY(lt_atomic_sync(af));
+    if (rename(af->tmp_path, af->path) != 0) {
+        int err = errno;
+        lt_atomic_abort(af);
+        return lt_fail_write(af->path, err);
+    }
+    /* the open file is the target now: later syncs name it */
+    memcpy(af->tmp_path, af->path, sizeof af->path);
     return LT_OK;
 }
 
