@@ -779,6 +779,23 @@ Test(robust, sigterm_writes_rows_and_a_checkpoint, .timeout = 300)
     cr_assert_eq(csv_rows(path), last);
     path_in(path, sizeof path, dir, "checkpoints/copy-linear.ckpt");
     cr_assert_eq(access(path, F_OK), 0);
+    /* --steps below the unfinished run's checkpoint: refused, the rows kept */
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps %lld --resume --out %s", last - 1, dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--steps");
+    ASSERT_MENTIONS("did not finish");
+    path_in(path, sizeof path, dir, "summary.csv");
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "interrupted");
+    lt_csv_table_free(&t);
+    /* --steps at it: the run finishes there, its row ok, not kept as interrupted */
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps %lld --resume --out %s", last, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t.nrows, 1);
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "ok");
+    cr_assert_eq(cell_num(&t, 0, "last_step"), last);
+    lt_csv_table_free(&t);
 }
 
 /* Finding 12: a diverging run stops as diverged, exit 1. */

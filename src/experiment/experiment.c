@@ -495,20 +495,44 @@ static lt_status resume_model(lt_exp_run *run, const previous *prev, lt_exp_mode
     return lt_dist_agree(status);
 }
 
+/* Whether `model`'s results rows in `rows` are final: none says its
+ * training was interrupted. */
+static int rows_final(const lt_csv_table *rows, const char *key, const char *model)
+{
+    int k = lt_csv_table_column(rows, key), status = lt_csv_table_column(rows, "status");
+    for (long long r = 0; k >= 0 && status >= 0 && r < rows->nrows; r++)
+        if (strcmp(lt_csv_table_cell(rows, r, k), model) == 0 &&
+            strcmp(lt_csv_table_cell(rows, r, status), "interrupted") == 0)
+            return 0;
+    return 1;
+}
+
 /* The rows an earlier run wrote for a model it finished, carried as they
- * are; 0 when it wrote none. */
+ * are; 0 when it wrote none. A checkpoint beyond --steps whose run did not
+ * finish is refused: its rows would say "interrupted" beside finished
+ * ones, and no run of --steps updates ever reached it. */
 static lt_status keep_finished(lt_exp_run *run, const previous *prev, const lt_exp_model *m,
                                const lt_trainer *t, long steps, int *kept)
 {
     long carried = 0;
     *kept = 0;
     const previous_table *results = &prev->results;
-    int from = source_of(prev, run->exp->key_column, m->name);
-    if (lt_dist_is_root() && results->have[from])
-        LT_TRY(carry_rows(&run->results, &results->rows[from], results->path[from],
-                          run->exp->key_column, m->name, -1, &carried));
+    const char *key = run->exp->key_column;
+    int from = source_of(prev, key, m->name);
+    int final = !results->have[from] || rows_final(&results->rows[from], key, m->name);
+    if (lt_dist_is_root() && results->have[from] && final)
+        LT_TRY(carry_rows(&run->results, &results->rows[from], results->path[from], key,
+                          m->name, -1, &carried));
     *kept = carried > 0;
     LT_TRY(lt_dist_broadcast(kept, sizeof *kept));
+    lt_status status = LT_OK;
+    if (!*kept && t->step > steps && lt_dist_is_root())
+        status = lt_fail(LT_E_USAGE,
+                         "--resume --steps %ld: the checkpoint of %s is at update %ld of a run "
+                         "that did not finish; give --steps %ld or more to finish it, or "
+                         "--overwrite to start over",
+                         steps, m->name, t->step, t->step);
+    LT_TRY(lt_dist_agree(status));
     if (*kept && lt_dist_is_root())
         fprintf(stderr, "%s %s: already trained to update %ld (%ld asked); its results are "
                         "kept\n",
