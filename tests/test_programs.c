@@ -857,6 +857,51 @@ Test(robust, refused_before_any_work, .timeout = 120)
     cr_assert_eq(check_count_entries(dir), 1, "nothing written beside it");
 }
 
+/* An earlier run's results are never replaced without --overwrite: a
+ * folder of finished CSVs without checkpoints, another experiment's CSV
+ * named as scaling's --out, a journal of a killed run; each refused before
+ * any work (exit 2, naming the path), the file as it was. */
+Test(robust, earlier_results_are_replaced_only_with_overwrite, .timeout = 120)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, "copy --preset quick --variants softmax,linear --steps 2 "
+                                "--quiet --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/checkpoints", dir);
+    check_remove_tree(path);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --out %s", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--overwrite");
+    path_in(path, sizeof path, dir, "summary.csv");
+    cr_assert_eq(csv_rows(path), 2, "the two-row summary is kept");
+    char scaling[512];
+    snprintf(scaling, sizeof scaling,
+             "scaling --variants linear --min-log2 5 --max-log2 5 --heads 1 --head-dim 8 "
+             "--value-dim 4 --warmup 0 --repeats 1 --quiet --out %s", path);
+    cr_assert_eq(ltbench(scaling), 2, "%s", output);
+    ASSERT_MENTIONS(path);
+    ASSERT_MENTIONS("--overwrite");
+    cr_assert_eq(csv_rows(path), 2, "another experiment's summary is kept");
+    /* a journal left by a killed run is results too */
+    char journal[200];
+    path_in(path, sizeof path, dir, "summary.csv");
+    path_in(journal, sizeof journal, dir, "summary.csv.partial");
+    cr_assert_eq(rename(path, journal), 0);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --out %s", dir);
+    path_in(path, sizeof path, dir, "curves.csv");
+    cr_assert_eq(remove(path), 0);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("summary.csv.partial");
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --overwrite --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    path_in(path, sizeof path, dir, "summary.csv");
+    cr_assert_eq(csv_rows(path), 1);
+    strcat(scaling, " --overwrite");
+    cr_assert_eq(ltbench(scaling), 0, "%s", output);
+    check_remove_tree(dir);
+}
+
 /* Finding 6: the plan covers everything up to the checkpoint writes, so the
  * tracked peak equals it and a budget between the two cannot start a run
  * that then fails. */
@@ -981,7 +1026,8 @@ Test(scaling, decay_and_the_new_feature_maps)
     for (int m = 0; m < 2; m++) {
         snprintf(args, sizeof args,
                  "scaling --variants linear,decay --feature-map %s --min-log2 5 --max-log2 5 "
-                 "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --quiet --out %s",
+                 "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --quiet "
+                 "--overwrite --out %s",
                  maps[m], path);
         cr_assert_eq(ltbench(args), 0, "%s", output);
         lt_csv_table t;

@@ -821,6 +821,36 @@ static char *read_text(const char *path)
     return text;
 }
 
+/* --json files are outputs like any other: one that is an input is refused
+ * whatever the flags, one that exists unless --overwrite, before anything
+ * is written; the input stays as it was. */
+Test(compare, json_never_replaces_an_input_or_earlier_files)
+{
+    pair p;
+    make_temp_dir(p.dir);
+    snprintf(p.base, sizeof p.base, "%s/base.csv", p.dir);
+    summary_row rows[] = {{"softmax", 1.0, 0.9, 1.1, 100, 0.5, "ok", 2, 0.1, NULL, NULL, NULL,
+                           NULL}};
+    write_summary(p.base, rows, 1);
+    char input[200], args[1024];
+    snprintf(input, sizeof input, "%s/x-smaller.json", p.dir);
+    write_summary(input, rows, 1);
+    const char *before = strdup(read_text(input));
+    snprintf(args, sizeof args, "compare --overwrite --json %s/x %s %s", p.dir, p.base, input);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--json");
+    ASSERT_MENTIONS("the same file as the input");
+    cr_assert_str_eq(read_text(input), before, "the input is untouched");
+    snprintf(args, sizeof args, "compare --json %s/y %s %s", p.dir, p.base, p.base);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("y-smaller.json");
+    ASSERT_MENTIONS("--overwrite");
+    snprintf(args, sizeof args, "compare --overwrite --json %s/y %s %s", p.dir, p.base, p.base);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    free((void *)before);
+}
+
 /* Width and height from a PNG's IHDR chunk. */
 static void png_size(const char *path, uint32_t *width, uint32_t *height)
 {

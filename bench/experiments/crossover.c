@@ -31,6 +31,7 @@ typedef struct options {
     const char *head_dims, *causal_mode, *kernels, *feature_maps, *out;
     long min_n, max_n, heads, value_dim, tokens, batch, warmup, repeats, confirm;
     double margin, max_case_seconds, eps;
+    int overwrite;
     lt_common common;
 } options;
 
@@ -119,6 +120,10 @@ static int crossover_flags(options *o, lt_flag *f)
     f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "PATH",
                        "CSV of every case; the crossover table goes beside it as NAME-table.csv "
                        "(PATH.partial holds the rows while running)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
+                       "replace the CSVs if they exist (an earlier run's results are kept "
+                       "otherwise)",
                        0, 0, NULL, 0};
     lt_common_flags(&f[n], &o->common);
     return n + LT_COMMON_FLAGS;
@@ -545,7 +550,7 @@ int main(int argc, char **argv)
         status = check_configs(&w);
     const char *paths[] = {o.out, w.table_path};
     if (status == LT_OK)
-        status = lt_program_open_csvs(&dir, paths, 2);
+        status = lt_program_open_csvs(&dir, paths, 2, o.overwrite);
     if (status == LT_OK)
         status = lt_table_journal(&w.cases, o.out, NULL);
     if (status == LT_OK)

@@ -745,8 +745,9 @@ static lt_status open_outputs(lt_exp_run *run)
     const char *ckpts[LT_EXP_MAX_MODELS];
     for (int i = 0; i < run->model_count; i++)
         ckpts[i] = run->models[i].checkpoint;
-    return lt_dist_agree(lt_outdir_open(&run->dir, run->o.out, run->o.resume, run->o.overwrite,
-                                        files, 2, ckpts, run->train ? run->model_count : 0));
+    return lt_dist_agree(lt_outdir_open(&run->dir, run->o.out, 1, run->o.resume,
+                                        run->o.overwrite, files, 2, ckpts,
+                                        run->train ? run->model_count : 0));
 }
 
 /* Every model's config and memory plan before the first spends time. */

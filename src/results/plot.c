@@ -740,7 +740,7 @@ lt_status lt_plot(const lt_schema *const *schemas, int count, const char *const 
     }
     /* everything read and checked: now the folder, one writer at a time */
     if (status == LT_OK)
-        status = lt_outdir_open(&dir, o->out, 0, 0, NULL, 0, NULL, 0);
+        status = lt_outdir_open(&dir, o->out, 0, 0, 0, NULL, 0, NULL, 0);
     if (status == LT_OK)
         status = write_all(plans, nplans, o);
     char gnuplot[PATH_MAX];
