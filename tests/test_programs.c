@@ -820,6 +820,21 @@ Test(robust, full_disk_is_a_failed_run, .timeout = 120)
     check_remove_tree(dir);
 }
 
+/* An --out through a loop of links is named as such, not as a file in the
+ * way. */
+Test(robust, a_loop_of_links_is_named_as_one, .timeout = 60)
+{
+    char dir[64], path[160], args[512];
+    make_temp_dir(dir);
+    path_in(path, sizeof path, dir, "loop");
+    cr_assert_eq(symlink(path, path), 0);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --out %s/run", path);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("symbolic links");
+    cr_assert(strstr(output, "a file of that name exists") == NULL, "%s", output);
+    check_remove_tree(dir);
+}
+
 Test(robust, divergence_is_a_failed_run, .timeout = 300)
 {
     char dir[64], args[512], path[160];

@@ -29,7 +29,10 @@ lt_status lt_make_dirs(const char *dir)
             return lt_fail(lt_errno_status(errno), "cannot create folder %s: %s", buf,
                            strerror(errno));
         struct stat st;
-        if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+        if (stat(buf, &st) != 0) /* a dangling link, a loop of links: say which */
+            return lt_fail(lt_errno_status(errno), "cannot create folder %s: %s", buf,
+                           strerror(errno));
+        if (!S_ISDIR(st.st_mode))
             return lt_fail(LT_E_IO, "cannot create folder %s: a file of that name exists", buf);
         buf[i] = saved;
     }
