@@ -1773,6 +1773,17 @@ Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("--eps");
     cr_assert_eq(access(pout, F_OK), -1, "nothing written");
+    /* softmax overflowing to NaN is told no hint about another variant's map */
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+        q[i] = 1e20;
+    cr_assert_eq(lt_npy_write_f64(pq, q, 4, qk_shape), LT_OK);
+    snprintf(args, sizeof args, "attention --variant softmax --q %s --k %s --v %s --out %s", pq,
+             pq, pv, pout);
+    cr_assert_neq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("nothing was written");
+    cr_assert(strstr(output, "relu") == NULL, "a hint about relu for softmax:\n%s", output);
+    cr_assert_eq(access(pout, F_OK), -1, "nothing written");
+    write_random(pq, q, 4, qk_shape, 1);
 
     /* Earlier outputs, then a run whose --dk cannot be written. */
     FILE *f = fopen(pout, "w");
