@@ -449,7 +449,9 @@ static lt_status table_rows(sweep *w, int D, int causal)
                 lt_set_num(t, "margin", o->margin);
                 lt_set_int(t, "n_min", w->lengths[0]);
                 lt_set_int(t, "n_max", w->lengths[w->length_count - 1]);
-                lt_set_str(t, "status", found                            ? "ok"
+                /* a pair a signal cut off says so, whatever it found so far */
+                lt_set_str(t, "status", lt_interrupted() && !settled    ? "interrupted"
+                                        : found                         ? "ok"
                                         : c.kind == LT_CROSSOVER_NONE ? "no-crossover"
                                                                       : "unmeasured");
                 lt_set_str(t, "result", lt_crossover_kind_name(c.kind));
@@ -500,8 +502,10 @@ static lt_status sweep_all(sweep *w)
     lt_progress_start(&w->progress, stderr, "crossover", total, "cases", w->opt->common.quiet);
     lt_signals_install();
     lt_status status = LT_OK;
-    for (int d = 0; d < w->head_dim_count && status == LT_OK && !lt_interrupted(); d++)
-        for (int m = 0; m < w->mode_count && status == LT_OK && !lt_interrupted(); m++)
+    /* after a signal the groups left measure nothing, but their rows say
+     * they were cut off: the table is never silently short */
+    for (int d = 0; d < w->head_dim_count && status == LT_OK; d++)
+        for (int m = 0; m < w->mode_count && status == LT_OK; m++)
             status = run_group(w, (int)w->head_dims[d], w->modes[m]);
     lt_progress_finish(&w->progress, lt_interrupted() ? "interrupted" : NULL);
     return status;
