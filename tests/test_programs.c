@@ -2186,6 +2186,15 @@ Test(suite, sweeps_beyond_the_paper_in_the_report, .timeout = 300)
     cr_assert_eq(ltbench(args), 0, "%s", output);
     ASSERT_MENTIONS("kept: the earlier run's crossover-table.csv");
     ASSERT_MENTIONS("kept: the earlier run's decode.csv");
+    /* a CSV that a killed run left unfinished (its journal alone) is
+     * measured again, not refused as an earlier run's results */
+    char journal[220];
+    snprintf(path, sizeof path, "%s/decode/decode.csv", dir);
+    snprintf(journal, sizeof journal, "%s.partial", path);
+    cr_assert_eq(rename(path, journal), 0);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(access(path, F_OK), 0, "decode.csv measured again");
+    cr_assert_neq(access(journal, F_OK), 0, "its journal gone");
 }
 
 /* An unknown or repeated experiment is refused before anything runs or is

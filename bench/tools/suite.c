@@ -341,10 +341,12 @@ static int plan_steps(const suite_options *o, suite_step *steps)
     for (int i = 0; i < n; i++) {
         add_arg(&steps[i], "--threads=%s", threads);
         add_arg(&steps[i], "%s", "--quiet");
-        /* a CSV program has no --resume: the suite keeps its finished CSV */
+        /* A CSV program has no --resume: the suite keeps its finished CSV
+         * (the step is skipped), and one a killed run left unfinished (its
+         * journal) is measured again. */
         if (csv_program_of(steps[i].name) == NULL && (o->resume || o->overwrite))
             add_arg(&steps[i], "%s", o->resume ? "--resume" : "--overwrite");
-        else if (o->overwrite)
+        else if (o->resume || o->overwrite)
             add_arg(&steps[i], "%s", "--overwrite");
     }
     return n;
