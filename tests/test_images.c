@@ -618,6 +618,42 @@ Test(images, mnist_refuses_files_that_are_not_the_originals)
     assert_memory_released();
 }
 
+/* Files of the official batches' size are not CIFAR-10 for their size
+ * alone: six zero-filled ones (sparse, so the test writes almost nothing)
+ * are refused, and so are balanced labels over blank images. */
+Test(images, cifar_official_batches_are_checked_not_only_sized, .timeout = 60)
+{
+    const char *dir = in_dir("zeros");
+    mkdir(dir, 0755);
+    const char *names[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
+                           "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin"};
+    char path[512];
+    for (int i = 0; i < 6; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        cr_assert_eq(ftruncate(fileno(f), (off_t)LT_CIFAR_BATCH_BYTES), 0);
+        fclose(f);
+    }
+    lt_image_set train, test;
+    assert_status(lt_images_load_cifar10(&train, &test, dir), LT_E_INPUT);
+    assert_error_mentions("data_batch_1.bin: 10000 images of class 0");
+    cr_assert_null(train.pixels);
+    assert_memory_released();
+    /* every class a tenth of the batch, every pixel 0 */
+    snprintf(path, sizeof path, "%s/data_batch_1.bin", dir);
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    for (int r = 0; r < LT_CIFAR_BATCH_RECORDS; r++) {
+        unsigned char label = (unsigned char)(r % 10);
+        cr_assert_eq(pwrite(fileno(f), &label, 1, (off_t)r * LT_CIFAR_RECORD_BYTES), 1);
+    }
+    fclose(f);
+    assert_status(lt_images_load_cifar10(&train, &test, dir), LT_E_INPUT);
+    assert_error_mentions("data_batch_1.bin: every pixel is 0");
+    assert_memory_released();
+}
+
 Test(images, cifar_missing_folder_names_the_fetch_script)
 {
     lt_image_set train, test;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -702,6 +703,60 @@ Test(resume, speech_interrupted_in_its_second_model, .timeout = 600)
     check_resume_in_second_model(args, "speech-curves.csv", "speech.csv", 30 + 5);
 }
 
+/* Kill -9 at random instants, of a fresh run and then of each --resume in
+ * turn: a journal is never cut back (a resume writes the rows it carries
+ * beside the old journal and renames it into place before any new work),
+ * and a finished model's row is on disk while the next model trains (kept
+ * by the resume, not rebuilt), so the last --resume reaches the numbers of a
+ * run never stopped, exact metrics included. One checkpoint per model at
+ * its end: a row rebuilt from it would show a peak without the checkpoint
+ * writer. The instants are random (their seed is in every message); the
+ * first kill lands while linear trains, to find softmax's row on disk. */
+Test(resume, killed_at_random_instants_resumes_to_the_same_numbers, .timeout = 600)
+{
+    const char *args = "copy --preset quick --variants softmax,linear --steps 60 "
+                       "--checkpoint-every 60 --quiet --threads 1";
+    char straight[64], killed[64], cmd[512], path[200], other[200], journal[220];
+    make_temp_dir(straight);
+    make_temp_dir(killed);
+    snprintf(cmd, sizeof cmd, "%s --out %s", args, straight);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
+
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    snprintf(cmd, sizeof cmd, "%s --out %s", args, killed);
+    snprintf(journal, sizeof journal, "%s/curves.csv.partial", killed);
+    pid_t pid = start_ltbench(cmd);
+    cr_assert(wait_for_rows(pid, journal, 60 + 5), "the run ended before linear trained");
+    kill(pid, SIGKILL);
+    wait_exit(pid);
+    snprintf(path, sizeof path, "%s/summary.csv.partial", killed);
+    cr_assert_eq(csv_rows(path), 1, "softmax's row is on disk while linear trains");
+
+    char fresh[512];
+    snprintf(fresh, sizeof fresh, "%s --overwrite --out %s", args, killed);
+    snprintf(cmd, sizeof cmd, "%s --resume --out %s", args, killed);
+    for (int round = 0; round < 8; round++) {
+        /* resumes killed in their first 0.3 s (about half a run); halfway,
+         * a fresh start killed anywhere in its 0.6 s */
+        int start_over = round == 4;
+        pid = start_ltbench(start_over ? fresh : cmd);
+        usleep((useconds_t)(rand_r(&seed) % (start_over ? 600000 : 300000)));
+        kill(pid, SIGKILL);
+        int code = wait_exit(pid);
+        cr_assert(code == 0 || code == 128 + SIGKILL, "round %d (seed %u): exit %d", round,
+                  seed, code);
+    }
+    cr_assert_eq(ltbench(cmd), 0, "seed %u: %s", seed, output);
+    const char *files[] = {"curves.csv", "summary.csv"};
+    for (int i = 0; i < 2; i++) {
+        path_in(path, sizeof path, straight, files[i]);
+        path_in(other, sizeof other, killed, files[i]);
+        assert_same_numbers(path, other);
+    }
+    check_remove_tree(straight);
+    check_remove_tree(killed);
+}
+
 /* Ctrl-C / SIGTERM: the current update finishes, a checkpoint and the rows
  * so far are written with status "interrupted", exit 128 + signal. */
 Test(robust, sigterm_writes_rows_and_a_checkpoint, .timeout = 300)
@@ -724,6 +779,23 @@ Test(robust, sigterm_writes_rows_and_a_checkpoint, .timeout = 300)
     cr_assert_eq(csv_rows(path), last);
     path_in(path, sizeof path, dir, "checkpoints/copy-linear.ckpt");
     cr_assert_eq(access(path, F_OK), 0);
+    /* --steps below the unfinished run's checkpoint: refused, the rows kept */
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps %lld --resume --out %s", last - 1, dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--steps");
+    ASSERT_MENTIONS("did not finish");
+    path_in(path, sizeof path, dir, "summary.csv");
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "interrupted");
+    lt_csv_table_free(&t);
+    /* --steps at it: the run finishes there, its row ok, not kept as interrupted */
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps %lld --resume --out %s", last, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t.nrows, 1);
+    cr_assert_str_eq(cell_str(&t, 0, "status"), "ok");
+    cr_assert_eq(cell_num(&t, 0, "last_step"), last);
+    lt_csv_table_free(&t);
 }
 
 /* Finding 12: a diverging run stops as diverged, exit 1. */
@@ -745,6 +817,21 @@ Test(robust, full_disk_is_a_failed_run, .timeout = 120)
     cr_assert_eq(ltbench_env(env, args), 1, "%s", output);
     ASSERT_MENTIONS("No space left on device");
     ASSERT_MENTIONS("cannot write");
+    check_remove_tree(dir);
+}
+
+/* An --out through a loop of links is named as such, not as a file in the
+ * way. */
+Test(robust, a_loop_of_links_is_named_as_one, .timeout = 60)
+{
+    char dir[64], path[160], args[512];
+    make_temp_dir(dir);
+    path_in(path, sizeof path, dir, "loop");
+    cr_assert_eq(symlink(path, path), 0);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --out %s/run", path);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("symbolic links");
+    cr_assert(strstr(output, "a file of that name exists") == NULL, "%s", output);
     check_remove_tree(dir);
 }
 
@@ -783,6 +870,51 @@ Test(robust, refused_before_any_work, .timeout = 120)
     snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --out %s", path);
     cr_assert_eq(ltbench(args), 2, "%s", output);
     cr_assert_eq(check_count_entries(dir), 1, "nothing written beside it");
+}
+
+/* An earlier run's results are never replaced without --overwrite: a
+ * folder of finished CSVs without checkpoints, another experiment's CSV
+ * named as scaling's --out, a journal of a killed run; each refused before
+ * any work (exit 2, naming the path), the file as it was. */
+Test(robust, earlier_results_are_replaced_only_with_overwrite, .timeout = 120)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, "copy --preset quick --variants softmax,linear --steps 2 "
+                                "--quiet --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/checkpoints", dir);
+    check_remove_tree(path);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --out %s", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--overwrite");
+    path_in(path, sizeof path, dir, "summary.csv");
+    cr_assert_eq(csv_rows(path), 2, "the two-row summary is kept");
+    char scaling[512];
+    snprintf(scaling, sizeof scaling,
+             "scaling --variants linear --min-log2 5 --max-log2 5 --heads 1 --head-dim 8 "
+             "--value-dim 4 --warmup 0 --repeats 1 --quiet --out %s", path);
+    cr_assert_eq(ltbench(scaling), 2, "%s", output);
+    ASSERT_MENTIONS(path);
+    ASSERT_MENTIONS("--overwrite");
+    cr_assert_eq(csv_rows(path), 2, "another experiment's summary is kept");
+    /* a journal left by a killed run is results too */
+    char journal[200];
+    path_in(path, sizeof path, dir, "summary.csv");
+    path_in(journal, sizeof journal, dir, "summary.csv.partial");
+    cr_assert_eq(rename(path, journal), 0);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --out %s", dir);
+    path_in(path, sizeof path, dir, "curves.csv");
+    cr_assert_eq(remove(path), 0);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("summary.csv.partial");
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --overwrite --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    path_in(path, sizeof path, dir, "summary.csv");
+    cr_assert_eq(csv_rows(path), 1);
+    strcat(scaling, " --overwrite");
+    cr_assert_eq(ltbench(scaling), 0, "%s", output);
+    check_remove_tree(dir);
 }
 
 /* Finding 6: the plan covers everything up to the checkpoint writes, so the
@@ -909,7 +1041,8 @@ Test(scaling, decay_and_the_new_feature_maps)
     for (int m = 0; m < 2; m++) {
         snprintf(args, sizeof args,
                  "scaling --variants linear,decay --feature-map %s --min-log2 5 --max-log2 5 "
-                 "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --quiet --out %s",
+                 "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --quiet "
+                 "--overwrite --out %s",
                  maps[m], path);
         cr_assert_eq(ltbench(args), 0, "%s", output);
         lt_csv_table t;
@@ -1142,9 +1275,13 @@ Test(sweeps, crossover_interrupted_writes_what_was_measured, .timeout = 300)
     snprintf(path, sizeof path, "%s/c-table.csv", dir);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
-    cr_assert_eq(t.nrows, 4, "the pairs of the group under way, both passes");
+    /* per head dimension 2 pairs without a mask and 4 with, both passes */
+    cr_assert_eq(t.nrows, 4 * 12, "every group's pairs, reached or not");
     cr_assert(strstr(cell_str(&t, 0, "note"), "interrupted") != NULL, "%s",
               cell_str(&t, 0, "note"));
+    /* a pair cut off is marked so in its status, not only in its note */
+    for (long long r = 0; r < t.nrows; r++)
+        cr_assert_str_eq(cell_str(&t, r, "status"), "interrupted", "row %lld", r + 1);
     lt_csv_table_free(&t);
 }
 
@@ -1640,6 +1777,17 @@ Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("--eps");
     cr_assert_eq(access(pout, F_OK), -1, "nothing written");
+    /* softmax overflowing to NaN is told no hint about another variant's map */
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+        q[i] = 1e20;
+    cr_assert_eq(lt_npy_write_f64(pq, q, 4, qk_shape), LT_OK);
+    snprintf(args, sizeof args, "attention --variant softmax --q %s --k %s --v %s --out %s", pq,
+             pq, pv, pout);
+    cr_assert_neq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("nothing was written");
+    cr_assert(strstr(output, "relu") == NULL, "a hint about relu for softmax:\n%s", output);
+    cr_assert_eq(access(pout, F_OK), -1, "nothing written");
+    write_random(pq, q, 4, qk_shape, 1);
 
     /* Earlier outputs, then a run whose --dk cannot be written. */
     FILE *f = fopen(pout, "w");
@@ -2038,6 +2186,15 @@ Test(suite, sweeps_beyond_the_paper_in_the_report, .timeout = 300)
     cr_assert_eq(ltbench(args), 0, "%s", output);
     ASSERT_MENTIONS("kept: the earlier run's crossover-table.csv");
     ASSERT_MENTIONS("kept: the earlier run's decode.csv");
+    /* a CSV that a killed run left unfinished (its journal alone) is
+     * measured again, not refused as an earlier run's results */
+    char journal[220];
+    snprintf(path, sizeof path, "%s/decode/decode.csv", dir);
+    snprintf(journal, sizeof journal, "%s.partial", path);
+    cr_assert_eq(rename(path, journal), 0);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(access(path, F_OK), 0, "decode.csv measured again");
+    cr_assert_neq(access(journal, F_OK), 0, "its journal gone");
 }
 
 /* An unknown or repeated experiment is refused before anything runs or is

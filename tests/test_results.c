@@ -53,7 +53,7 @@ static void write_rows(const char *path, double new_metric)
 {
     lt_table t;
     lt_table_init(&t, &test_table);
-    cr_assert_eq(lt_table_journal(&t, path), LT_OK);
+    cr_assert_eq(lt_table_journal(&t, path, NULL), LT_OK);
     for (int i = 0; i < 3; i++) {
         lt_row_begin(&t);
         lt_set_str(&t, "experiment", "test");
@@ -112,7 +112,7 @@ Test(results, a_row_updated_after_journaling_reaches_the_committed_file)
     const char *path = check_path("t.csv");
     lt_table t;
     lt_table_init(&t, &test_table);
-    cr_assert_eq(lt_table_journal(&t, path), LT_OK);
+    cr_assert_eq(lt_table_journal(&t, path, NULL), LT_OK);
     lt_row_begin(&t);
     lt_set_str(&t, "experiment", "test");
     lt_set_str(&t, "variant", "softmax");
@@ -168,7 +168,7 @@ Test(results, held_rows_reach_the_journal_together_or_not_at_all)
     snprintf(journal, sizeof journal, "%s.partial", path);
     lt_table t;
     lt_table_init(&t, &test_table);
-    cr_assert_eq(lt_table_journal(&t, path), LT_OK);
+    cr_assert_eq(lt_table_journal(&t, path, NULL), LT_OK);
     add_row(&t, "a", 1, 1);
     lt_table_hold(&t);
     add_row(&t, "b", 2, 1);
@@ -224,7 +224,7 @@ Test(results, a_kept_row_keeps_the_provenance_of_the_run_that_measured_it)
         lt_table t;
         lt_table_init(&t, &test_table);
         cr_assert_eq(lt_row_carry(&t, &old, 0, old_path), LT_OK);
-        cr_assert_eq(lt_table_journal(&t, path), LT_OK);
+        cr_assert_eq(lt_table_journal(&t, path, NULL), LT_OK);
         lt_row_begin(&t);
         lt_set_str(&t, "experiment", "test");
         lt_set_str(&t, "variant", "linear");

@@ -833,11 +833,15 @@ Test(speech, damaged_cache_is_detected_and_rebuilt)
     load_expecting(&c, &cfg, LT_SPEECH_REBUILT_CORRUPT);
     lt_speech_free(&c);
     cr_assert_eq(n.count, 2);
+    /* the cache is called what it is, never a checkpoint */
+    cr_assert(strstr(n.last, "truncated speech cache") != NULL &&
+                  strstr(n.last, "checkpoint") == NULL, "%s", n.last);
     assert_same_file(path, good, size);
 
     write_file(path, "not a cache", 11);
     load_expecting(&c, &cfg, LT_SPEECH_REBUILT_CORRUPT);
     lt_speech_free(&c);
+    cr_assert(strstr(n.last, "not an ltbench speech cache") != NULL, "%s", n.last);
     assert_same_file(path, good, size);
     load_expecting(&c, &cfg, LT_SPEECH_FROM_CACHE);
     lt_speech_free(&c);

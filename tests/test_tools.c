@@ -850,6 +850,36 @@ static char *read_text(const char *path)
     return text;
 }
 
+/* --json files are outputs like any other: one that is an input is refused
+ * whatever the flags, one that exists unless --overwrite, before anything
+ * is written; the input stays as it was. */
+Test(compare, json_never_replaces_an_input_or_earlier_files)
+{
+    pair p;
+    make_temp_dir(p.dir);
+    snprintf(p.base, sizeof p.base, "%s/base.csv", p.dir);
+    summary_row rows[] = {{"softmax", 1.0, 0.9, 1.1, 100, 0.5, "ok", 2, 0.1, NULL, NULL, NULL,
+                           NULL}};
+    write_summary(p.base, rows, 1);
+    char input[200], args[1024];
+    snprintf(input, sizeof input, "%s/x-smaller.json", p.dir);
+    write_summary(input, rows, 1);
+    const char *before = strdup(read_text(input));
+    snprintf(args, sizeof args, "compare --overwrite --json %s/x %s %s", p.dir, p.base, input);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--json");
+    ASSERT_MENTIONS("the same file as the input");
+    cr_assert_str_eq(read_text(input), before, "the input is untouched");
+    snprintf(args, sizeof args, "compare --json %s/y %s %s", p.dir, p.base, p.base);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("y-smaller.json");
+    ASSERT_MENTIONS("--overwrite");
+    snprintf(args, sizeof args, "compare --overwrite --json %s/y %s %s", p.dir, p.base, p.base);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    free((void *)before);
+}
+
 /* Width and height from a PNG's IHDR chunk. */
 static void png_size(const char *path, uint32_t *width, uint32_t *height)
 {
@@ -932,6 +962,38 @@ Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)
     cr_assert_eq(ltbench(args), 0, "%s", output);
     snprintf(path, sizeof path, "%s/twice/speech-2.png", dir);
     cr_assert(exists(path), "%s", output);
+}
+
+/* Paths and labels are text to gnuplot, never commands: a CSV whose name
+ * holds line breaks, quotes and a backslash (the script's "# from" line
+ * names it) and a label with a backquoted command and a line break draw
+ * their figure and run nothing. */
+Test(plot, paths_and_labels_are_never_run_by_gnuplot, .timeout = 120)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+        cr_skip_test("gnuplot is not installed (./setup.sh installs gnuplot-nox)");
+    char dir[64], path[256], args[1024];
+    make_temp_dir(dir);
+    const char *name = "x\nsystem(\"touch PWNED\")\n#\\";
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    write_file(path, "experiment,variant,kernel,N,step,elapsed_s,loss\n"
+                     "copy,\"a`touch PWNED2`\nb\",softmax-gemm,32,1,0.1,2.6\n"
+                     "copy,\"a`touch PWNED2`\nb\",softmax-gemm,32,2,0.2,2.1\n");
+    /* single quotes keep the line breaks and the rest for the shell */
+    snprintf(args, sizeof args, "plot '%s' -o %s/figs", path, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    const char *ran[] = {"figs/PWNED", "figs/PWNED2", "PWNED", "PWNED2"};
+    for (size_t i = 0; i < sizeof ran / sizeof ran[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, ran[i]);
+        cr_assert(!exists(path), "gnuplot ran a command from the input: %s", path);
+    }
+    snprintf(path, sizeof path, "%s/figs/copy-curves.png", dir);
+    cr_assert(exists(path), "%s", output);
+    snprintf(path, sizeof path, "%s/figs/copy-curves.gp", dir);
+    const char *script = read_text(path);
+    cr_assert(strstr(script, "x\\nsystem(\\\"touch PWNED\\\")\\n#\\\\\"; data in") != NULL,
+              "the path, escaped, on the comment's line:\n%s", script);
+    cr_assert(strstr(script, "title \"a\\`touch PWNED2\\`\\nb\"") != NULL, "%s", script);
 }
 
 Test(plot, without_gnuplot_writes_scripts_and_says_how_to_draw)

@@ -31,6 +31,7 @@ typedef struct options {
     const char *head_dims, *causal_mode, *kernels, *feature_maps, *out;
     long min_n, max_n, heads, value_dim, tokens, batch, warmup, repeats, confirm;
     double margin, max_case_seconds, eps;
+    int overwrite;
     lt_common common;
 } options;
 
@@ -119,6 +120,10 @@ static int crossover_flags(options *o, lt_flag *f)
     f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "PATH",
                        "CSV of every case; the crossover table goes beside it as NAME-table.csv "
                        "(PATH.partial holds the rows while running)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
+                       "replace the CSVs if they exist (an earlier run's results are kept "
+                       "otherwise)",
                        0, 0, NULL, 0};
     lt_common_flags(&f[n], &o->common);
     return n + LT_COMMON_FLAGS;
@@ -446,7 +451,9 @@ static lt_status table_rows(sweep *w, int D, int causal)
                 lt_set_num(t, "margin", o->margin);
                 lt_set_int(t, "n_min", w->lengths[0]);
                 lt_set_int(t, "n_max", w->lengths[w->length_count - 1]);
-                lt_set_str(t, "status", found                            ? "ok"
+                /* a pair a signal cut off says so, whatever it found so far */
+                lt_set_str(t, "status", lt_interrupted() && !settled    ? "interrupted"
+                                        : found                         ? "ok"
                                         : c.kind == LT_CROSSOVER_NONE ? "no-crossover"
                                                                       : "unmeasured");
                 lt_set_str(t, "result", lt_crossover_kind_name(c.kind));
@@ -497,8 +504,10 @@ static lt_status sweep_all(sweep *w)
     lt_progress_start(&w->progress, stderr, "crossover", total, "cases", w->opt->common.quiet);
     lt_signals_install();
     lt_status status = LT_OK;
-    for (int d = 0; d < w->head_dim_count && status == LT_OK && !lt_interrupted(); d++)
-        for (int m = 0; m < w->mode_count && status == LT_OK && !lt_interrupted(); m++)
+    /* after a signal the groups left measure nothing, but their rows say
+     * they were cut off: the table is never silently short */
+    for (int d = 0; d < w->head_dim_count && status == LT_OK; d++)
+        for (int m = 0; m < w->mode_count && status == LT_OK; m++)
             status = run_group(w, (int)w->head_dims[d], w->modes[m]);
     lt_progress_finish(&w->progress, lt_interrupted() ? "interrupted" : NULL);
     return status;
@@ -547,11 +556,11 @@ int main(int argc, char **argv)
         status = check_configs(&w);
     const char *paths[] = {o.out, w.table_path};
     if (status == LT_OK)
-        status = lt_program_open_csvs(&dir, paths, 2);
+        status = lt_program_open_csvs(&dir, paths, 2, o.overwrite);
     if (status == LT_OK)
-        status = lt_table_journal(&w.cases, o.out);
+        status = lt_table_journal(&w.cases, o.out, NULL);
     if (status == LT_OK)
-        status = lt_table_journal(&w.table, w.table_path);
+        status = lt_table_journal(&w.table, w.table_path, NULL);
     if (status == LT_OK)
         status = sweep_all(&w);
     if (status == LT_OK) {

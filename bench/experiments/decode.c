@@ -40,6 +40,7 @@ typedef struct decode_options {
     long layers, heads, head_dim, ffn, pos_dim, mixtures, random_features;
     long window, recompute_window;
     double recompute_seconds, eps;
+    int overwrite;
     lt_common common;
 } decode_options;
 
@@ -117,6 +118,10 @@ static int decode_flags(decode_options *o, lt_flag *f)
     f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "PATH",
                        "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL,
                        0};
+    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
+                       "replace the CSV if it exists (an earlier run's results are kept "
+                       "otherwise)",
+                       0, 0, NULL, 0};
     lt_common_flags(&f[n], &o->common);
     return n + LT_COMMON_FLAGS;
 }
@@ -593,9 +598,9 @@ int main(int argc, char **argv)
     if (status == LT_OK)
         status = check_models(&d);
     if (status == LT_OK)
-        status = lt_program_open_csvs(&dir, &o.out, 1);
+        status = lt_program_open_csvs(&dir, &o.out, 1, o.overwrite);
     if (status == LT_OK)
-        status = lt_table_journal(&d.table, o.out);
+        status = lt_table_journal(&d.table, o.out, NULL);
     if (status == LT_OK)
         status = decode_all(&d);
     if (status == LT_OK) {

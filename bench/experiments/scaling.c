@@ -36,6 +36,7 @@ typedef struct scaling_options {
     const char *kernel, *kernels;
     const char *roofline; /* "on", "off" */
     const char *out;
+    int overwrite;
     lt_common common;
 } scaling_options;
 
@@ -269,6 +270,10 @@ static int scaling_flags(scaling_options *opt, lt_flag *f)
     f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &opt->out, "PATH",
                        "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL,
                        0};
+    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &opt->overwrite, NULL,
+                       "replace the CSV if it exists (an earlier run's results are kept "
+                       "otherwise)",
+                       0, 0, NULL, 0};
     lt_common_flags(&f[n], &opt->common);
     return n + LT_COMMON_FLAGS;
 }
@@ -517,9 +522,9 @@ int main(int argc, char **argv)
     lt_table_init(&w.table, &bench_scaling);
     lt_status status = check_options(&w, &opt);
     if (status == LT_OK)
-        status = lt_program_open_csvs(&run, &opt.out, 1);
+        status = lt_program_open_csvs(&run, &opt.out, 1, opt.overwrite);
     if (status == LT_OK)
-        status = lt_table_journal(&w.table, opt.out);
+        status = lt_table_journal(&w.table, opt.out, NULL);
     if (status == LT_OK)
         status = sweep_all(&w);
     if (status == LT_OK) {

@@ -93,6 +93,8 @@ int main(int argc, char **argv)
         {"--json", LT_FLAG_STRING, &o.json, "PATH",
          "also write PATH-smaller.json and PATH-bigger.json for github-action-benchmark", 0, 0,
          NULL, 0},
+        {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
+         "replace the --json files if they exist", 0, 0, NULL, 0},
         {"--all", LT_FLAG_BOOL, &o.all, NULL, "list every metric, unchanged and info ones too", 0,
          0, NULL, 0},
         {"--fail-on", LT_FLAG_CHOICE, &fail_on, NULL,

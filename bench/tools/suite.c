@@ -341,8 +341,13 @@ static int plan_steps(const suite_options *o, suite_step *steps)
     for (int i = 0; i < n; i++) {
         add_arg(&steps[i], "--threads=%s", threads);
         add_arg(&steps[i], "%s", "--quiet");
+        /* A CSV program has no --resume: the suite keeps its finished CSV
+         * (the step is skipped), and one a killed run left unfinished (its
+         * journal) is measured again. */
         if (csv_program_of(steps[i].name) == NULL && (o->resume || o->overwrite))
             add_arg(&steps[i], "%s", o->resume ? "--resume" : "--overwrite");
+        else if (o->resume || o->overwrite)
+            add_arg(&steps[i], "%s", "--overwrite");
     }
     return n;
 }
@@ -469,7 +474,7 @@ int main(int argc, char **argv)
     lt_outdir dir;
     const char *report[] = {o.report};
     if (status == LT_OK)
-        status = lt_outdir_open(&dir, o.out, 0, 0, NULL, 0, NULL, 0);
+        status = lt_outdir_open(&dir, o.out, 0, 0, 0, NULL, 0, NULL, 0);
     lt_atomic_file probe;
     if (status == LT_OK)
         status = lt_atomic_open(&probe, report[0]);

@@ -291,6 +291,40 @@ static lt_status cifar_missing(const char *dir, const char *what)
                    dir, what, LT_CIFAR10_CATDOG_FETCH, then);
 }
 
+/* The official batches' make-up, checked as their MD5s cannot be here (the
+ * files are not fetched by ltbench, so no checksum was taken from them):
+ * every class in every batch about as often as the others (the official
+ * training batches hold 937 to 1032 images of a class, the test batch 1000
+ * of each), and images that are not all one value. A file of the right
+ * size with other contents (zeros, a subset padded out) is refused. */
+static lt_status check_official_batch(const uint8_t *pixels, const uint8_t *labels,
+                                      const char *path, int is_test)
+{
+    int count[LT_CIFAR_CLASSES] = {0};
+    for (int r = 0; r < LT_CIFAR_BATCH_RECORDS; r++)
+        count[labels[r]]++; /* labels were checked to be 0..9 */
+    const int per_class = LT_CIFAR_BATCH_RECORDS / LT_CIFAR_CLASSES;
+    for (int k = 0; k < LT_CIFAR_CLASSES; k++) {
+        int low = is_test ? per_class : per_class * 9 / 10;
+        int high = is_test ? per_class : per_class * 11 / 10;
+        if (count[k] < low || count[k] > high)
+            return lt_fail(LT_E_INPUT,
+                           "%s: %d images of class %d, expected %s in an official CIFAR-10 "
+                           "batch; this is not one (a converted subset needs its %s manifest)",
+                           path, count[k], k,
+                           is_test ? "exactly 1000" : "900 to 1100 (about a tenth)",
+                           LT_CIFAR_SUBSET_MANIFEST);
+    }
+    size_t bytes = (size_t)LT_CIFAR_BATCH_RECORDS * LT_CIFAR_PIXELS, i = 1;
+    while (i < bytes && pixels[i] == pixels[0])
+        i++;
+    if (i == bytes)
+        return lt_fail(LT_E_INPUT, "%s: every pixel is %d, expected the images of an official "
+                                   "CIFAR-10 batch",
+                       path, pixels[0]);
+    return LT_OK;
+}
+
 static lt_status load_cifar_official(lt_image_set *train, lt_image_set *test, const char *dir)
 {
     char paths[CIFAR_TRAIN_BATCHES + 1][PATH_LEN];
@@ -325,11 +359,16 @@ static lt_status load_cifar_official(lt_image_set *train, lt_image_set *test, co
         size_t first = (size_t)i * LT_CIFAR_BATCH_RECORDS;
         status = lt_cifar_read_into(train->pixels + first * LT_CIFAR_PIXELS,
                                     train->labels + first, LT_CIFAR_BATCH_RECORDS, paths[i]);
+        if (status == LT_OK)
+            status = check_official_batch(train->pixels + first * LT_CIFAR_PIXELS,
+                                          train->labels + first, paths[i], 0);
     }
     if (status == LT_OK)
         status = lt_cifar_read_into(test->pixels, test->labels, LT_CIFAR_BATCH_RECORDS,
                                     paths[CIFAR_TRAIN_BATCHES]);
-    return status;
+    if (status == LT_OK)
+        status = check_official_batch(test->pixels, test->labels, paths[CIFAR_TRAIN_BATCHES], 1);
+    return status; /* the caller frees both on failure */
 }
 
 /* ---- converted subsets: the manifest ------------------------------------ */

@@ -638,7 +638,7 @@ lt_status lt_speech_cache_read(lt_speech_corpus *c, lt_speech_cache_info *info, 
     memset(info, 0, sizeof *info);
     lt_speech_storage *st;
     LT_TRY(lt_mem_calloc((void **)&st, sizeof *st, "speech corpus"));
-    lt_status status = lt_ckpt_read(&st->ckpt, path);
+    lt_status status = lt_ckpt_read_as(&st->ckpt, path, "speech cache");
     if (status == LT_OK)
         status = read_cache(c, info, st->ckpt, st);
     if (status != LT_OK) {

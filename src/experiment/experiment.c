@@ -4,6 +4,7 @@
  * experiment.h lists; the standard flag table alone is about 100 lines. */
 #include "experiment/experiment.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -494,25 +495,89 @@ static lt_status resume_model(lt_exp_run *run, const previous *prev, lt_exp_mode
     return lt_dist_agree(status);
 }
 
+/* Whether `model`'s results rows in `rows` are final: none says its
+ * training was interrupted. */
+static int rows_final(const lt_csv_table *rows, const char *key, const char *model)
+{
+    int k = lt_csv_table_column(rows, key), status = lt_csv_table_column(rows, "status");
+    for (long long r = 0; k >= 0 && status >= 0 && r < rows->nrows; r++)
+        if (strcmp(lt_csv_table_cell(rows, r, k), model) == 0 &&
+            strcmp(lt_csv_table_cell(rows, r, status), "interrupted") == 0)
+            return 0;
+    return 1;
+}
+
 /* The rows an earlier run wrote for a model it finished, carried as they
- * are; 0 when it wrote none. */
+ * are; 0 when it wrote none. A checkpoint beyond --steps whose run did not
+ * finish is refused: its rows would say "interrupted" beside finished
+ * ones, and no run of --steps updates ever reached it. */
 static lt_status keep_finished(lt_exp_run *run, const previous *prev, const lt_exp_model *m,
                                const lt_trainer *t, long steps, int *kept)
 {
     long carried = 0;
     *kept = 0;
     const previous_table *results = &prev->results;
-    int from = source_of(prev, run->exp->key_column, m->name);
-    if (lt_dist_is_root() && results->have[from])
-        LT_TRY(carry_rows(&run->results, &results->rows[from], results->path[from],
-                          run->exp->key_column, m->name, -1, &carried));
+    const char *key = run->exp->key_column;
+    int from = source_of(prev, key, m->name);
+    int final = !results->have[from] || rows_final(&results->rows[from], key, m->name);
+    if (lt_dist_is_root() && results->have[from] && final)
+        LT_TRY(carry_rows(&run->results, &results->rows[from], results->path[from], key,
+                          m->name, -1, &carried));
     *kept = carried > 0;
     LT_TRY(lt_dist_broadcast(kept, sizeof *kept));
+    lt_status status = LT_OK;
+    if (!*kept && t->step > steps && lt_dist_is_root())
+        status = lt_fail(LT_E_USAGE,
+                         "--resume --steps %ld: the checkpoint of %s is at update %ld of a run "
+                         "that did not finish; give --steps %ld or more to finish it, or "
+                         "--overwrite to start over",
+                         steps, m->name, t->step, t->step);
+    LT_TRY(lt_dist_agree(status));
     if (*kept && lt_dist_is_root())
         fprintf(stderr, "%s %s: already trained to update %ld (%ld asked); its results are "
                         "kept\n",
                 run->exp->name, m->name, t->step, steps);
     return LT_OK;
+}
+
+/* Whether this run leaves `model`'s rows to earlier runs: it does not list
+ * it, or it was stopped (Ctrl-C) before reaching it (`reached` models ran). */
+static int left_to_earlier(const lt_exp_run *run, const char *model, int reached)
+{
+    const lt_exp_model *m = lt_exp_find_model(run, model);
+    return m == NULL || m - run->models >= reached;
+}
+
+typedef struct pending_rows {
+    const lt_exp_run *run;
+    int reached;
+} pending_rows;
+
+static int is_pending(void *ctx, const lt_csv_table *rows, long long row)
+{
+    const pending_rows *p = ctx;
+    int k = lt_csv_table_column(rows, p->run->exp->key_column);
+    return k >= 0 && left_to_earlier(p->run, lt_csv_table_cell(rows, row, k), p->reached);
+}
+
+/* A resumed run's journals, written whole once a model's rows are carried
+ * (`reached` models so far): the rows of the table, then those of the
+ * earlier journal whose models this run has not reached, so a kill at any
+ * instant leaves every model's rows for the next --resume. */
+static lt_status rewrite_journals(lt_exp_run *run, const previous *prev, int reached)
+{
+    if (!run->o.resume)
+        return LT_OK; /* a fresh run's journals only grow */
+    pending_rows pending = {run, reached};
+    const previous_table *tables[2] = {&prev->curves, &prev->results};
+    lt_table *to[2] = {&run->curves, &run->results};
+    const char *paths[2] = {run->curves_path, run->results_path};
+    lt_status status = LT_OK;
+    for (int i = 0; i < 2 && status == LT_OK; i++) {
+        lt_table_more more = {&tables[i]->rows[0], tables[i]->path[0], is_pending, &pending};
+        status = lt_table_journal(to[i], paths[i], tables[i]->have[0] ? &more : NULL);
+    }
+    return lt_dist_agree(status);
 }
 
 /* The experiment's finish hook, whose rows reach the journal together once
@@ -527,8 +592,13 @@ static lt_status finish_whole(lt_exp_run *run, void *self, lt_exp_model *m, lt_t
 {
     lt_table_hold(&run->results);
     lt_status status = run->exp->finish(self, run, m, t, out);
-    if (status == LT_OK && (training_cut || !lt_interrupted()))
-        return lt_table_release(&run->results);
+    if (status == LT_OK && (training_cut || !lt_interrupted())) {
+        /* final rows: on disk before the next model starts, so a kill
+         * then leaves --resume the row as measured, not one rebuilt */
+        LT_TRY(lt_table_release(&run->results));
+        LT_TRY(lt_table_sync(&run->curves));
+        return lt_table_sync(&run->results);
+    }
     lt_table_drop_held(&run->results);
     return status;
 }
@@ -541,13 +611,22 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
     lt_exp_outcome out;
     memset(&out, 0, sizeof out);
     out.status = "ok";
-    if (!m->applicable) {
-        out.status = "not-applicable";
-        snprintf(out.note, sizeof out.note, "%s", m->why_not);
+    int reached = (int)(m - run->models) + 1;
+    /* rows carried now wait for the rewrite: the journal on disk already
+     * holds them, and a copy appended would be counted twice */
+    if (run->o.resume) {
+        lt_table_detach(&run->curves);
+        lt_table_detach(&run->results);
+    }
+    if (!m->applicable || !run->train) {
+        LT_TRY(rewrite_journals(run, prev, reached));
+        if (!m->applicable) {
+            out.status = "not-applicable";
+            snprintf(out.note, sizeof out.note, "%s", m->why_not);
+        }
+        /* else the experiment measures the untrained model itself */
         return finish_whole(run, self, m, NULL, &out, 0);
     }
-    if (!run->train) /* the experiment measures the untrained model itself */
-        return finish_whole(run, self, m, NULL, &out, 0);
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
     lt_batch_source *source = NULL;
@@ -573,6 +652,8 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
         lt_mem_reset_peak(); /* reading the checkpoint is not the run's work */
     if (status == LT_OK && resumed && t.step >= steps)
         status = keep_finished(run, prev, m, &t, steps, &kept);
+    if (status == LT_OK) /* what is carried is on disk before any new work */
+        status = rewrite_journals(run, prev, reached);
     model_ctx ctx = {run, self, m};
     char label[128], path[4400];
     snprintf(label, sizeof label, "%s %s", e->name, m->name);
@@ -608,14 +689,6 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
 
 /* ---- the run ---- */
 
-/* Whether this run leaves `model`'s rows to earlier runs: it does not list
- * it, or it was stopped (Ctrl-C) before reaching it (`reached` models ran). */
-static int left_to_earlier(const lt_exp_run *run, const char *model, int reached)
-{
-    const lt_exp_model *m = lt_exp_find_model(run, model);
-    return m == NULL || m - run->models >= reached;
-}
-
 /* Rows of the models this run leaves to earlier runs, kept as they were:
  * a run stopped before a model an earlier run finished must not drop it. */
 static lt_status carry_unlisted(lt_exp_run *run, const previous *prev, int reached)
@@ -623,6 +696,10 @@ static lt_status carry_unlisted(lt_exp_run *run, const previous *prev, int reach
     const previous_table *tables[2] = {&prev->curves, &prev->results};
     lt_table *to[2] = {&run->curves, &run->results};
     const char *key = run->exp->key_column;
+    /* the journals hold these rows already (rewrite_journals) or the
+     * finished files do: carried to the table only, for the commit */
+    lt_table_detach(&run->curves);
+    lt_table_detach(&run->results);
     for (int i = 0; i < 2; i++)
         for (int from = 0; from < 2; from++) {
             const previous_table *p = tables[i];
@@ -668,8 +745,9 @@ static lt_status open_outputs(lt_exp_run *run)
     const char *ckpts[LT_EXP_MAX_MODELS];
     for (int i = 0; i < run->model_count; i++)
         ckpts[i] = run->models[i].checkpoint;
-    return lt_dist_agree(lt_outdir_open(&run->dir, run->o.out, run->o.resume, run->o.overwrite,
-                                        files, 2, ckpts, run->train ? run->model_count : 0));
+    return lt_dist_agree(lt_outdir_open(&run->dir, run->o.out, 1, run->o.resume,
+                                        run->o.overwrite, files, 2, ckpts,
+                                        run->train ? run->model_count : 0));
 }
 
 /* Every model's config and memory plan before the first spends time. */
@@ -730,10 +808,21 @@ static lt_status open_tables(lt_exp_run *run, previous *prev)
     lt_table_init(&run->curves, run->exp->curves);
     lt_table_init(&run->results, run->exp->results);
     lt_status status = read_previous(prev, run);
-    if (status == LT_OK)
-        status = lt_table_journal(&run->curves, run->curves_path);
-    if (status == LT_OK)
-        status = lt_table_journal(&run->results, run->results_path);
+    /* A fresh run (--overwrite) starts without the checkpoints of an
+     * earlier one: killed before it writes its own, it would leave them
+     * beside a journal of other rows. */
+    for (int i = 0; i < run->model_count && !run->o.resume && lt_dist_is_root(); i++) {
+        char path[4400];
+        lt_outdir_path(&run->dir, run->models[i].checkpoint, path, sizeof path);
+        if (remove(path) != 0 && errno != ENOENT && status == LT_OK)
+            status = lt_fail_write(path, errno);
+    }
+    /* a resume leaves the earlier journals as they are until its first
+     * model's rows are carried (rewrite_journals) */
+    if (status == LT_OK && !run->o.resume)
+        status = lt_table_journal(&run->curves, run->curves_path, NULL);
+    if (status == LT_OK && !run->o.resume)
+        status = lt_table_journal(&run->results, run->results_path, NULL);
     return lt_dist_agree(status);
 }
 

@@ -172,7 +172,8 @@ int lt_program_report(const char *program, lt_status status, const lt_field_flag
     return lt_cli_report(program, status);
 }
 
-lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int count)
+lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int count,
+                               int overwrite)
 {
     enum { MAX_FILES = 8 };
     LT_ASSERT(count >= 1 && count <= MAX_FILES);
@@ -191,7 +192,7 @@ lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int cou
         else
             LT_ASSERT(strcmp(folder, here) == 0); /* the program derives them from one --out */
     }
-    return lt_outdir_open(dir, folder, 0, 0, names, count, NULL, 0);
+    return lt_outdir_open(dir, folder, 0, 0, overwrite, names, count, NULL, 0);
 }
 
 int lt_program_end_tables(const char *program, lt_status status, lt_table *const *tables,

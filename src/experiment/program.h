@@ -83,8 +83,9 @@ int lt_program_report(const char *program, lt_status status, const lt_field_flag
 
 /* Takes the folder of CSV paths a program writes (--out PATH; all in one
  * folder) for this run: lt_outdir_open on it (one writer at a time, each
- * file probed). */
-lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int count);
+ * file probed, an existing one refused unless `overwrite`). */
+lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int count,
+                               int overwrite);
 
 /* How a program that fills result tables ends. With `status` LT_OK, each
  * table is committed to its path and freed and "wrote PATH" said on

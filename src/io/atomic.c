@@ -29,7 +29,10 @@ lt_status lt_make_dirs(const char *dir)
             return lt_fail(lt_errno_status(errno), "cannot create folder %s: %s", buf,
                            strerror(errno));
         struct stat st;
-        if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+        if (stat(buf, &st) != 0) /* a dangling link, a loop of links: say which */
+            return lt_fail(lt_errno_status(errno), "cannot create folder %s: %s", buf,
+                           strerror(errno));
+        if (!S_ISDIR(st.st_mode))
             return lt_fail(LT_E_IO, "cannot create folder %s: a file of that name exists", buf);
         buf[i] = saved;
     }
@@ -120,12 +123,16 @@ void lt_atomic_abort(lt_atomic_file *af)
     }
 }
 
-lt_status lt_atomic_open_named(lt_atomic_file *af, const char *path, const char *tmp_path)
+lt_status lt_atomic_publish(lt_atomic_file *af)
 {
-    LT_TRY(prepare(af, path, tmp_path));
-    af->f = fopen(af->tmp_path, "wb");
-    if (af->f == NULL)
-        return lt_fail_write(af->tmp_path, errno);
+    LT_TRY(lt_atomic_sync(af));
+    if (rename(af->tmp_path, af->path) != 0) {
+        int err = errno;
+        lt_atomic_abort(af);
+        return lt_fail_write(af->path, err);
+    }
+    /* the open file is the target now: later syncs name it */
+    memcpy(af->tmp_path, af->path, sizeof af->path);
     return LT_OK;
 }
 

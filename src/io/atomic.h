@@ -19,17 +19,17 @@ typedef struct lt_atomic_file {
  * beside it. LT_E_IO naming the path on failure. */
 lt_status lt_atomic_open(lt_atomic_file *af, const char *path);
 
-/* As lt_atomic_open, with a temporary of a fixed name (a journal that a
- * later run can find and resume) instead of a random one; an existing file
- * of that name is replaced. */
-lt_status lt_atomic_open_named(lt_atomic_file *af, const char *path, const char *tmp_path);
+/* Syncs what was written so far and renames the temporary file over the
+ * target, which stays open for more data (a journal: written whole beside
+ * the old one, then only ever extended). On failure the temporary file is
+ * removed and the target is untouched. */
+lt_status lt_atomic_publish(lt_atomic_file *af);
 
 /* Flushes the data written so far to disk (fflush and fsync), so a crash
  * after it keeps them in the temporary file. */
 lt_status lt_atomic_sync(lt_atomic_file *af);
 
-/* Closes the temporary file and leaves it where it is (a journal kept for a
- * later resume); the target is untouched. */
+/* Closes a published file (a journal kept for a later resume). */
 void lt_atomic_detach(lt_atomic_file *af);
 
 /* Removes leftovers of killed writers of `path`: files named

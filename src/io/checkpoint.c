@@ -351,6 +351,7 @@ typedef struct ckpt_section {
 
 struct lt_ckpt {
     char path[4096];
+    const char *what;       /* "checkpoint", "speech cache": for messages */
     size_t count;
     ckpt_section *sections; /* (count) */
     unsigned char *block;   /* every section's raw data, each 64-byte aligned */
@@ -366,22 +367,23 @@ void lt_ckpt_free(lt_ckpt *ckpt)
 }
 
 /* Reads the whole regular file at `path` into a tracked buffer. */
-static lt_status load_file(unsigned char **out, size_t *size, const char *path)
+static lt_status load_file(unsigned char **out, size_t *size, const char *path,
+                           const char *what)
 {
     *out = NULL;
     *size = 0;
     FILE *f = fopen(path, "rb");
     if (f == NULL)
-        return lt_fail(LT_E_IO, "cannot read checkpoint %s: %s", path, strerror(errno));
+        return lt_fail(LT_E_IO, "cannot read %s %s: %s", what, path, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
-        return lt_fail(LT_E_IO, "cannot read checkpoint %s: not a regular file", path);
+        return lt_fail(LT_E_IO, "cannot read %s %s: not a regular file", what, path);
     }
     *size = (size_t)st.st_size;
     lt_status status = lt_mem_alloc((void **)out, *size, "checkpoint file");
     if (status == LT_OK && fread(*out, 1, *size, f) != *size) {
-        status = lt_fail(LT_E_IO, "cannot read checkpoint %s: %s", path,
+        status = lt_fail(LT_E_IO, "cannot read %s %s: %s", what, path,
                          ferror(f) ? strerror(errno) : "file shrank while reading");
         lt_mem_free(*out);
         *out = NULL;
@@ -392,57 +394,57 @@ static lt_status load_file(unsigned char **out, size_t *size, const char *path)
 
 /* Magic, version and a section count that fits in the file. */
 static lt_status parse_file_header(size_t *count, const unsigned char *file, size_t size,
-                                   const char *path)
+                                   const char *path, const char *what)
 {
     size_t magic_seen = size < 8 ? size : 8;
     if (size == 0 || memcmp(file, ckpt_magic, magic_seen) != 0)
-        return lt_fail(LT_E_INPUT, "%s: not an ltbench checkpoint (%s)", path,
+        return lt_fail(LT_E_INPUT, "%s: not an ltbench %s (%s)", path, what,
                        size == 0 ? "empty file" : "bad magic bytes");
     if (size < FILE_HEADER_BYTES)
-        return lt_fail(LT_E_INPUT, "%s: truncated checkpoint (%zu bytes, the header alone needs %d)",
-                       path, size, FILE_HEADER_BYTES);
+        return lt_fail(LT_E_INPUT, "%s: truncated %s (%zu bytes, the header alone needs %d)",
+                       path, what, size, FILE_HEADER_BYTES);
     uint32_t version = lt_get_u32(file + 8);
     if (version != LT_CKPT_VERSION)
-        return lt_fail(LT_E_INPUT, "%s: unsupported checkpoint format version %u (this ltbench "
-                       "reads version %d)", path, version, LT_CKPT_VERSION);
+        return lt_fail(LT_E_INPUT, "%s: unsupported %s format version %u (this ltbench "
+                       "reads version %d)", path, what, version, LT_CKPT_VERSION);
     *count = lt_get_u32(file + 12);
     size_t room = (size - FILE_HEADER_BYTES) / SECTION_MIN_BYTES;
     if (*count > room)
-        return lt_fail(LT_E_INPUT, "%s: truncated or corrupt checkpoint: it declares %zu sections "
-                       "but its %zu bytes hold at most %zu", path, *count, size, room);
+        return lt_fail(LT_E_INPUT, "%s: truncated or corrupt %s: it declares %zu sections "
+                       "but its %zu bytes hold at most %zu", path, what, *count, size, room);
     return LT_OK;
 }
 
 /* Parses section i's header at *pos and moves *pos past its packed data.
  * Every length is checked against the file before it is trusted. */
 static lt_status parse_section(ckpt_section *s, size_t i, size_t *pos, const unsigned char *file,
-                               size_t size, const char *path)
+                               size_t size, const char *path, const char *what)
 {
     size_t at = *pos;
     if (size - at < 4)
-        return lt_fail(LT_E_INPUT, "%s: truncated checkpoint: it ends inside section #%zu's header",
-                       path, i + 1);
+        return lt_fail(LT_E_INPUT, "%s: truncated %s: it ends inside section #%zu's header",
+                       path, what, i + 1);
     uint32_t name_len = lt_get_u32(file + at);
     if (name_len == 0 || name_len > LT_CKPT_MAX_NAME)
-        return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: section #%zu has a name length of %u "
-                       "(expected 1 to %d)", path, i + 1, name_len, LT_CKPT_MAX_NAME);
+        return lt_fail(LT_E_INPUT, "%s: corrupt %s: section #%zu has a name length of %u "
+                       "(expected 1 to %d)", path, what, i + 1, name_len, LT_CKPT_MAX_NAME);
     size_t header_bytes = SECTION_FIXED_BYTES + name_len;
     if (size - at < header_bytes)
-        return lt_fail(LT_E_INPUT, "%s: truncated checkpoint: it ends inside section #%zu's header",
-                       path, i + 1);
+        return lt_fail(LT_E_INPUT, "%s: truncated %s: it ends inside section #%zu's header",
+                       path, what, i + 1);
     const unsigned char *fields = file + at + 4 + name_len;
     memcpy(s->name, file + at + 4, name_len);
     s->name[name_len] = '\0';
     if (!valid_name(s->name, name_len))
-        return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: section #%zu has an invalid name",
-                       path, i + 1);
+        return lt_fail(LT_E_INPUT, "%s: corrupt %s: section #%zu has an invalid name",
+                       path, what, i + 1);
     uint64_t raw_bytes = lt_get_u64(fields);
     uint64_t packed_bytes = lt_get_u64(fields + 8);
     s->data_crc = lt_get_u32(fields + 16);
     size_t packed_at = at + header_bytes;
     if (packed_bytes > size - packed_at)
-        return lt_fail(LT_E_INPUT, "%s: truncated checkpoint: section #%zu ('%s') needs %llu "
-                       "bytes of data but only %zu remain", path, i + 1, s->name,
+        return lt_fail(LT_E_INPUT, "%s: truncated %s: section #%zu ('%s') needs %llu "
+                       "bytes of data but only %zu remain", path, what, i + 1, s->name,
                        (unsigned long long)packed_bytes, size - packed_at);
     /* One checksum over the header and the packed bytes catches damage
      * anywhere in the section, padding bits of the DEFLATE stream included,
@@ -450,12 +452,12 @@ static lt_status parse_section(ckpt_section *s, size_t i, size_t *pos, const uns
     uint32_t record_crc = crc_of(file + at, header_bytes - 4);
     record_crc = (uint32_t)crc32_z(record_crc, file + packed_at, (size_t)packed_bytes);
     if (record_crc != lt_get_u32(fields + 20))
-        return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: section #%zu ('%s') fails its CRC32 "
-                       "check", path, i + 1, s->name);
+        return lt_fail(LT_E_INPUT, "%s: corrupt %s: section #%zu ('%s') fails its CRC32 "
+                       "check", path, what, i + 1, s->name);
     if (raw_bytes / DEFLATE_MAX_RATIO > packed_bytes)
-        return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: section '%s' claims %llu bytes from "
-                       "%llu compressed bytes, beyond what DEFLATE can produce", path, s->name,
-                       (unsigned long long)raw_bytes, (unsigned long long)packed_bytes);
+        return lt_fail(LT_E_INPUT, "%s: corrupt %s: section '%s' claims %llu bytes from "
+                       "%llu compressed bytes, beyond what DEFLATE can produce", path, what,
+                       s->name, (unsigned long long)raw_bytes, (unsigned long long)packed_bytes);
     s->raw_bytes = (size_t)raw_bytes;
     s->packed_at = packed_at;
     s->packed_bytes = (size_t)packed_bytes;
@@ -512,25 +514,26 @@ static lt_status inflate_section(z_stream *zs, unsigned char *dst, const ckpt_se
  * checks out), then one block for all data, then decompression. */
 static lt_status parse_checkpoint(lt_ckpt *c, const unsigned char *file, size_t size)
 {
-    LT_TRY(parse_file_header(&c->count, file, size, c->path));
+    LT_TRY(parse_file_header(&c->count, file, size, c->path, c->what));
     LT_TRY(lt_mem_alloc((void **)&c->sections, c->count * sizeof *c->sections,
                         "checkpoint section table"));
     size_t pos = FILE_HEADER_BYTES, block_bytes = 0;
     for (size_t i = 0; i < c->count; i++) {
         ckpt_section *s = &c->sections[i];
-        LT_TRY(parse_section(s, i, &pos, file, size, c->path));
+        LT_TRY(parse_section(s, i, &pos, file, size, c->path, c->what));
         for (size_t j = 0; j < i; j++)
             if (strcmp(c->sections[j].name, s->name) == 0)
-                return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: section '%s' appears twice",
-                               c->path, s->name);
+                return lt_fail(LT_E_INPUT, "%s: corrupt %s: section '%s' appears twice",
+                               c->path, c->what, s->name);
         s->block_at = lt_mem_rounded(block_bytes);
         if (s->raw_bytes >= SIZE_MAX / 2 - s->block_at)
-            return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: section sizes overflow", c->path);
+            return lt_fail(LT_E_INPUT, "%s: corrupt %s: section sizes overflow", c->path,
+                           c->what);
         block_bytes = s->block_at + s->raw_bytes + 1;
     }
     if (pos != size)
-        return lt_fail(LT_E_INPUT, "%s: corrupt checkpoint: %zu unexpected bytes after the last "
-                       "section", c->path, size - pos);
+        return lt_fail(LT_E_INPUT, "%s: corrupt %s: %zu unexpected bytes after the last "
+                       "section", c->path, c->what, size - pos);
 
     LT_TRY(lt_mem_alloc((void **)&c->block, block_bytes, "checkpoint data"));
     z_stream zs;
@@ -545,15 +548,16 @@ static lt_status parse_checkpoint(lt_ckpt *c, const unsigned char *file, size_t 
     return status;
 }
 
-lt_status lt_ckpt_read(lt_ckpt **out, const char *path)
+lt_status lt_ckpt_read_as(lt_ckpt **out, const char *path, const char *what)
 {
     *out = NULL;
     lt_ckpt *c;
-    LT_TRY(lt_mem_calloc((void **)&c, sizeof *c, "checkpoint"));
+    LT_TRY(lt_mem_calloc((void **)&c, sizeof *c, what));
     snprintf(c->path, sizeof c->path, "%s", path);
+    c->what = what;
     unsigned char *file;
     size_t size;
-    lt_status status = load_file(&file, &size, path);
+    lt_status status = load_file(&file, &size, path, what);
     if (status == LT_OK) {
         status = parse_checkpoint(c, file, size);
         lt_mem_free(file);
@@ -564,6 +568,11 @@ lt_status lt_ckpt_read(lt_ckpt **out, const char *path)
     }
     *out = c;
     return LT_OK;
+}
+
+lt_status lt_ckpt_read(lt_ckpt **out, const char *path)
+{
+    return lt_ckpt_read_as(out, path, "checkpoint");
 }
 
 const char *lt_ckpt_path(const lt_ckpt *ckpt) { return ckpt->path; }
@@ -590,7 +599,7 @@ lt_status lt_ckpt_find(const lt_ckpt *ckpt, const char *name, const void **data,
 {
     const ckpt_section *s = find_section(ckpt, name);
     if (s == NULL)
-        return lt_fail(LT_E_INPUT, "%s: checkpoint has no section '%s'", ckpt->path, name);
+        return lt_fail(LT_E_INPUT, "%s: %s has no section '%s'", ckpt->path, ckpt->what, name);
     *data = ckpt->block + s->block_at;
     *bytes = s->raw_bytes;
     return LT_OK;
@@ -604,8 +613,8 @@ lt_status lt_ckpt_get_exact(const lt_ckpt *ckpt, const char *name, void *dst,
     LT_TRY(lt_ckpt_find(ckpt, name, &data, &bytes));
     if (bytes != expected_bytes)
         return lt_fail(LT_E_INPUT, "%s: section '%s' holds %zu bytes, expected %zu (was the "
-                       "checkpoint written for a different model or configuration?)",
-                       ckpt->path, name, bytes, expected_bytes);
+                       "%s written for a different model or configuration?)",
+                       ckpt->path, name, bytes, expected_bytes, ckpt->what);
     if (bytes > 0)
         memcpy(dst, data, bytes);
     return LT_OK;

@@ -71,6 +71,11 @@ void lt_ckpt_writer_abort(lt_ckpt_writer *w);
  * bytes, duplicate names. */
 lt_status lt_ckpt_read(lt_ckpt **out, const char *path);
 
+/* As lt_ckpt_read, for another file in this container format: its
+ * messages call it `what` ("speech cache"), never a checkpoint. `what`
+ * must outlive the result. */
+lt_status lt_ckpt_read_as(lt_ckpt **out, const char *path, const char *what);
+
 /* Releases a checkpoint; NULL is ignored. */
 void lt_ckpt_free(lt_ckpt *ckpt);
 

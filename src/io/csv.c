@@ -95,15 +95,11 @@ lt_status lt_csv_open(lt_csv *csv, const char *path, const char *const *columns,
     return LT_OK;
 }
 
-lt_status lt_csv_open_journal(lt_csv *csv, const char *path, const char *journal,
-                              const char *const *columns, int ncols)
+lt_status lt_csv_publish(lt_csv *csv)
 {
-    memset(csv, 0, sizeof *csv);
-    LT_TRY(check_header(path, columns, ncols));
-    lt_provenance_get(&csv->prov);
-    LT_TRY(lt_atomic_open_named(&csv->file, path, journal));
-    write_header(csv, columns, ncols);
-    return lt_atomic_sync(&csv->file);
+    if (csv->failure != LT_OK)
+        return csv->failure;
+    return record(csv, lt_atomic_publish(&csv->file));
 }
 
 lt_status lt_csv_sync(lt_csv *csv)

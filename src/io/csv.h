@@ -38,18 +38,15 @@ typedef struct lt_csv {
  * column name that repeats (including one of the provenance names). */
 lt_status lt_csv_open(lt_csv *csv, const char *path, const char *const *columns, int ncols);
 
-/* As lt_csv_open, but the rows go to `journal` (a fixed name, replaced if it
- * exists) as they end, so a run that is killed leaves the rows it synced
- * there for a resume to read; lt_csv_close renames the journal over
- * `path`. The header is on disk when this returns. */
-lt_status lt_csv_open_journal(lt_csv *csv, const char *path, const char *journal,
-                              const char *const *columns, int ncols);
+/* Syncs the rows so far and renames the file into place, leaving it open
+ * for more rows: a journal (NAME.partial) that a killed run leaves for a
+ * resume is written whole beside the old one, then only ever extended. */
+lt_status lt_csv_publish(lt_csv *csv);
 
 /* Flushes the rows ended so far to disk (journals: at every checkpoint). */
 lt_status lt_csv_sync(lt_csv *csv);
 
-/* Closes a journal without committing it: it stays for a later resume, and
- * `path` is untouched. */
+/* Closes a published journal: it stays for a later resume. */
 void lt_csv_detach(lt_csv *csv);
 
 /* Cell writers, in column order. Writing more than ncols cells in a row is

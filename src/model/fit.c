@@ -144,8 +144,14 @@ lt_status lt_fit_load(lt_trainer *t, lt_fit_state *s, const char *path)
 
 static lt_status checkpoint(const lt_trainer *t, lt_fit_state *s, const lt_fit_spec *spec)
 {
-    if (s->track_peak)
-        lt_fit_note_peak(s, lt_mem_peak() - s->peak_base);
+    /* The peak stored counts the writer that stores it: a run resumed from
+     * its last checkpoint (only its rows left to write) reports the peak
+     * the run itself reached, writer included. */
+    if (s->track_peak) {
+        size_t writing = lt_mem_current() + lt_ckpt_writer_bytes();
+        size_t peak = lt_mem_peak() > writing ? lt_mem_peak() : writing;
+        lt_fit_note_peak(s, peak - s->peak_base);
+    }
     if (spec->sync != NULL)
         LT_TRY(spec->sync(spec->ctx));
     if (!lt_dist_is_root())

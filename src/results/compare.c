@@ -13,6 +13,7 @@
 #include "core/mem.h"
 #include "core/threads.h"
 #include "io/atomic.h"
+#include "io/outdir.h"
 #include "results/file.h"
 
 enum { MAX_KEYS = 32, MAX_METRICS = 48 };
@@ -805,18 +806,38 @@ static lt_status write_json(const char *path, int higher, const report *r, const
     return lt_atomic_commit(&af);
 }
 
-/* PATH-smaller.json and PATH-bigger.json; a trailing .json in PATH goes.
- * The names written go to `done`. */
-static lt_status write_json_files(const char *prefix, const report *r, const side *next,
-                                  const int *shown, char *done, size_t size)
+/* PATH-smaller.json and PATH-bigger.json; a trailing .json in PATH goes. */
+static void json_paths(const char *prefix, char small[4200], char big[4200])
 {
-    char stem[4096], small[4200], big[4200];
+    char stem[4096];
     snprintf(stem, sizeof stem, "%s", prefix);
     size_t len = strlen(stem);
     if (len > 5 && strcmp(stem + len - 5, ".json") == 0)
         stem[len - 5] = '\0';
-    snprintf(small, sizeof small, "%s-smaller.json", stem);
-    snprintf(big, sizeof big, "%s-bigger.json", stem);
+    snprintf(small, 4200, "%s-smaller.json", stem);
+    snprintf(big, 4200, "%s-bigger.json", stem);
+}
+
+/* The --json files, checked as every output is before any work. */
+static lt_status check_json_paths(const lt_compare_options *o, const char *base_path,
+                                  const char *new_path)
+{
+    if (o->json == NULL)
+        return LT_OK;
+    char paths[2][4200];
+    json_paths(o->json, paths[0], paths[1]);
+    const char *inputs[] = {base_path, new_path};
+    for (int i = 0; i < 2; i++)
+        LT_TRY(lt_output_check("--json", paths[i], o->overwrite, 0, inputs, 2));
+    return LT_OK;
+}
+
+/* The --json files; the names written go to `done`. */
+static lt_status write_json_files(const char *prefix, const report *r, const side *next,
+                                  const int *shown, char *done, size_t size)
+{
+    char small[4200], big[4200];
+    json_paths(prefix, small, big);
     LT_TRY(write_json(small, 0, r, next, shown));
     LT_TRY(write_json(big, 1, r, next, shown));
     snprintf(done, size, "wrote %s and %s\n", small, big);
@@ -945,11 +966,15 @@ lt_status lt_compare(const lt_schema *const *schemas, int count, const char *bas
 {
     *failed = 0;
     side base, next;
+    memset(&base, 0, sizeof base); /* freed below whichever step failed */
+    memset(&next, 0, sizeof next);
     report r = {0};
     int shown[MAX_KEYS];
     long long matched = 0;
     char busy[2][1024], json_done[8600] = "";
-    lt_status status = open_side(&base, base_path, "base", schemas, count);
+    lt_status status = check_json_paths(o, base_path, new_path);
+    if (status == LT_OK)
+        status = open_side(&base, base_path, "base", schemas, count);
     if (status == LT_OK)
         status = open_side(&next, new_path, "new", schemas, count);
     if (status == LT_OK && base.schema != next.schema)

@@ -35,6 +35,7 @@ typedef struct lt_compare_options {
     double cross_absolute; /* ... or this much in the metric's own unit */
     double busy_load;       /* 0: half the cores the CSV records */
     const char *json;       /* PATH: also PATH-smaller.json and PATH-bigger.json */
+    int overwrite;          /* replace existing --json files */
     int all;                /* list every metric */
     int exact_only;         /* only exact metrics fail (timings are reported) */
 } lt_compare_options;
@@ -47,7 +48,9 @@ enum { LT_COMPARE_PASS = 0, LT_COMPARE_FAIL = 1, LT_COMPARE_NOTHING_JUDGED = 3 }
  * *failed = LT_COMPARE_FAIL when a judged metric regressed or changed,
  * LT_COMPARE_NOTHING_JUDGED when no metric could be judged. LT_E_INPUT for bad
  * input (unreadable or malformed CSV, unknown table, missing columns,
- * different tables, no case in common), before anything is printed. */
+ * different tables, no case in common), before anything is printed;
+ * LT_E_USAGE for a --json file that is an input or exists (unless
+ * overwrite), before anything is read. */
 lt_status lt_compare(const lt_schema *const *schemas, int count, const char *base_path,
                      const char *new_path, const lt_compare_options *o, FILE *out,
                      int *failed);

@@ -244,18 +244,25 @@ static const char *paper_cell(const plan *p, int s, int i)
 
 /* ---- writing ---- */
 
-/* A double-quoted gnuplot string (where \n is a line break). */
+/* A double-quoted gnuplot string holding `s` as text, whatever it holds
+ * (labels and paths come from the CSV and its name): quotes, backslashes
+ * and backquotes (gnuplot runs `...` as a shell command even inside double
+ * quotes) escaped, control bytes as octal escapes, so the string stays on
+ * its line. */
 static void gp_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {
-        if (*s == '\n') {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\n')
             fputs("\\n", f);
-            continue;
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(f, "\\%03o", c);
+        else {
+            if (c == '"' || c == '\\' || c == '`')
+                fputc('\\', f);
+            fputc(c, f);
         }
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        fputc(*s, f);
     }
     fputc('"', f);
 }
@@ -324,7 +331,9 @@ static void write_line_data(FILE *f, const plan *p, point *points)
             }
         qsort(points, (size_t)count, sizeof *points, by_x);
         /* Two blank lines end a gnuplot data block. */
-        fprintf(f, "%s# %s\n", blocks++ ? "\n\n" : "", p->series[s].title);
+        fprintf(f, "%s# ", blocks++ ? "\n\n" : ""); /* a title, on its one line */
+        gp_string(f, p->series[s].title);
+        fputc('\n', f);
         for (long long i = 0; i < count; i++) {
             for (int c = 0; c < n; c++)
                 write_cell(f, p, points[i].row, cols[c], c == 0);
@@ -475,9 +484,13 @@ static void same_as_label(char *title, size_t size, const plan *p, int a, int b)
 static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
 {
     const lt_figure *spec = p->spec;
-    fprintf(f, "# ltbench plot: %s\n# from %s; data in %s.dat.\n"
+    /* the path as a string: a comment ends at a line break, or goes on
+     * past one after a backslash, and the next line would run */
+    fprintf(f, "# ltbench plot: %s\n# from ", spec->title);
+    gp_string(f, p->file.path);
+    fprintf(f, "; data in %s.dat.\n"
                "# Redraw with `gnuplot %s.gp` in this folder; restyle freely.\n",
-            spec->title, p->file.path, p->name, p->name);
+            p->name, p->name);
     fprintf(f, "if (!exists(\"output\")) output = \"%s.png\"\n", p->name);
     fprintf(f, "set terminal pngcairo size %ld,%ld noenhanced font \",10\"\n", o->width,
             o->height);
@@ -727,7 +740,7 @@ lt_status lt_plot(const lt_schema *const *schemas, int count, const char *const 
     }
     /* everything read and checked: now the folder, one writer at a time */
     if (status == LT_OK)
-        status = lt_outdir_open(&dir, o->out, 0, 0, NULL, 0, NULL, 0);
+        status = lt_outdir_open(&dir, o->out, 0, 0, 0, NULL, 0, NULL, 0);
     if (status == LT_OK)
         status = write_all(plans, nplans, o);
     char gnuplot[PATH_MAX];

@@ -197,7 +197,6 @@ void lt_table_update_num(lt_table *t, long row, const char *column, double value
     free(*cell);
     *cell = strdup(buf);
     LT_ASSERT(*cell != NULL);
-    t->updated = 1;
 }
 
 const char *lt_cell(const lt_table *t, long row, const char *column)
@@ -256,20 +255,39 @@ static const char **column_names(const lt_schema *s)
     return names;
 }
 
-lt_status lt_table_journal(lt_table *t, const char *path)
+lt_status lt_table_journal(lt_table *t, const char *path, const lt_table_more *more)
 {
     if (!lt_dist_is_root())
         return LT_OK; /* rank 0 writes the results */
+    lt_table_detach(t);
     char journal[4200];
     journal_path(journal, sizeof journal, path);
     const char **names = column_names(t->schema);
-    lt_status status = lt_csv_open_journal(&t->journal, path, journal, names, ncols(t));
+    lt_status status = lt_csv_open(&t->journal, journal, names, ncols(t));
     free(names);
     LT_TRY(status);
+    for (long r = 0; r < t->rows && status == LT_OK; r++)
+        status = journal_row(t, r);
+    /* rows of an earlier journal that this run has not reached, with the
+     * provenance they had: through a scratch table, as carried rows */
+    lt_table scratch;
+    lt_table_init(&scratch, t->schema);
+    for (long long r = 0; more != NULL && r < more->rows->nrows && status == LT_OK; r++) {
+        if (!more->keep(more->ctx, more->rows, r))
+            continue;
+        status = lt_row_carry(&scratch, more->rows, r, more->path);
+        if (status == LT_OK)
+            status = write_row(&scratch, &t->journal, scratch.rows - 1);
+    }
+    lt_table_free(&scratch);
+    if (status == LT_OK)
+        status = lt_csv_publish(&t->journal);
+    if (status != LT_OK) {
+        lt_csv_abort(&t->journal);
+        return status;
+    }
     t->journaled = 1;
-    for (long r = 0; r < t->rows; r++)
-        LT_TRY(journal_row(t, r));
-    return lt_csv_sync(&t->journal);
+    return LT_OK;
 }
 
 void lt_table_hold(lt_table *t)
@@ -307,14 +325,9 @@ lt_status lt_table_commit(lt_table *t, const char *path)
     if (!lt_dist_is_root())
         return LT_OK;
     LT_ASSERT(!t->holding);
-    if (t->journaled && !t->updated) {
-        t->journaled = 0;
-        return lt_csv_close(&t->journal);
-    }
-    /* the rows afresh; the journal goes once they are committed */
-    char journal[4200];
-    journal_path(journal, sizeof journal, path);
-    int had_journal = t->journaled;
+    /* The rows afresh, in the table's order (a resumed run's journal holds
+     * rows of models it had not reached before its own); the journal goes
+     * once they are committed. */
     lt_table_detach(t);
     lt_csv csv;
     const char **names = column_names(t->schema);
@@ -328,8 +341,9 @@ lt_status lt_table_commit(lt_table *t, const char *path)
         return status;
     }
     LT_TRY(lt_csv_close(&csv));
-    if (had_journal)
-        remove(journal);
+    char journal[4200];
+    journal_path(journal, sizeof journal, path);
+    remove(journal);
     return LT_OK;
 }
 

@@ -132,7 +132,6 @@ typedef struct lt_table {
     int journaled;
     int holding;       /* rows from held_from on wait for lt_table_release */
     long held_from;
-    int updated;       /* a finished row changed: commit writes the rows afresh */
 } lt_table;
 
 void lt_table_init(lt_table *t, const lt_schema *schema);
@@ -167,9 +166,22 @@ double lt_cell_num(const lt_table *t, long row, const char *column);
 lt_status lt_row_carry(lt_table *t, const lt_csv_table *from, long long row,
                        const char *from_path);
 
-/* Streams rows to "<path>.partial" from now on (rows already in the table
- * are written first). Rank 0 only; elsewhere a no-op. */
-lt_status lt_table_journal(lt_table *t, const char *path);
+/* Rows of a table an earlier run left that a journal keeps: those `keep`
+ * accepts. */
+typedef struct lt_table_more {
+    const lt_csv_table *rows;
+    const char *path; /* where they were read, for messages */
+    int (*keep)(void *ctx, const lt_csv_table *rows, long long row);
+    void *ctx;
+} lt_table_more;
+
+/* Streams rows to "<path>.partial" from now on. The journal is written
+ * whole beside any old one (the table's rows, then `more`'s kept rows;
+ * `more` may be NULL), synced and renamed into place: a journal on disk
+ * never holds fewer rows than a resume needs, even when the run is killed
+ * while writing it. Called again, it rewrites the journal the same way.
+ * Rank 0 only; elsewhere a no-op. */
+lt_status lt_table_journal(lt_table *t, const char *path, const lt_table_more *more);
 /* Holds the rows ended from now on back from the journal: rows that only
  * mean something together (a model's evaluation and generation rows)
  * reach it whole or not at all, so a run killed halfway through them
@@ -181,8 +193,8 @@ lt_status lt_table_release(lt_table *t);
 void lt_table_drop_held(lt_table *t);
 /* Flushes the journal to disk. */
 lt_status lt_table_sync(lt_table *t);
-/* Writes the table to `path` (the journal is renamed there, or a fresh
- * atomic file written). Rank 0 only. */
+/* Writes the table's rows to `path` (atomically), then removes the
+ * journal. Rank 0 only. */
 lt_status lt_table_commit(lt_table *t, const char *path);
 /* Leaves the journal on disk for a resume, `path` untouched. */
 void lt_table_detach(lt_table *t);
