@@ -2201,19 +2201,13 @@ Test(suite, sweeps_beyond_the_paper_in_the_report, .timeout = 300)
  * written. */
 /* The medium preset's plan has a step for every section (the ablation and
  * the appendix's CPU run besides the experiments), each with its own
- * arguments; --report-only runs none of them. */
+ * arguments; --plan prints it and runs and writes nothing. */
 Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
 {
     char dir[64], args[512], path[200];
     make_temp_dir(dir);
-    snprintf(args, sizeof args, "suite --preset medium --report-only --out %s/out", dir);
+    snprintf(args, sizeof args, "suite --preset medium --plan --out %s/out", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
-    snprintf(path, sizeof path, "%s/out/REPORT.md", dir);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s", path);
-    static char report[65536];
-    report[fread(report, 1, sizeof report - 1, f)] = '\0';
-    fclose(f);
     const char *expected[] = {"ltbench copy --preset=medium",
                               "copy-h16 --head-dim=16 --variants=softmax,linear --steps=6000",
                               "speech-8h --hours=8 --models=softmax,bilstm",
@@ -2224,34 +2218,108 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
                               "image-seed2 --seed=2 --variants=softmax,linear",
                               "image-drop7 --lr-drops=7000:0.1 --variants=softmax,linear",
                               "image-paper --layers=16", "--gen-only --gen-batches=1",
-                              "ltbench speech --preset=medium", "ltbench decode",
-                              /* an empty folder: listed runs said to be missing (the
-                               * first, an ablation's and the last, after which the list
-                               * ends before the next heading) */
-                              "- copy: not in this report: no copy/summary.csv in the folder yet",
-                              "- image: not in this report: no image-l4/mnist.csv in the folder "
-                              "yet",
-                              "- speech: not in this report: no speech-dropout/speech.csv in the "
-                              "folder yet\n\n## "};
+                              "ltbench speech --preset=medium", "ltbench decode"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
-        cr_assert(strstr(report, expected[i]) != NULL, "missing %s in:\n%s", expected[i],
-                  report);
-    /* whether the data are here does not matter to a report from CSVs */
-    cr_assert(strstr(report, "skipped: no") == NULL, "%s", report);
+        ASSERT_MENTIONS(expected[i]);
+    snprintf(path, sizeof path, "%s/out", dir);
+    cr_assert_neq(access(path, F_OK), 0, "--plan wrote %s", path);
     /* at other presets the medium-only steps are left out */
-    snprintf(args, sizeof args, "suite --preset small --report-only --out %s/small", dir);
+    snprintf(args, sizeof args, "suite --preset small --plan --out %s/small", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
-    snprintf(path, sizeof path, "%s/small/REPORT.md", dir);
-    f = fopen(path, "r");
-    cr_assert_not_null(f, "%s", path);
-    report[fread(report, 1, sizeof report - 1, f)] = '\0';
+    cr_assert(strstr(output, "copy-h16") == NULL && strstr(output, "image-paper") == NULL &&
+                  strstr(output, "speech-8h") == NULL && strstr(output, "image-l4") == NULL &&
+                  strstr(output, "image-long") == NULL && strstr(output, "image-seed2") == NULL &&
+                  strstr(output, "image-drop7") == NULL &&
+                  strstr(output, "speech-dropout") == NULL,
+              "%s", output);
+}
+
+/* A report rewritten from CSVs: each is read as compare reads it, so a
+ * damaged or misplaced one is refused by name and the report standing
+ * kept; one that passes lists the runs it has no results of, and says the
+ * commands that wrote the CSVs are theirs, not this run's flags. */
+Test(suite, report_only_refuses_what_it_cannot_trust, .timeout = 120)
+{
+    char dir[64], args[1536], path[256], copy_csv[256], source[512];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, "suite --preset medium --report-only --out %s/none", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("no such folder");
+    snprintf(path, sizeof path, "%s/out/copy", dir);
+    snprintf(args, sizeof args, "mkdir -p %s", path);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "suite --preset medium --report-only --out %s/out", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output); /* an empty folder: nothing to report */
+    ASSERT_MENTIONS("no result CSV of the suite there");
+
+    snprintf(source, sizeof source, "%s/results/baseline/copy/summary.csv",
+             getenv("LTBENCH_SOURCE"));
+    snprintf(copy_csv, sizeof copy_csv, "%s/out/copy/summary.csv", dir);
+    char *good = check_read_text(source);
+    cr_assert_not_null(good, "%s", source);
+    FILE *f = fopen(copy_csv, "w");
+    fputs(good, f);
     fclose(f);
-    cr_assert(strstr(report, "copy-h16") == NULL && strstr(report, "image-paper") == NULL &&
-                  strstr(report, "speech-8h") == NULL && strstr(report, "image-l4") == NULL &&
-                  strstr(report, "image-long") == NULL && strstr(report, "image-seed2") == NULL &&
-                  strstr(report, "image-drop7") == NULL &&
-                  strstr(report, "speech-dropout") == NULL,
-              "%s", report);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/out/REPORT.md", dir);
+    char *report = check_read_text(path);
+    cr_assert_not_null(report);
+    cr_assert_not_null(strstr(report, "rewritten by `ltbench suite --report-only`"), "%s", report);
+    cr_assert_null(strstr(report, "--preset=medium"), "%s", report);
+    cr_assert_not_null(strstr(report, "- image: not in this report: no image-l4/mnist.csv in the "
+                                      "folder yet"),
+                       "%s", report);
+
+    /* damaged copies of it: each refused, the report above kept */
+    char *header_end = strchr(good, '\n');
+    const char *second_row = strchr(strchr(header_end + 1, '\n') + 1, '\n');
+    struct {
+        const char *what, *expect;
+    } damages[] = {{"header only", "no data rows"},
+                   {"duplicate row", "are the same case"},
+                   {"text loss", "expected a number"}};
+    for (size_t d = 0; d < sizeof damages / sizeof damages[0]; d++) {
+        f = fopen(copy_csv, "w");
+        if (d == 0) {
+            fwrite(good, 1, (size_t)(header_end + 1 - good), f);
+        } else if (d == 1) {
+            fputs(good, f);
+            fwrite(header_end + 1, 1, (size_t)(second_row - header_end), f); /* row 1 again */
+        } else {
+            /* the first data row's loss_end cell (column 24 of the copy summary) */
+            fputs(good, f);
+            fclose(f);
+            snprintf(args, sizeof args,
+                     "awk -F, 'BEGIN{OFS=\",\"} NR==1{for(i=1;i<=NF;i++) if($i==\"loss_end\") "
+                     "c=i} NR==2{$c=\"abc\"} {print}' %s > %s.x && mv %s.x %s",
+                     copy_csv, copy_csv, copy_csv, copy_csv);
+            cr_assert_eq(system(args), 0);
+            f = NULL;
+        }
+        if (f != NULL)
+            fclose(f);
+        snprintf(args, sizeof args, "suite --preset medium --report-only --out %s/out", dir);
+        cr_assert_eq(ltbench(args), 2, "%s: %s", damages[d].what, output);
+        ASSERT_MENTIONS(damages[d].expect);
+        ASSERT_MENTIONS("copy/summary.csv");
+        char *kept = check_read_text(path);
+        cr_assert_not_null(kept);
+        cr_assert_str_eq(kept, report, "%s: the report was rewritten", damages[d].what);
+        free(kept);
+    }
+    /* another experiment's table where the copy summary belongs */
+    snprintf(source, sizeof source, "%s/results/baseline/scaling/scaling.csv",
+             getenv("LTBENCH_SOURCE"));
+    char *scaling = check_read_text(source);
+    cr_assert_not_null(scaling);
+    f = fopen(copy_csv, "w");
+    fputs(scaling, f);
+    fclose(f);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("copy/summary.csv");
+    free(scaling);
+    free(report);
+    free(good);
 }
 
 Test(suite, bad_experiment_lists_exit_2_and_write_nothing)

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 
 #include <ctype.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -209,9 +210,15 @@ Test(compare, missing_rows_are_listed_and_no_common_row_is_an_error)
                           OK_ROW("linear", 0.010, 0.009, 0.011)};
     summary_row next[] = {OK_ROW("linear", 0.010, 0.009, 0.011),
                           OK_ROW("linformer", 0.010, 0.009, 0.011)};
-    cr_assert_eq(compare_rows(&p, base, 2, next, 2, ""), 0, "%s", output);
+    /* the base measured softmax, the new run lacks it: a failure */
+    cr_assert_eq(compare_rows(&p, base, 2, next, 2, ""), 1, "%s", output);
     ASSERT_MENTIONS("| softmax softmax-kernel N=32 | - | ok | - | - | missing in new |");
     ASSERT_MENTIONS("| linformer linformer-kernel N=32 | - | - | ok | - | only in new |");
+    cr_assert_eq(compare_pair(&p, "--fail-on exact"), 1, "%s", output);
+    base[0].status = "refused"; /* one the base did not measure either: listed only */
+    cr_assert_eq(compare_rows(&p, base, 2, next, 2, ""), 0, "%s", output);
+    ASSERT_MENTIONS("| softmax softmax-kernel N=32 | - | refused | - | - | missing in new |");
+    base[0].status = "ok";
 
     summary_row other[] = {OK_ROW("reformer", 0.010, 0.009, 0.011)};
     cr_assert_eq(compare_rows(&p, base, 2, other, 1, ""), 2, "%s", output);
@@ -227,15 +234,41 @@ Test(compare, differing_provenance_is_not_comparable_and_not_run_is_not_judged)
     summary_row next[] = {OK_ROW("softmax", 0.050, 0.049, 0.051),
                           OK_ROW("linear", 0.050, 0.049, 0.051)};
     next[0].threads = 4;
+    base[1].status = "refused";
     next[1].status = "not-applicable";
     /* nothing could be judged: neither a pass nor a fail */
     cr_assert_eq(compare_rows(&p, base, 2, next, 2, ""), 3, "%s", output);
     ASSERT_MENTIONS("| softmax softmax-kernel N=32 | threads | 2 | 4 | - | not comparable |");
-    ASSERT_MENTIONS("| linear linear-kernel N=32 | status | ok | not-applicable | - | not run |");
+    ASSERT_MENTIONS("| linear linear-kernel N=32 | status | refused | not-applicable | - | not run |");
     ASSERT_MENTIONS("**NOTHING JUDGED**");
     cr_assert_null(strstr(output, "regressed |"), "%s", output);
     cr_assert_null(strstr(output, "PASS"), "%s", output);
     cr_assert_eq(compare_pair(&p, "--fail-on exact"), 3, "%s", output);
+}
+
+/* What a run must not pass: a case measured in the base that the new run
+ * did not measure, and numbers that are no measured time. */
+Test(compare, a_diverged_case_fails_and_damaged_times_are_refused)
+{
+    pair p;
+    summary_row base[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    summary_row next[] = {OK_ROW("linear", 0.010, 0.009, 0.011)};
+    next[0].status = "diverged";
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 1, "%s", output);
+    ASSERT_MENTIONS("| linear linear-kernel N=32 | status | ok | diverged | - | regressed |");
+    next[0].status = "ok";
+    next[0].median = INFINITY;
+    next[0].max = INFINITY;
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, "--fail-on exact"), 2, "%s", output);
+    ASSERT_MENTIONS("new.csv, row 1: step_median_s is inf in a measured case");
+    next[0].median = 0.02; /* above its own max */
+    next[0].max = 0.011;
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 2, "%s", output);
+    ASSERT_MENTIONS("min <= median <= max");
+    next[0].median = 0.010;
+    next[0].min = -1;
+    cr_assert_eq(compare_rows(&p, base, 1, next, 1, ""), 2, "%s", output);
+    ASSERT_MENTIONS("not a measured time");
 }
 
 /* One model name ("AMD EPYC") can stand for CPUs of several generations:
@@ -1081,8 +1114,8 @@ static void fake_build(const char *path, double linear, double softmax)
              "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
              "noise=$(awk -v s=$$ 'BEGIN { srand(s); printf \"%%.4f\", 1 + 0.02 * rand() }')\n"
              "awk -v n=$noise 'BEGIN {\n"
-             "  print \"experiment,variant,kernel,causal,N,batch,status,fwd_median_s,"
-             "fwd_bwd_median_s,cpu_model,blas,kernel_isa,build,threads\"\n"
+             "  print \"experiment,variant,kernel,causal,N,batch,status,fwd_min_s,"
+             "fwd_bwd_min_s,cpu_model,blas,kernel_isa,build,threads\"\n"
              "  printf \"scaling,linear,linear-gemm,0,512,1,ok,%%.9g,%%.9g,Test CPU,B,k,b,1\\n\", "
              "%g * n, 3 * %g * n\n"
              "  printf \"scaling,softmax,softmax-gemm,0,512,1,ok,%%.9g,%%.9g,Test CPU,B,k,b,1\\n\", "
@@ -1111,7 +1144,8 @@ Test(ab, a_slower_kernel_is_caught_and_named)
     ASSERT_MENTIONS("**PASS**: 0 regressed of 4 timings judged");
     snprintf(args, sizeof args, "ab --base %s --new %s --rounds 10 --out %s/ab", base, slow, dir);
     cr_assert_eq(ltbench(args), 1, "%s", output);
-    ASSERT_MENTIONS("## Regressions\n\n- linear linear-gemm causal=0 N=512 batch=1 fwd_median_s");
+    ASSERT_MENTIONS("\n- linear linear-gemm causal=0 N=512 batch=1 fwd: 10.");
+    ASSERT_MENTIONS("\n- linear linear-gemm causal=0 N=512 batch=1 fwd_bwd: 10.");
     ASSERT_MENTIONS("| linear-gemm | 2 | 2 | 0 |");
     ASSERT_MENTIONS("| softmax-gemm | 2 | 0 | 0 |");
     ASSERT_MENTIONS("**FAIL**: 2 regressed of 4 timings judged");
@@ -1119,7 +1153,7 @@ Test(ab, a_slower_kernel_is_caught_and_named)
     snprintf(path, sizeof path, "%s/ab/ab.json", dir);
     char *json = check_read_text(path);
     cr_assert_not_null(json);
-    cr_assert_not_null(strstr(json, "\"kernel\": \"linear-gemm\", \"timing\": \"fwd_median_s\", "
+    cr_assert_not_null(strstr(json, "\"kernel\": \"linear-gemm\", \"timing\": \"fwd\", "
                                     "\"verdict\": \"regressed\""), "%s", json);
     free(json);
     snprintf(path, sizeof path, "%s/ab/new/round-10.csv", dir);

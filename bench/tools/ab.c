@@ -31,8 +31,11 @@ static const char default_cases[] =
     "--variants softmax,linear,linformer --causal both --min-log2 9 --max-log2 9 --batch 1 "
     "--threads 1 --warmup 1 --repeats 7";
 
-/* The timings judged; their rates (GFLOP/s) are the same numbers again. */
-static const char *const timing_columns[] = {"fwd_median_s", "fwd_bwd_median_s"};
+/* The timings judged (their rates, GFLOP/s, are the same numbers again),
+ * each round's value the fastest of its runs (SPREAD_min_s): on a shared
+ * machine the run least disturbed, where a burst of another program's work
+ * moves the median of a round's runs but seldom all of them. */
+static const char *const timing_columns[] = {"fwd", "fwd_bwd"};
 enum { TIMINGS = sizeof timing_columns / sizeof timing_columns[0] };
 
 typedef struct ab_options {
@@ -343,8 +346,10 @@ static lt_status read_round(ab_run *r, int which, int round)
                 dump_prefix(prefix, sizeof prefix, &r->o, s, round);
                 status = read_count(&c->seconds[which][round], prefix, 2 * measured + t + 1);
             } else {
+                char column[64];
+                snprintf(column, sizeof column, "%s_min_s", timing_columns[t]);
                 status = lt_results_number(&c->seconds[which][round], &f, row,
-                                           lt_results_column(&f, timing_columns[t]));
+                                           lt_results_column(&f, column));
             }
             c->seen[which][round] = 1;
         }
@@ -511,7 +516,7 @@ static lt_status write_report(const ab_run *r, const ab_case *const *order, int 
             "- **rounds**: %d pairs, each build once per round, the order drawn per round "
             "(seed %ld, reversed every second round: base first in %d)\n"
             "- **statistic**: per timing, the ratio new/base is the Hodges-Lehmann estimate over "
-            "the rounds' paired log ratios (each round's value is the median of its runs), with "
+            "the rounds' paired log ratios (each round's value is the fastest of its runs), with "
             "the exact Wilcoxon signed-rank interval at %g%% confidence jointly over the %d "
             "timings judged (%.4g%% each, Bonferroni). A timing regressed when its ratio exceeds "
             "%.4g (threshold %g%%) and its interval lies above 1; improved likewise below; "
@@ -583,9 +588,8 @@ static lt_status write_json(const ab_run *r, const ab_case *const *order, const 
         if (k->judged) {
             fprintf(f, ", \"base_%s\": %.9g, \"new_%s\": %.9g, \"ratio\": %.6g, "
                        "\"ratio_lo\": %.6g",
-                    counting(&r->o) ? "instructions" : "median_s",
-                    median_of(k->seconds[0], rounds),
-                    counting(&r->o) ? "instructions" : "median_s",
+                    counting(&r->o) ? "instructions" : "s", median_of(k->seconds[0], rounds),
+                    counting(&r->o) ? "instructions" : "s",
                     median_of(k->seconds[1], rounds), k->paired.ratio, k->paired.lo);
             if (isfinite(k->paired.hi))
                 fprintf(f, ", \"ratio_hi\": %.6g", k->paired.hi);
@@ -725,7 +729,8 @@ static const char details[] =
     "Each round runs `ltbench scaling CASES` once with each build, in an order drawn per\n"
     "round from --seed, and keeps each run's CSV (OUT/base/round-NN.csv, OUT/new/...).\n"
     "Per case and timing (forward, forward+backward: their GFLOP/s are the same numbers),\n"
-    "the rounds give pairs (base median, new median); the ratio new/base is the\n"
+    "the rounds give pairs (each the fastest of the round's runs: on a shared machine the\n"
+    "least disturbed); the ratio new/base is the\n"
     "Hodges-Lehmann estimate of the pairs' log ratios, with the exact Wilcoxon signed-rank\n"
     "interval at --confidence jointly over every timing judged (Bonferroni). A timing\n"
     "regressed when its ratio exceeds 1 + --threshold and the interval lies above 1;\n"
@@ -739,7 +744,8 @@ static const char details[] =
     "checkout in the current folder (HEAD~1, a tag, a commit), which is built with this\n"
     "build's native setting in a worktree under --out and removed afterwards.\n"
     "Writes OUT/ab.md (the table worst first, a per-kernel summary and the regressions),\n"
-    "OUT/ab.json (per timing: case, kernel, verdict, ratio, ratio_lo, ratio_hi, medians)\n"
+    "OUT/ab.json (per timing: case, kernel, verdict, ratio, ratio_lo, ratio_hi, and\n"
+    "base_s, new_s: the median over the rounds)\n"
     "and OUT/ab-samples.csv (every pair), and prints the report.\n"
     "--measure instructions counts, under valgrind's callgrind, the instructions of each\n"
     "timed call alone (one thread, each call once): the same in every run of a build, so\n"

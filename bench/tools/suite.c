@@ -52,7 +52,7 @@ static const csv_program *csv_program_of(const char *name)
 
 typedef struct suite_options {
     const char *preset, *out, *report, *experiments, *paper;
-    int report_only, resume, overwrite;
+    int report_only, resume, overwrite, plan;
     lt_common common;
 } suite_options;
 
@@ -413,7 +413,12 @@ static int suite_flags(suite_options *o, lt_flag *f)
                        0, 0, NULL, 0};
     f[n++] = (lt_flag){"--report-only", LT_FLAG_BOOL, &o->report_only, NULL,
                        "run nothing: draw the figures and write the report from the CSVs already "
-                       "in OUT",
+                       "in OUT (each checked as compare checks it: a damaged one is refused and "
+                       "the report standing kept)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--plan", LT_FLAG_BOOL, &o->plan, NULL,
+                       "print the commands this preset runs, one a line, and exit: nothing is "
+                       "run or written",
                        0, 0, NULL, 0};
     f[n++] = (lt_flag){"--resume", LT_FLAG_BOOL, &o->resume, NULL,
                        "continue an earlier suite in OUT: each experiment resumes from its "
@@ -470,6 +475,21 @@ int main(int argc, char **argv)
                            : check_experiments(o.experiments);
     if (status == LT_OK)
         status = check_earlier(&o);
+    if (status == LT_OK && o.plan) {
+        static suite_step planned[MAX_STEPS];
+        int count = plan_steps(&o, planned);
+        for (int i = 0; i < count; i++) {
+            char line[8192];
+            command_line(&planned[i], line, sizeof line);
+            printf("%s%s%s\n", line, planned[i].note[0] ? "    # " : "", planned[i].note);
+        }
+        return 0;
+    }
+    struct stat out_stat;
+    if (status == LT_OK && o.report_only && stat(o.out, &out_stat) != 0)
+        status = lt_fail(LT_E_USAGE, "--out %s: no such folder, so no results to report (run "
+                                     "the suite into it first)",
+                         o.out);
     /* one suite at a time in OUT; the report writable before hours of work */
     lt_outdir dir;
     const char *report[] = {o.report};

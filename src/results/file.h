@@ -50,4 +50,16 @@ void lt_results_label_append(char *buf, size_t size, const char *name, const cha
 lt_status lt_results_recognise(const lt_schema **out, const lt_results_file *file,
                                const lt_schema *const *schemas, int count);
 
+/* A file of `schema` checked whole, as every tool over results takes it:
+ * no two rows the same case (its keys), and in every measured row (status
+ * ok) each timing and exact metric a number, each time positive and finite
+ * and inside its own min..max. LT_E_INPUT naming the file, row and column. */
+lt_status lt_results_check(const lt_results_file *file, const lt_schema *schema);
+
+/* The one reader of result CSVs (compare, plot, the suite's report):
+ * lt_results_read, its table recognised among `schemas` (pass one to
+ * require it), then lt_results_check. On failure nothing is kept. */
+lt_status lt_results_open(lt_results_file *file, const lt_schema **schema, const char *path,
+                          const lt_schema *const *schemas, int count);
+
 #endif

@@ -719,6 +719,8 @@ lt_status lt_plot(const lt_schema *const *schemas, int count, const char *const 
         status = lt_results_read(&file, paths[i]);
         if (status == LT_OK)
             status = recognise(&schema, &file, schemas, count);
+        if (status == LT_OK) /* what compare and the report refuse is not drawn */
+            status = lt_results_check(&file, schema);
         for (int f = 0; status == LT_OK && f < schema->nfigures; f++) {
             if (nplans == MAX_PLANS) {
                 status = lt_fail(LT_E_USAGE, "more than %d figures in one run", MAX_PLANS);

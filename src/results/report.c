@@ -1,5 +1,7 @@
 #include "results/report.h"
 
+#include "results/file.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,21 +246,65 @@ static const char *drawn_csv(const lt_report *o, const lt_report_section *s, cha
     return buf;
 }
 
+/* Every section's CSV that is there, read as compare and plot read it
+ * (lt_results_open, its section's table required), before a line is
+ * written: a damaged or misplaced CSV is refused by name, and the report
+ * standing is kept. How many there are goes to *found. */
+static lt_status check_sections(const lt_report *o, const lt_report_section *sections, int count,
+                                int *found)
+{
+    *found = 0;
+    for (int i = 0; i < count; i++) {
+        const char *files[2] = {sections[i].results, sections[i].curves};
+        const lt_schema *schemas[2] = {sections[i].schema, sections[i].drawn};
+        for (int k = 0; k < 2; k++) {
+            char path[4400];
+            if (files[k] == NULL || schemas[k] == NULL)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", o->out, files[k]);
+            if (!exists(path))
+                continue;
+            lt_results_file file;
+            const lt_schema *schema;
+            LT_TRY(lt_results_open(&file, &schema, path, &schemas[k], 1));
+            lt_results_free(&file);
+            *found += k == 0;
+        }
+    }
+    if (*found == 0 && o->rewritten)
+        return lt_fail(LT_E_USAGE, "--out %s: no result CSV of the suite there, nothing to report",
+                       o->out);
+    return LT_OK;
+}
+
 lt_status lt_report_write(const lt_report *o, const lt_report_section *sections, int count)
 {
+    int found;
+    LT_TRY(check_sections(o, sections, count, &found));
     lt_atomic_file af;
     LT_TRY(lt_atomic_open(&af, o->path));
     FILE *f = af.f;
-    fprintf(f, "# ltbench report\n\nWritten by `ltbench suite --preset %s`; every number "
-               "below was measured on the machine named here, from the CSVs in `%s`. The "
-               "paper's numbers come from `%s`.\n\n",
-            o->preset, o->out, o->paper);
-    fprintf(f, "%s:\n\n```\n", o->rewritten ? "The commands that wrote the CSVs (this "
-                                              "report was rewritten from them)"
-                                            : "Commands run");
-    for (int i = 0; i < o->count; i++)
-        fprintf(f, "%s\n", o->commands[i]);
-    fprintf(f, "```\n\n");
+    if (o->rewritten) /* the presets are the CSVs' own (their preset column) */
+        fprintf(f, "# ltbench report\n\nEvery number below was measured on the machine named "
+                   "here, from the CSVs in `%s`. The paper's numbers come from `%s`.\n\n",
+                o->out, o->paper);
+    else
+        fprintf(f, "# ltbench report\n\nWritten by `ltbench suite --preset %s`; every number "
+                   "below was measured on the machine named here, from the CSVs in `%s`. The "
+                   "paper's numbers come from `%s`.\n\n",
+                o->preset, o->out, o->paper);
+    if (o->rewritten) {
+        /* the flags of this run say nothing of the runs that wrote them */
+        fprintf(f, "This report was rewritten by `ltbench suite --report-only` from the CSVs "
+                   "already in `%s`, nothing run: how each was made is in its own columns "
+                   "(preset, threads, the provenance under each table's machine section).\n\n",
+                o->out);
+    } else {
+        fprintf(f, "Commands run:\n\n```\n");
+        for (int i = 0; i < o->count; i++)
+            fprintf(f, "%s\n", o->commands[i]);
+        fprintf(f, "```\n\n");
+    }
     int noted = 0;
     for (int i = 0; i < o->count; i++)
         if (o->notes[i][0]) {
