@@ -581,10 +581,13 @@ static lt_status write_json(const ab_run *r, const ab_case *const *order, const 
     fputs("[", f);
     for (int c = 0; c < r->case_count; c++) {
         const ab_case *k = order[c];
-        fprintf(f, "%s\n  {\"case\": \"%s\", \"kernel\": \"%s\", \"timing\": \"%s\", "
-                   "\"verdict\": \"%s\", \"pairs\": %d",
-                c ? "," : "", k->label, k->kernel, timing_columns[k->timing], k->verdict,
-                rounds);
+        fprintf(f, "%s\n  {\"case\": ", c ? "," : "");
+        lt_results_json_string(f, k->label);
+        fprintf(f, ", \"kernel\": ");
+        lt_results_json_string(f, k->kernel);
+        fprintf(f, ", \"timing\": \"%s\", \"verdict\": ", timing_columns[k->timing]);
+        lt_results_json_string(f, k->verdict);
+        fprintf(f, ", \"pairs\": %d", rounds);
         if (k->judged) {
             fprintf(f, ", \"base_%s\": %.9g, \"new_%s\": %.9g, \"ratio\": %.6g, "
                        "\"ratio_lo\": %.6g",

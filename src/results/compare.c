@@ -684,21 +684,6 @@ static lt_status busy_note(char *note, size_t size, const side *s, const lt_comp
 
 /* ---- json: github-action-benchmark's custom format ---- */
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* One entry: a metric of a case of the new run, with its verdict. */
 static void json_entry(FILE *f, int first, const side *next, long long row, int m,
                        const int *shown, const line *judged)
@@ -711,14 +696,14 @@ static void json_entry(FILE *f, int first, const side *next, long long row, int 
     describe_case(label, sizeof label, next, row, shown);
     snprintf(name, sizeof name, "%s: %s %s", next->schema->name, label, spec->name);
     fprintf(f, "%s\n  {\"name\": ", first ? "" : ",");
-    json_string(f, name);
+    lt_results_json_string(f, name);
     fprintf(f, ", \"unit\": ");
-    json_string(f, spec->unit != NULL ? spec->unit : "");
+    lt_results_json_string(f, spec->unit != NULL ? spec->unit : "");
     fprintf(f, ", \"value\": %.17g", value);
     if (next->median[m] >= 0) {
         snprintf(text, sizeof text, "%.6g..%.6g", spread.lo, spread.hi);
         fprintf(f, ", \"range\": ");
-        json_string(f, text);
+        lt_results_json_string(f, text);
     }
     if (judged != NULL) {
         format_change(change, sizeof change, judged->change);
@@ -728,10 +713,10 @@ static void json_entry(FILE *f, int first, const side *next, long long row, int 
         snprintf(text, sizeof text, "not compared with a base");
     }
     fprintf(f, ", \"extra\": ");
-    json_string(f, text);
+    lt_results_json_string(f, text);
     /* the same as fields, for tools that read them */
     fprintf(f, ", \"verdict\": ");
-    json_string(f, judged != NULL ? verdict_names[judged->v] : "not compared");
+    lt_results_json_string(f, judged != NULL ? verdict_names[judged->v] : "not compared");
     if (judged != NULL && isfinite(judged->change))
         fprintf(f, ", \"change\": %.6g", judged->change);
     if (judged != NULL && judged->derived)

@@ -263,3 +263,18 @@ lt_status lt_results_open(lt_results_file *file, const lt_schema **schema, const
         lt_results_free(file);
     return status;
 }
+
+void lt_results_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}

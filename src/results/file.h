@@ -4,6 +4,8 @@
 #ifndef LT_RESULTS_FILE_H
 #define LT_RESULTS_FILE_H
 
+#include <stdio.h>
+
 #include "core/status.h"
 #include "io/csv.h"
 #include "results/table.h"
@@ -49,6 +51,10 @@ void lt_results_label_append(char *buf, size_t size, const char *name, const cha
  * LT_E_INPUT naming the file and what does not fit otherwise. */
 lt_status lt_results_recognise(const lt_schema **out, const lt_results_file *file,
                                const lt_schema *const *schemas, int count);
+
+/* `s` as a JSON string, quoted and escaped: text from a CSV never breaks
+ * the JSON the tools write. */
+void lt_results_json_string(FILE *f, const char *s);
 
 /* A file of `schema` checked whole, as every tool over results takes it:
  * no two rows the same case (its keys), and in every measured row (status
