@@ -729,13 +729,13 @@ static lt_status run(ab_run *r, int *result)
 }
 
 static const char details[] =
-    "Each round runs `ltbench scaling CASES` once with each build, in an order drawn per\n"
-    "round from --seed, and keeps each run's CSV (OUT/base/round-NN.csv, OUT/new/...).\n"
-    "Per case and timing (forward, forward+backward: their GFLOP/s are the same numbers),\n"
-    "the rounds give pairs (each the fastest of the round's runs: on a shared machine the\n"
-    "least disturbed); the ratio new/base is the\n"
-    "Hodges-Lehmann estimate of the pairs' log ratios, with the exact Wilcoxon signed-rank\n"
-    "interval at --confidence jointly over every timing judged (Bonferroni). A timing\n"
+    "Each round runs `ltbench scaling CASES` once with each build, in an order drawn from\n"
+    "--seed, and keeps each run's CSV (OUT/base/round-NN.csv, OUT/new/...). Per case and\n"
+    "timing (forward, forward+backward: their GFLOP/s are the same numbers), the rounds\n"
+    "give pairs (each the fastest of the round's runs: on a shared machine the least\n"
+    "disturbed); the ratio new/base is the Hodges-Lehmann estimate of the pairs' log\n"
+    "ratios, with the exact Wilcoxon signed-rank interval at --confidence jointly over\n"
+    "every timing judged (Bonferroni). A timing\n"
     "regressed when its ratio exceeds 1 + --threshold and the interval lies above 1;\n"
     "improved likewise below; uncertain when the ratio is beyond the threshold but its\n"
     "interval holds 1; else unchanged. Pairing cancels the machine's drift between\n"
@@ -770,10 +770,10 @@ int main(int argc, char **argv)
                       .count_tolerance = 0.5};
     lt_flag flags[] = {
         {"--base", LT_FLAG_STRING, &o->side_spec[0], "BUILD",
-         "the build compared against: an ltbench executable (a path) or a git revision "
-         "(built here)", 0, 0, NULL, 0},
+         "required: the build compared against, an ltbench executable (a path) or a git "
+         "revision (built here)", 0, 0, NULL, 0},
         {"--new", LT_FLAG_STRING, &o->side_spec[1], "BUILD",
-         "the build judged (default: this ltbench)", 0, 0, NULL, 0},
+         "the build judged; none given: this ltbench", 0, 0, NULL, 0},
         {"--cases", LT_FLAG_STRING, &o->cases, "FLAGS",
          "the `ltbench scaling` flags that choose the cases, one string", 0, 0, NULL, 0},
         {"--measure", LT_FLAG_CHOICE, &o->measure, NULL,
