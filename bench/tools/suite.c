@@ -352,6 +352,20 @@ static int plan_steps(const suite_options *o, suite_step *steps)
     return n;
 }
 
+/* --plan: the commands the preset runs, one a line, each with why it would
+ * be skipped; nothing run or written. */
+static int print_plan(const suite_options *o)
+{
+    static suite_step planned[MAX_STEPS];
+    int count = plan_steps(o, planned);
+    for (int i = 0; i < count; i++) {
+        char line[8192];
+        command_line(&planned[i], line, sizeof line);
+        printf("%s%s%s\n", line, planned[i].note[0] ? "    # " : "", planned[i].note);
+    }
+    return 0;
+}
+
 /* An earlier suite's results in OUT are kept unless --resume or
  * --overwrite says what to do with them, as every experiment does. */
 static lt_status check_earlier(const suite_options *o)
@@ -475,18 +489,9 @@ int main(int argc, char **argv)
                            : check_experiments(o.experiments);
     if (status == LT_OK)
         status = check_earlier(&o);
-    if (status == LT_OK && o.plan) {
-        static suite_step planned[MAX_STEPS];
-        int count = plan_steps(&o, planned);
-        for (int i = 0; i < count; i++) {
-            char line[8192];
-            command_line(&planned[i], line, sizeof line);
-            printf("%s%s%s\n", line, planned[i].note[0] ? "    # " : "", planned[i].note);
-        }
-        return 0;
-    }
-    struct stat out_stat;
-    if (status == LT_OK && o.report_only && stat(o.out, &out_stat) != 0)
+    if (status == LT_OK && o.plan)
+        return print_plan(&o);
+    if (status == LT_OK && o.report_only && !exists(o.out))
         status = lt_fail(LT_E_USAGE, "--out %s: no such folder, so no results to report (run "
                                      "the suite into it first)",
                          o.out);
