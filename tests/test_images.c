@@ -618,15 +618,33 @@ Test(images, mnist_refuses_files_that_are_not_the_originals)
     assert_memory_released();
 }
 
-/* Files of the official batches' size are not CIFAR-10 for their size
- * alone: six zero-filled ones (sparse, so the test writes almost nothing)
- * are refused, and so are balanced labels over blank images. */
-Test(images, cifar_official_batches_are_checked_not_only_sized, .timeout = 60)
+Test(images, cifar_missing_folder_names_the_fetch_script)
 {
-    const char *dir = in_dir("zeros");
+    lt_image_set train, test;
+    assert_status(lt_images_load_cifar10(&train, &test, in_dir("nowhere")), LT_E_INPUT);
+    assert_error_mentions(in_dir("nowhere"));
+    assert_error_mentions("data/fetch-cifar10-catdog.sh");
+    assert_error_mentions("cifar10-catdog");
+    assert_error_mentions("cifar-10-binary.tar.gz");
+
+    const char *dir = in_dir("empty");
     mkdir(dir, 0755);
-    const char *names[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
-                           "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin"};
+    assert_status(lt_images_load_cifar10(&train, &test, dir), LT_E_INPUT);
+    assert_error_mentions("no cifar-10-binary.tar.gz");
+    assert_error_mentions("data/fetch-cifar10-catdog.sh");
+    assert_memory_released();
+}
+
+/* Unpacked batches have no official checksum, whatever their size or
+ * contents (six zero-filled files of the official size among them): they
+ * are refused, naming the archive that does. */
+Test(images, cifar_unpacked_batches_are_refused_for_want_of_a_checksum)
+{
+    const char *dir = in_dir("unpacked");
+    mkdir(dir, 0755);
+    static const char *const names[] = {"data_batch_1.bin", "data_batch_2.bin",
+                                        "data_batch_3.bin", "data_batch_4.bin",
+                                        "data_batch_5.bin", "test_batch.bin"};
     char path[512];
     for (int i = 0; i < 6; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -637,62 +655,228 @@ Test(images, cifar_official_batches_are_checked_not_only_sized, .timeout = 60)
     }
     lt_image_set train, test;
     assert_status(lt_images_load_cifar10(&train, &test, dir), LT_E_INPUT);
-    assert_error_mentions("data_batch_1.bin: 10000 images of class 0");
+    assert_error_mentions("holds unpacked CIFAR-10 batches");
+    assert_error_mentions("c32a1d4ab5d03f1284b67883e8d87530");
+    assert_error_mentions("cifar-10-binary.tar.gz");
     cr_assert_null(train.pixels);
-    assert_memory_released();
-    /* every class a tenth of the batch, every pixel 0 */
-    snprintf(path, sizeof path, "%s/data_batch_1.bin", dir);
-    FILE *f = fopen(path, "r+b");
-    cr_assert_not_null(f);
-    for (int r = 0; r < LT_CIFAR_BATCH_RECORDS; r++) {
-        unsigned char label = (unsigned char)(r % 10);
-        cr_assert_eq(pwrite(fileno(f), &label, 1, (off_t)r * LT_CIFAR_RECORD_BYTES), 1);
-    }
-    fclose(f);
-    assert_status(lt_images_load_cifar10(&train, &test, dir), LT_E_INPUT);
-    assert_error_mentions("data_batch_1.bin: every pixel is 0");
-    assert_memory_released();
-}
-
-Test(images, cifar_missing_folder_names_the_fetch_script)
-{
-    lt_image_set train, test;
-    assert_status(lt_images_load_cifar10(&train, &test, in_dir("nowhere")), LT_E_INPUT);
-    assert_error_mentions(in_dir("nowhere"));
-    assert_error_mentions("data/fetch-cifar10-catdog.sh");
-    assert_error_mentions("cifar10-catdog");
-
-    const char *dir = in_dir("partial");
-    mkdir(dir, 0755);
-    char path[512];
-    snprintf(path, sizeof path, "%s/data_batch_1.bin", dir);
-    write_cifar(path, 1, (const unsigned char[]){0});
-    assert_status(lt_images_load_cifar10(&train, &test, dir), LT_E_INPUT);
-    assert_error_mentions("data_batch_2.bin");
-    assert_error_mentions("test_batch.bin");
-    assert_error_mentions("data/fetch-cifar10-catdog.sh");
-    cr_assert(strstr(lt_last_error(), "data_batch_1") == NULL, "%s", lt_last_error());
-    assert_memory_released();
-}
-
-Test(images, cifar_official_batches_must_have_the_official_size)
-{
-    const char *dir = in_dir("c");
-    mkdir(dir, 0755);
-    static const char *const names[] = {"data_batch_1.bin", "data_batch_2.bin",
-                                        "data_batch_3.bin", "data_batch_4.bin",
-                                        "data_batch_5.bin", "test_batch.bin"};
-    for (int i = 0; i < 6; i++) {
-        char path[512];
+    /* one batch alone is named as what is there */
+    for (int i = 1; i < 6; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        write_cifar(path, 2, (const unsigned char[]){1, 2});
+        remove(path);
     }
-    lt_image_set train, test;
     assert_status(lt_images_load_cifar10(&train, &test, dir), LT_E_INPUT);
-    assert_error_mentions("data_batch_1.bin: 2 records");
-    assert_error_mentions("30730000 bytes");
-    assert_error_mentions("SUBSET");
-    cr_assert_null(train.pixels);
+    assert_error_mentions("(data_batch_1.bin)");
+    assert_memory_released();
+}
+
+/* ---- the official archive, as tests build it ---------------------------- */
+
+typedef struct tar_entry {
+    const char *name;
+    char type;                  /* '0' a file, '5' a folder */
+    long long size;             /* bytes of data */
+    int batch;                  /* records from make_batch(batch), or -1: zeros */
+} tar_entry;
+
+/* Batch b's bytes: every class a tenth, planar values that show the
+ * batch, the record and the channel. */
+static unsigned char *make_batch(int b)
+{
+    unsigned char *buf = malloc((size_t)LT_CIFAR_BATCH_BYTES);
+    cr_assert_not_null(buf);
+    for (int r = 0; r < LT_CIFAR_BATCH_RECORDS; r++) {
+        unsigned char *rec = buf + (size_t)r * LT_CIFAR_RECORD_BYTES;
+        rec[0] = (unsigned char)((r + b) % 10);
+        for (int c = 0; c < 3; c++)
+            for (int p = 0; p < 1024; p++)
+                rec[1 + c * 1024 + p] = cifar_value(r + 7 * b, c, p);
+    }
+    return buf;
+}
+
+static void tar_header(unsigned char h[512], const tar_entry *e)
+{
+    memset(h, 0, 512);
+    snprintf((char *)h, 100, "%s", e->name);
+    snprintf((char *)h + 100, 8, "%07o", 0644);
+    snprintf((char *)h + 124, 12, "%011llo", (unsigned long long)e->size);
+    memcpy(h + 148, "        ", 8);
+    h[156] = (unsigned char)e->type;
+    memcpy(h + 257, "ustar", 6);
+    memcpy(h + 263, "00", 2);
+    unsigned sum = 0;
+    for (int i = 0; i < 512; i++)
+        sum += h[i];
+    snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+/* A gzip'd ustar archive of the entries, ended by two zero blocks unless
+ * `cut` > 0, which drops that many bytes from the end of the tar. */
+static void write_tar_gz(const char *path, const tar_entry *entries, int n, long long cut)
+{
+    gzFile g = gzopen(path, "wb1");
+    cr_assert_not_null(g);
+    long long total = 0, limit = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        long long at = 0;
+        unsigned char block[512];
+        for (int i = 0; i < n; i++) {
+            const tar_entry *e = &entries[i];
+            tar_header(block, e);
+            unsigned char *data = e->batch >= 0 ? make_batch(e->batch) : calloc(1, (size_t)e->size + 1);
+            long long padded = (e->size + 511) / 512 * 512;
+            unsigned char *chunk = calloc(1, (size_t)padded + 512);
+            memcpy(chunk, block, 512);
+            memcpy(chunk + 512, data, (size_t)e->size);
+            long long len = 512 + padded;
+            if (pass == 1) {
+                long long keep = limit - at < len ? limit - at : len;
+                if (keep > 0)
+                    cr_assert_eq(gzwrite(g, chunk, (unsigned)keep), (int)keep);
+            }
+            at += len;
+            free(chunk);
+            free(data);
+        }
+        memset(block, 0, sizeof block);
+        for (int z = 0; z < 2; z++) {
+            if (pass == 1 && at + 512 <= limit)
+                cr_assert_eq(gzwrite(g, block, 512), 512);
+            at += 512;
+        }
+        total = at;
+        limit = total - cut;
+    }
+    cr_assert_eq(gzclose(g), Z_OK);
+}
+
+static const tar_entry official[] = {
+    {"cifar-10-batches-bin/", '5', 0, -1},
+    {"cifar-10-batches-bin/data_batch_1.bin", '0', LT_CIFAR_BATCH_BYTES, 0},
+    {"cifar-10-batches-bin/batches.meta.txt", '0', 61, -1},
+    {"cifar-10-batches-bin/data_batch_2.bin", '0', LT_CIFAR_BATCH_BYTES, 1},
+    {"cifar-10-batches-bin/data_batch_3.bin", '0', LT_CIFAR_BATCH_BYTES, 2},
+    {"cifar-10-batches-bin/data_batch_4.bin", '0', LT_CIFAR_BATCH_BYTES, 3},
+    {"cifar-10-batches-bin/readme.html", '0', 88, -1},
+    {"cifar-10-batches-bin/test_batch.bin", '0', LT_CIFAR_BATCH_BYTES, 5},
+    {"cifar-10-batches-bin/data_batch_5.bin", '0', LT_CIFAR_BATCH_BYTES, 4},
+};
+enum { OFFICIAL_ENTRIES = sizeof official / sizeof official[0] };
+
+static lt_status load_archive(const char *path)
+{
+    char md5[LT_MD5_HEX_LEN + 1];
+    md5_hex_of_file(md5, path);
+    lt_image_set train, test;
+    lt_status status = lt_images_load_cifar10_archive(&train, &test, path, md5);
+    if (status != LT_OK) {
+        cr_assert_null(train.pixels);
+        cr_assert_null(test.pixels);
+    }
+    lt_images_free(&train);
+    lt_images_free(&test);
+    return status;
+}
+
+/* The batches come out of the archive in batch order whatever the member
+ * order, interleaved, under the name cifar10; other members are ignored. */
+Test(images, cifar_archive_is_read_by_member_name, .timeout = 120)
+{
+    const char *path = in_dir("a.tar.gz");
+    write_tar_gz(path, official, OFFICIAL_ENTRIES, 0);
+    char md5[LT_MD5_HEX_LEN + 1];
+    md5_hex_of_file(md5, path);
+    lt_image_set train, test;
+    assert_status(lt_images_load_cifar10_archive(&train, &test, path, md5), LT_OK);
+    cr_assert_str_eq(train.name, "cifar10");
+    cr_assert_eq(train.count, 50000);
+    cr_assert_eq(test.count, 10000);
+    for (int b = 0; b < 6; b++) {
+        const lt_image_set *set = b < 5 ? &train : &test;
+        int first = b < 5 ? b * LT_CIFAR_BATCH_RECORDS : 0;
+        for (int r = 0; r < LT_CIFAR_BATCH_RECORDS; r += 4999) {
+            const uint8_t *img = set->pixels + (size_t)(first + r) * LT_CIFAR_PIXELS;
+            cr_assert_eq(set->labels[first + r], (r + b) % 10, "batch %d record %d", b, r);
+            cr_assert_eq(img[0], cifar_value(r + 7 * b, 0, 0));
+            cr_assert_eq(img[1], cifar_value(r + 7 * b, 1, 0));
+            cr_assert_eq(img[3 * 1023 + 2], cifar_value(r + 7 * b, 2, 1023));
+        }
+    }
+    lt_images_free(&train);
+    lt_images_free(&test);
+    /* the official checksum is not this archive's */
+    assert_status(lt_images_load_cifar10_archive(&train, &test, path, LT_CIFAR10_ARCHIVE_MD5),
+                  LT_E_INPUT);
+    assert_error_mentions("not the official CIFAR-10 binary archive");
+    assert_error_mentions(md5);
+    /* in a data folder the official checksum is the one asked for */
+    const char *dir = in_dir("official");
+    mkdir(dir, 0755);
+    char in_folder[512];
+    snprintf(in_folder, sizeof in_folder, "%s/cifar-10-binary.tar.gz", dir);
+    cr_assert_eq(rename(path, in_folder), 0);
+    assert_status(lt_images_load_cifar10(&train, &test, dir), LT_E_INPUT);
+    assert_error_mentions("expected c32a1d4ab5d03f1284b67883e8d87530");
+    assert_memory_released();
+}
+
+/* An archive whose MD5 is right (as a test may ask) but whose batches are
+ * not what CIFAR-10's are is still refused, naming the member. */
+Test(images, cifar_archive_members_are_checked, .timeout = 300)
+{
+    tar_entry e[OFFICIAL_ENTRIES];
+    const char *path = in_dir("b.tar.gz");
+    /* a batch missing */
+    memcpy(e, official, sizeof e);
+    write_tar_gz(path, e, OFFICIAL_ENTRIES - 1, 0);
+    assert_status(load_archive(path), LT_E_INPUT);
+    assert_error_mentions("no member cifar-10-batches-bin/ for data_batch_5.bin");
+    /* a batch twice, one of another size, one under another folder */
+    memcpy(e, official, sizeof e);
+    e[3].name = "cifar-10-batches-bin/data_batch_1.bin";
+    write_tar_gz(path, e, OFFICIAL_ENTRIES, 0);
+    assert_status(load_archive(path), LT_E_INPUT);
+    assert_error_mentions("member cifar-10-batches-bin/data_batch_1.bin appears twice");
+    memcpy(e, official, sizeof e);
+    e[4].size = LT_CIFAR_BATCH_BYTES - LT_CIFAR_RECORD_BYTES;
+    write_tar_gz(path, e, OFFICIAL_ENTRIES, 0);
+    assert_status(load_archive(path), LT_E_INPUT);
+    assert_error_mentions("data_batch_3.bin holds 30726927 bytes, expected 30730000");
+    memcpy(e, official, sizeof e);
+    e[7].name = "other/test_batch.bin";
+    write_tar_gz(path, e, OFFICIAL_ENTRIES, 0);
+    assert_status(load_archive(path), LT_E_INPUT);
+    assert_error_mentions("for test_batch.bin");
+    /* cut inside a member's data, and inside the end blocks (fine for tar) */
+    write_tar_gz(path, official, OFFICIAL_ENTRIES, 1024 + 3);
+    assert_status(load_archive(path), LT_E_INPUT);
+    assert_error_mentions("truncated tar archive: it ends inside member "
+                          "cifar-10-batches-bin/data_batch_5.bin");
+    write_tar_gz(path, official, OFFICIAL_ENTRIES, 1024);
+    assert_status(load_archive(path), LT_OK);
+    assert_memory_released();
+}
+
+/* Damage that the MD5 would catch is also caught by the reader itself. */
+Test(images, cifar_archive_damage_is_refused)
+{
+    const char *path = in_dir("c.tar.gz");
+    tar_entry tiny[] = {{"cifar-10-batches-bin/readme.html", '0', 700, -1}};
+    write_tar_gz(path, tiny, 1, 0);
+    size_t len;
+    unsigned char *gz = read_file(path, &len);
+    /* the gzip trailer's CRC changed */
+    gz[len - 8] ^= 0x55;
+    write_file(path, gz, len, 0);
+    assert_status(load_archive(path), LT_E_INPUT);
+    assert_error_mentions("gzip");
+    free(gz);
+    /* a header whose checksum is wrong: not a tar archive */
+    unsigned char block[1024] = {0};
+    memcpy(block, "hello", 5);
+    write_file(path, block, sizeof block, 1);
+    assert_status(load_archive(path), LT_E_INPUT);
+    assert_error_mentions("not a tar archive, or a damaged one");
     assert_memory_released();
 }
 

@@ -637,7 +637,7 @@ Test(resume, image_interrupted_in_its_second_variant, .timeout = 600)
              "--steps 200 --gen-modes fast --gen-batches 1 --gen-images 1 --completions 0 --quiet "
              "--threads 2",
              data);
-    check_resume_in_second_model(args, "cifar10-curves.csv", "cifar10.csv", 200 + 30);
+    check_resume_in_second_model(args, "cifar10-tiny-curves.csv", "cifar10-tiny.csv", 200 + 30);
 }
 
 /* Waits until `path` exists; 0 if the process ended first. */
@@ -672,19 +672,19 @@ Test(resume, image_stopped_while_generating_is_generated_again, .timeout = 600)
     snprintf(args, sizeof args, "%s --gen-batches 1,2 --gen-images 1000000 --gen-seconds 10",
              base);
     pid_t pid = start_ltbench(args);
-    path_in(path, sizeof path, dir, "cifar10-linear-samples.png");
+    path_in(path, sizeof path, dir, "cifar10-tiny-linear-samples.png");
     cr_assert(wait_for_file(pid, path), "the run generated its first row");
     kill(pid, SIGTERM);
     cr_assert_eq(wait_exit(pid), 143);
-    path_in(path, sizeof path, dir, "cifar10.csv");
+    path_in(path, sizeof path, dir, "cifar10-tiny.csv");
     cr_assert_eq(csv_rows(path), 0, "no row of a model cut off in its generation");
-    path_in(path, sizeof path, dir, "cifar10-linear-completions.png");
+    path_in(path, sizeof path, dir, "cifar10-tiny-linear-completions.png");
     cr_assert_neq(access(path, F_OK), 0);
 
     snprintf(args, sizeof args, "%s --gen-batches 1 --gen-images 1 --resume", base);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     cr_assert_eq(access(path, F_OK), 0, "the completion grid is drawn");
-    path_in(path, sizeof path, dir, "cifar10.csv");
+    path_in(path, sizeof path, dir, "cifar10-tiny.csv");
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
     cr_assert_eq(t.nrows, 1);
@@ -1858,7 +1858,7 @@ static void image_on_tiny_cifar(const char *flags, char *dir /* [64] */, lt_csv_
     snprintf(args, sizeof args, "image --dataset cifar10 --data %s --preset quick %s --quiet "
                                 "--out %s", data, flags, dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
-    snprintf(path, sizeof path, "%s/cifar10.csv", dir);
+    snprintf(path, sizeof path, "%s/cifar10-tiny.csv", dir);
     cr_assert_eq(lt_csv_read(t, path), LT_OK, "%s", lt_last_error());
 }
 
@@ -1914,8 +1914,8 @@ Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
     cr_assert_eq(modes[2], 0);
     cr_assert_eq(lsh, 1, "a row with its bits/dim all the same");
     lt_csv_table_free(&t);
-    const char *pngs[] = {"cifar10-softmax-samples.png", "cifar10-linear-samples.png",
-                          "cifar10-softmax-completions.png", "cifar10-linear-completions.png"};
+    const char *pngs[] = {"cifar10-tiny-softmax-samples.png", "cifar10-tiny-linear-samples.png",
+                          "cifar10-tiny-softmax-completions.png", "cifar10-tiny-linear-completions.png"};
     for (int i = 0; i < 4; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, pngs[i]);
         uint8_t *pixels;
@@ -1924,7 +1924,7 @@ Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
         cr_assert_eq(c, 3);
         lt_mem_free(pixels);
     }
-    snprintf(path, sizeof path, "%s/cifar10-curves.csv", dir);
+    snprintf(path, sizeof path, "%s/cifar10-tiny-curves.csv", dir);
     cr_assert_eq(csv_rows(path), 3 * 6);
 }
 

@@ -190,9 +190,12 @@ static lt_status image_check(void *self, lt_exp_run *run, lt_cli *cli)
      * histogram): more updates, and the last ones at a tenth of the rate */
     if (!lt_cli_flag(cli, "--lr-drops")->seen && medium)
         o->lr_drops = mnist ? "12000:0.1" : "1500:0.1";
-    snprintf(run->curves_file, sizeof run->curves_file, "%s-curves.csv", c->dataset);
-    snprintf(run->results_file, sizeof run->results_file, "%s.csv", c->dataset);
-    snprintf(run->checkpoint_prefix, sizeof run->checkpoint_prefix, "image-%s", c->dataset);
+    /* outputs carry the data's own name (cifar10-catdog, not cifar10) */
+    char name[LT_IMAGES_NAME_MAX];
+    LT_TRY(lt_images_data_name(name, c->dataset, c->data));
+    snprintf(run->curves_file, sizeof run->curves_file, "%s-curves.csv", name);
+    snprintf(run->results_file, sizeof run->results_file, "%s.csv", name);
+    snprintf(run->checkpoint_prefix, sizeof run->checkpoint_prefix, "image-%s", name);
     run->train = !c->gen_only;
     return parse_gen_batches(c);
 }
@@ -432,7 +435,7 @@ static lt_status write_grid(const image_run *c, const lt_exp_run *run, const cha
                             const char *variant, const uint8_t *images, int count, int cols)
 {
     char name[256], path[4600];
-    snprintf(name, sizeof name, "%s-%s-%s.png", c->dataset, variant, what);
+    snprintf(name, sizeof name, "%s-%s-%s.png", c->data_name, variant, what);
     lt_outdir_path(&run->dir, name, path, sizeof path);
     const lt_image_set *d = &c->train;
     int gw, gh;

@@ -2,6 +2,7 @@
  * figure, and a Markdown report that sets each result table (its shown
  * columns, from bench/tables.c) beside the paper's (the CSVs in data/paper),
  * with the commands that made them. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ typedef struct suite_options {
     lt_common common;
 } suite_options;
 
-static const lt_report_section sections[] = {
+static const lt_report_section declared[] = {
     {"copy", NULL, "Copy task (the paper's Figure 2)", "copy/summary.csv", &bench_copy_summary,
      "copy/curves.csv", &bench_copy_curves, NULL,
      "linear attention converges smoothly to the same loss as softmax; Reformer LSH does "
@@ -164,7 +165,64 @@ static const lt_report_section sections[] = {
      1, NULL, .only_preset = "medium", .args = {"--dropout=0.1", "--models=softmax,linear", NULL},
      .extra = bench_speech_dropout_ablation},
 };
-enum { SECTIONS = sizeof sections / sizeof sections[0] };
+enum { SECTIONS = sizeof declared / sizeof declared[0] };
+
+/* The sections with each image section's CSV named after the data it
+ * reads (image/cifar10-catdog.csv when the cats-and-dogs subset stands in
+ * for CIFAR-10), as the image program names it. */
+static lt_report_section sections[SECTIONS];
+static int exists(const char *path);
+static char resolved_paths[SECTIONS][256];
+
+/* A report rewritten from OUT takes the one result CSV of that data set
+ * found there (DATASET.csv or DATASET-SUBSET.csv), whatever data is here. */
+static void found_in_out(char *name, size_t size, const char *out, const char *results,
+                         const char *dataset)
+{
+    char dir[4400];
+    snprintf(dir, sizeof dir, "%s/%.*s", out, (int)(strrchr(results, '/') - results), results);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    int found = 0;
+    char only[256] = "";
+    size_t len = strlen(dataset);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, dataset, len) != 0 || n < len + 4 ||
+            strcmp(e->d_name + n - 4, ".csv") != 0 ||
+            (e->d_name[len] != '.' && e->d_name[len] != '-') ||
+            (n >= 11 && strcmp(e->d_name + n - 11, "-curves.csv") == 0))
+            continue;
+        snprintf(only, sizeof only, "%.*s", (int)(n - 4), e->d_name);
+        found++;
+    }
+    closedir(d);
+    if (found == 1)
+        snprintf(name, size, "%s", only);
+}
+
+static void resolve_sections(const suite_options *o)
+{
+    for (int i = 0; i < SECTIONS; i++) {
+        sections[i] = declared[i];
+        const char *dataset = declared[i].dataset;
+        if (dataset == NULL)
+            continue;
+        char name[LT_IMAGES_NAME_MAX + 8];
+        if (lt_images_data_name(name, dataset, NULL) != LT_OK)
+            snprintf(name, sizeof name, "%s", dataset); /* the run says what is wrong */
+        const char *results = declared[i].results, *slash = strrchr(results, '/');
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%.*s/%s.csv", o->out, (int)(slash - results), results,
+                 name);
+        if (o->report_only && !exists(path))
+            found_in_out(name, sizeof name, o->out, results, dataset);
+        snprintf(resolved_paths[i], sizeof resolved_paths[i], "%.*s/%s.csv",
+                 (int)(slash - results), results, name);
+        sections[i].results = resolved_paths[i];
+    }
+}
 _Static_assert((int)SECTIONS <= (int)MAX_STEPS, "a step per section");
 
 /* One program run by the suite, and what became of it. */
@@ -482,6 +540,7 @@ int main(int argc, char **argv)
         snprintf(report_path, sizeof report_path, "%s/REPORT.md", o.out);
         o.report = report_path;
     }
+    resolve_sections(&o);
     /* every argument the suite passes names a file under OUT */
     lt_status status = strlen(o.out) > 400
                            ? lt_fail(LT_E_USAGE, "--out: at most 400 characters, got %zu",

@@ -19,6 +19,8 @@
 #include "io/idx.h"
 #include "io/md5.h"
 #include "io/read.h"
+#include "io/stream.h"
+#include "io/tar.h"
 
 #define PATH_LEN 4096
 #define MNIST_SIDE 28
@@ -285,90 +287,129 @@ static lt_status cifar_missing(const char *dir, const char *what)
     else if (strcmp(dir, LT_CIFAR10_CATDOG_DIR) != 0)
         snprintf(then, sizeof then, " %s", shell_word(word, sizeof word, dir));
     return lt_fail(LT_E_INPUT, "%s: %s. Fetch the CIFAR-10 cats-and-dogs subset (named "
-                               "cifar10-catdog) with: %s%s; or unpack the official binary "
-                               "batches (cifar-10-binary.tar.gz, "
-                               "https://www.cs.toronto.edu/~kriz/cifar.html) into this folder",
-                   dir, what, LT_CIFAR10_CATDOG_FETCH, then);
+                               "cifar10-catdog) with: %s%s; or put the official archive %s "
+                               "(%s) in this folder as it was downloaded",
+                   dir, what, LT_CIFAR10_CATDOG_FETCH, then, LT_CIFAR10_ARCHIVE, LT_CIFAR10_URL);
 }
 
-/* The official batches' make-up, checked as their MD5s cannot be here (the
- * files are not fetched by ltbench, so no checksum was taken from them):
- * every class in every batch about as often as the others (the official
- * training batches hold 937 to 1032 images of a class, the test batch 1000
- * of each), and images that are not all one value. A file of the right
- * size with other contents (zeros, a subset padded out) is refused. */
-static lt_status check_official_batch(const uint8_t *pixels, const uint8_t *labels,
-                                      const char *path, int is_test)
+/* Member `name` of the official archive: which batch (0..5), or -1. */
+static int official_batch(const char *name)
 {
-    int count[LT_CIFAR_CLASSES] = {0};
-    for (int r = 0; r < LT_CIFAR_BATCH_RECORDS; r++)
-        count[labels[r]]++; /* labels were checked to be 0..9 */
-    const int per_class = LT_CIFAR_BATCH_RECORDS / LT_CIFAR_CLASSES;
-    for (int k = 0; k < LT_CIFAR_CLASSES; k++) {
-        int low = is_test ? per_class : per_class * 9 / 10;
-        int high = is_test ? per_class : per_class * 11 / 10;
-        if (count[k] < low || count[k] > high)
-            return lt_fail(LT_E_INPUT,
-                           "%s: %d images of class %d, expected %s in an official CIFAR-10 "
-                           "batch; this is not one (a converted subset needs its %s manifest)",
-                           path, count[k], k,
-                           is_test ? "exactly 1000" : "900 to 1100 (about a tenth)",
-                           LT_CIFAR_SUBSET_MANIFEST);
+    if (strncmp(name, "./", 2) == 0)
+        name += 2;
+    size_t dir_len = strlen(LT_CIFAR10_ARCHIVE_DIR);
+    if (strncmp(name, LT_CIFAR10_ARCHIVE_DIR, dir_len) != 0 || name[dir_len] != '/')
+        return -1;
+    for (int i = 0; i <= CIFAR_TRAIN_BATCHES; i++)
+        if (strcmp(name + dir_len + 1, cifar_files[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* The six batches from the archive's members, in whatever order they come. */
+static lt_status read_archive_batches(lt_image_set *train, lt_image_set *test, lt_stream *s,
+                                      unsigned char *batch)
+{
+    lt_tar tar;
+    lt_tar_start(&tar, s);
+    int seen[CIFAR_TRAIN_BATCHES + 1] = {0}, end = 0;
+    for (;;) {
+        lt_tar_member m;
+        LT_TRY(lt_tar_next(&tar, &m, &end));
+        if (end)
+            break;
+        int i = m.regular ? official_batch(m.name) : -1;
+        if (i < 0)
+            continue;
+        if (seen[i]++)
+            return lt_fail(LT_E_INPUT, "%s: member %s appears twice", s->path, m.name);
+        if (m.size != LT_CIFAR_BATCH_BYTES)
+            return lt_fail(LT_E_INPUT, "%s: member %s holds %lld bytes, expected %lld",
+                           s->path, m.name, m.size, LT_CIFAR_BATCH_BYTES);
+        LT_TRY(lt_tar_read(&tar, &m, batch));
+        lt_image_set *set = i < CIFAR_TRAIN_BATCHES ? train : test;
+        size_t first = i < CIFAR_TRAIN_BATCHES ? (size_t)i * LT_CIFAR_BATCH_RECORDS : 0;
+        char where[PATH_LEN + LT_TAR_NAME_MAX + 4];
+        snprintf(where, sizeof where, "%s: %s", s->path, m.name);
+        LT_TRY(lt_cifar_decode(set->pixels + first * LT_CIFAR_PIXELS, set->labels + first,
+                               LT_CIFAR_BATCH_RECORDS, batch, where));
     }
-    size_t bytes = (size_t)LT_CIFAR_BATCH_RECORDS * LT_CIFAR_PIXELS, i = 1;
-    while (i < bytes && pixels[i] == pixels[0])
-        i++;
-    if (i == bytes)
-        return lt_fail(LT_E_INPUT, "%s: every pixel is %d, expected the images of an official "
-                                   "CIFAR-10 batch",
-                       path, pixels[0]);
+    /* to the end of the file: a gzip trailer's CRC is checked there */
+    LT_TRY(lt_stream_drain(s));
+    char missing[256] = "";
+    for (int i = 0; i <= CIFAR_TRAIN_BATCHES; i++)
+        if (!seen[i])
+            append(missing, sizeof missing, cifar_files[i]);
+    if (missing[0] != '\0')
+        return lt_fail(LT_E_INPUT, "%s: no member %s/ for %s", s->path, LT_CIFAR10_ARCHIVE_DIR,
+                       missing);
     return LT_OK;
 }
 
+lt_status lt_images_load_cifar10_archive(lt_image_set *train, lt_image_set *test,
+                                         const char *path, const char *md5)
+{
+    memset(train, 0, sizeof *train);
+    memset(test, 0, sizeof *test);
+    unsigned char digest[LT_MD5_BYTES];
+    char hex[LT_MD5_HEX_LEN + 1];
+    LT_TRY(lt_md5_file(digest, path));
+    if (strcmp(lt_md5_hex(hex, digest), md5) != 0)
+        return lt_fail(LT_E_INPUT, "%s: MD5 %s, expected %s: not the official CIFAR-10 binary "
+                                   "archive (%s, %s)", path, hex, md5, LT_CIFAR10_ARCHIVE,
+                       LT_CIFAR10_URL);
+    lt_status status = set_alloc(train, "cifar10", "train",
+                                 CIFAR_TRAIN_BATCHES * LT_CIFAR_BATCH_RECORDS, LT_CIFAR_SIDE,
+                                 LT_CIFAR_SIDE, LT_CIFAR_CHANNELS);
+    if (status == LT_OK)
+        status = set_alloc(test, "cifar10", "test", LT_CIFAR_BATCH_RECORDS, LT_CIFAR_SIDE,
+                           LT_CIFAR_SIDE, LT_CIFAR_CHANNELS);
+    unsigned char *batch = NULL;
+    if (status == LT_OK)
+        status = lt_mem_alloc((void **)&batch, (size_t)LT_CIFAR_BATCH_BYTES, "a CIFAR-10 batch");
+    lt_stream s;
+    if (status == LT_OK) {
+        status = lt_stream_open(&s, path);
+        if (status == LT_OK)
+            status = read_archive_batches(train, test, &s, batch);
+        lt_stream_close(&s);
+    }
+    lt_mem_free(batch);
+    if (status != LT_OK) {
+        lt_images_free(train);
+        lt_images_free(test);
+    }
+    return status;
+}
+
+/* The official data come as the archive the authors publish, whose MD5 is
+ * the only official checksum: the loader reads the batches from it. Batches
+ * unpacked alone have no checksum to prove them, and are refused. */
 static lt_status load_cifar_official(lt_image_set *train, lt_image_set *test, const char *dir)
 {
-    char paths[CIFAR_TRAIN_BATCHES + 1][PATH_LEN];
-    char missing[256] = "";
+    char archive[PATH_LEN];
+    LT_TRY(join(archive, dir, LT_CIFAR10_ARCHIVE));
+    if (is_file(archive))
+        return lt_images_load_cifar10_archive(train, test, archive, LT_CIFAR10_ARCHIVE_MD5);
+    char found[256] = "";
     for (int i = 0; i <= CIFAR_TRAIN_BATCHES; i++) {
-        LT_TRY(join(paths[i], dir, cifar_files[i]));
-        if (!is_file(paths[i]))
-            append(missing, sizeof missing, cifar_files[i]);
+        char path[PATH_LEN];
+        LT_TRY(join(path, dir, cifar_files[i]));
+        if (is_file(path))
+            append(found, sizeof found, cifar_files[i]);
     }
-    if (missing[0] != '\0') {
-        char what[512] = "no such folder";
-        if (is_dir(dir))
-            snprintf(what, sizeof what, "missing the CIFAR-10 batches %s (and no %s manifest of "
-                                        "a converted subset)", missing, LT_CIFAR_SUBSET_MANIFEST);
-        return cifar_missing(dir, what);
-    }
-    for (int i = 0; i <= CIFAR_TRAIN_BATCHES; i++) {
-        int records;
-        LT_TRY(lt_cifar_records(&records, paths[i]));
-        if (records != LT_CIFAR_BATCH_RECORDS)
-            return lt_fail(LT_E_INPUT, "%s: %d records, expected an official CIFAR-10 batch of "
-                                       "exactly %lld bytes (%d records); a converted subset "
-                                       "needs its %s manifest", paths[i], records,
-                           LT_CIFAR_BATCH_BYTES, LT_CIFAR_BATCH_RECORDS,
-                           LT_CIFAR_SUBSET_MANIFEST);
-    }
-    LT_TRY(set_alloc(train, "cifar10", "train", CIFAR_TRAIN_BATCHES * LT_CIFAR_BATCH_RECORDS,
-                     LT_CIFAR_SIDE, LT_CIFAR_SIDE, LT_CIFAR_CHANNELS));
-    lt_status status = set_alloc(test, "cifar10", "test", LT_CIFAR_BATCH_RECORDS, LT_CIFAR_SIDE,
-                                 LT_CIFAR_SIDE, LT_CIFAR_CHANNELS);
-    for (int i = 0; i < CIFAR_TRAIN_BATCHES && status == LT_OK; i++) {
-        size_t first = (size_t)i * LT_CIFAR_BATCH_RECORDS;
-        status = lt_cifar_read_into(train->pixels + first * LT_CIFAR_PIXELS,
-                                    train->labels + first, LT_CIFAR_BATCH_RECORDS, paths[i]);
-        if (status == LT_OK)
-            status = check_official_batch(train->pixels + first * LT_CIFAR_PIXELS,
-                                          train->labels + first, paths[i], 0);
-    }
-    if (status == LT_OK)
-        status = lt_cifar_read_into(test->pixels, test->labels, LT_CIFAR_BATCH_RECORDS,
-                                    paths[CIFAR_TRAIN_BATCHES]);
-    if (status == LT_OK)
-        status = check_official_batch(test->pixels, test->labels, paths[CIFAR_TRAIN_BATCHES], 1);
-    return status; /* the caller frees both on failure */
+    if (found[0] != '\0')
+        return lt_fail(LT_E_INPUT, "%s: holds unpacked CIFAR-10 batches (%s) but not %s, and only "
+                                   "the archive has an official checksum (MD5 %s): put the "
+                                   "archive itself in %s (ltbench reads the batches from it) "
+                                   "or give a converted subset its %s manifest",
+                       dir, found, LT_CIFAR10_ARCHIVE, LT_CIFAR10_ARCHIVE_MD5, dir,
+                       LT_CIFAR_SUBSET_MANIFEST);
+    char what[512] = "no such folder";
+    if (is_dir(dir))
+        snprintf(what, sizeof what, "no %s (and no %s manifest of a converted subset)",
+                 LT_CIFAR10_ARCHIVE, LT_CIFAR_SUBSET_MANIFEST);
+    return cifar_missing(dir, what);
 }
 
 /* ---- converted subsets: the manifest ------------------------------------ */
@@ -695,4 +736,27 @@ lt_status lt_images_load(lt_image_set *train, lt_image_set *test, const char *da
     }
     return mnist ? lt_images_load_mnist(train, test, dir)
                  : lt_images_load_cifar10(train, test, dir);
+}
+
+lt_status lt_images_data_name(char name[LT_IMAGES_NAME_MAX], const char *dataset,
+                              const char *dir)
+{
+    snprintf(name, LT_IMAGES_NAME_MAX, "%s", dataset);
+    if (strcmp(dataset, "mnist") == 0)
+        return LT_OK;
+    if (dir == NULL) {
+        const char *fetch;
+        int fallback;
+        lt_images_locate(dataset, &dir, &fetch, &fallback);
+        if (dir == NULL)
+            return LT_OK; /* loading says what is missing */
+    }
+    char manifest_path[PATH_LEN];
+    LT_TRY(join(manifest_path, dir, LT_CIFAR_SUBSET_MANIFEST));
+    if (!is_file(manifest_path))
+        return LT_OK;
+    subset_manifest m;
+    LT_TRY(read_manifest(&m, manifest_path));
+    snprintf(name, LT_IMAGES_NAME_MAX, "%s", m.name);
+    return LT_OK;
 }

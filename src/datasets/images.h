@@ -8,7 +8,8 @@
  * then of the second, ... for CIFAR-10.
  *
  * A set's name says honestly what the data is. "mnist" and "cifar10" are
- * given only to the original files, checked by size (and for MNIST by MD5);
+ * given only to the original files, checked by their official MD5s (for
+ * CIFAR-10, of the archive the batches are read from);
  * a converted subset such as the cats-and-dogs images of data/README.md
  * carries its own name ("cifar10-catdog") from its manifest, and is never
  * reported as CIFAR-10. */
@@ -28,6 +29,12 @@
 #define LT_MNIST_DIR "data/mnist"
 #define LT_MNIST_FETCH "data/fetch-mnist.sh"
 #define LT_CIFAR10_DIR "data/cifar10"
+/* The authors' binary distribution, its MD5 as they publish it, and the
+ * folder inside it that holds the six batches. */
+#define LT_CIFAR10_ARCHIVE "cifar-10-binary.tar.gz"
+#define LT_CIFAR10_ARCHIVE_MD5 "c32a1d4ab5d03f1284b67883e8d87530"
+#define LT_CIFAR10_ARCHIVE_DIR "cifar-10-batches-bin"
+#define LT_CIFAR10_URL "https://www.cs.toronto.edu/~kriz/cifar.html"
 #define LT_CIFAR10_CATDOG_DIR "data/cifar10-catdog"
 #define LT_CIFAR10_CATDOG_FETCH "data/fetch-cifar10-catdog.sh"
 
@@ -57,16 +64,24 @@ typedef struct lt_image_set {
  * are zeroed and nothing is left allocated. */
 lt_status lt_images_load_mnist(lt_image_set *train, lt_image_set *test, const char *dir);
 
-/* CIFAR-10 from `dir` (NULL: LT_CIFAR10_DIR). Without a manifest: the six
- * official binary batches data_batch_1.bin .. data_batch_5.bin and
- * test_batch.bin, each exactly LT_CIFAR_BATCH_BYTES, named "cifar10" with
- * 50,000 "train" and 10,000 "test" images. With a LT_CIFAR_SUBSET_MANIFEST
- * file: the subset it describes (its files, record counts, MD5s and
- * classes are all checked), named as the manifest says - always
- * "cifar10-" and a suffix. Missing files: LT_E_INPUT naming the folder and
- * the fetch script. On failure both sets are zeroed and nothing is left
- * allocated. */
+/* CIFAR-10 from `dir` (NULL: LT_CIFAR10_DIR). Without a manifest: the
+ * official archive LT_CIFAR10_ARCHIVE in that folder, as below (batches
+ * unpacked without it are refused: they have no official checksum). With
+ * a LT_CIFAR_SUBSET_MANIFEST file: the subset it describes (its files,
+ * record counts, MD5s and classes are all checked), named as the manifest
+ * says - always "cifar10-" and a suffix. Missing files: LT_E_INPUT naming
+ * the folder and the fetch script. On failure both sets are zeroed and
+ * nothing is left allocated. */
 lt_status lt_images_load_cifar10(lt_image_set *train, lt_image_set *test, const char *dir);
+
+/* The archive at `path`, whose MD5 must be `md5` (LT_CIFAR10_ARCHIVE_MD5 for
+ * the official one; tests give their own): the six batches data_batch_1.bin
+ * .. data_batch_5.bin and test_batch.bin under LT_CIFAR10_ARCHIVE_DIR/, each
+ * exactly LT_CIFAR_BATCH_BYTES, other members ignored; named "cifar10" with
+ * 50,000 "train" and 10,000 "test" images. LT_E_INPUT for another MD5, a
+ * damaged archive, or a batch missing, repeated or of another size. */
+lt_status lt_images_load_cifar10_archive(lt_image_set *train, lt_image_set *test,
+                                         const char *path, const char *md5);
 
 /* Where a data set's files are by default: MNIST in LT_MNIST_DIR; CIFAR-10
  * in LT_CIFAR10_DIR, else the converted subset in LT_CIFAR10_CATDOG_DIR
@@ -82,6 +97,13 @@ void lt_images_locate(const char *dataset, const char **dir, const char **fetch,
  * otherwise. */
 lt_status lt_images_load(lt_image_set *train, lt_image_set *test, const char *dataset,
                          const char *dir, char *note, size_t size);
+
+/* The name `dataset` ("mnist" or "cifar10") will be loaded under from
+ * `dir` (NULL: where lt_images_locate finds it), without loading it: a
+ * converted subset's manifest name, else `dataset`. Outputs are named by
+ * it before any work starts. LT_E_INPUT for a manifest that is not one. */
+lt_status lt_images_data_name(char name[LT_IMAGES_NAME_MAX], const char *dataset,
+                              const char *dir);
 
 /* Any pair of IDX files (uint8 images and their labels), without the checks
  * that make them MNIST: LT_E_INPUT if the counts differ or a label is above

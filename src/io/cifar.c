@@ -58,6 +58,27 @@ static void interleave(uint8_t *out, const unsigned char *planes)
             out[p * LT_CIFAR_CHANNELS + c] = planes[c * PLANE + p];
 }
 
+/* Record i's label (checked) and interleaved image. */
+static lt_status decode_record(uint8_t *pixels, uint8_t *labels, int i,
+                               const unsigned char *record, const char *where)
+{
+    if (record[0] >= LT_CIFAR_CLASSES)
+        return lt_fail(LT_E_INPUT, "%s: CIFAR-10 record %d (byte offset %lld) has label %d, "
+                                   "expected 0 to %d", where, i + 1,
+                       (long long)i * LT_CIFAR_RECORD_BYTES, record[0], LT_CIFAR_CLASSES - 1);
+    labels[i] = record[0];
+    interleave(pixels + (size_t)i * LT_CIFAR_PIXELS, record + 1);
+    return LT_OK;
+}
+
+lt_status lt_cifar_decode(uint8_t *pixels, uint8_t *labels, int records,
+                          const unsigned char *bytes, const char *where)
+{
+    for (int i = 0; i < records; i++)
+        LT_TRY(decode_record(pixels, labels, i, bytes + (size_t)i * LT_CIFAR_RECORD_BYTES, where));
+    return LT_OK;
+}
+
 static lt_status read_records(uint8_t *pixels, uint8_t *labels, int records, FILE *f,
                               const char *path)
 {
@@ -76,13 +97,7 @@ static lt_status read_records(uint8_t *pixels, uint8_t *labels, int records, FIL
             return lt_fail(LT_E_INPUT, "%s: truncated while reading CIFAR-10 record %d of %d",
                            path, i + 1, records);
         }
-        if (record[0] >= LT_CIFAR_CLASSES)
-            return lt_fail(LT_E_INPUT, "%s: CIFAR-10 record %d (byte offset %lld) has label %d, "
-                                       "expected 0 to %d", path, i + 1,
-                           (long long)i * LT_CIFAR_RECORD_BYTES, record[0],
-                           LT_CIFAR_CLASSES - 1);
-        labels[i] = record[0];
-        interleave(pixels + (size_t)i * LT_CIFAR_PIXELS, record + 1);
+        LT_TRY(decode_record(pixels, labels, i, record, path));
     }
     if (fgetc(f) != EOF)
         return lt_fail(LT_E_INPUT, "%s: unexpected bytes after %d CIFAR-10 records (did the "

@@ -42,4 +42,10 @@ lt_status lt_cifar_records(int *records, const char *path);
 lt_status lt_cifar_read_into(uint8_t *pixels /* (records, 32, 32, 3) */,
                              uint8_t *labels /* (records) */, int records, const char *path);
 
+/* Decodes `records` records held in memory (a batch read from an archive);
+ * `where` names them in the error for a label above 9. */
+lt_status lt_cifar_decode(uint8_t *pixels /* (records, 32, 32, 3) */,
+                          uint8_t *labels /* (records) */, int records,
+                          const unsigned char *bytes, const char *where);
+
 #endif

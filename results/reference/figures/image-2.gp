@@ -1,5 +1,5 @@
 # ltbench plot: Image generation speed by mode and batch (paper Tables 1-2)
-# from results/reference/image/cifar10.csv; data in image-2.dat.
+# from results/reference/image/cifar10-catdog.csv; data in image-2.dat.
 # Redraw with `gnuplot image-2.gp` in this folder; restyle freely.
 if (!exists("output")) output = "image-2.png"
 set terminal pngcairo size 1200,560 noenhanced font ",10"
