@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "core/rng.h"
+#include "io/checkpoint.h"
 #include "io/csv.h"
 #include "io/md5.h"
 #include "io/npy.h"
@@ -623,6 +624,113 @@ Test(resume, a_stopped_resume_keeps_what_a_finished_run_left, .timeout = 600)
     cr_assert_eq(ltbench(cmd), 0, "%s", output);
     check_stopped_resume_keeps_finished(straight, SIGINT);
     check_stopped_resume_keeps_finished(straight, SIGKILL);
+}
+
+/* Rewrites checkpoint `path` as if `trained_by` had trained it ("": a
+ * checkpoint from before builds were recorded). */
+static void forge_trained_by(const char *path, const char *trained_by)
+{
+    lt_ckpt *c;
+    cr_assert_eq(lt_ckpt_read(&c, path), LT_OK, "%s", lt_last_error());
+    lt_ckpt_writer *w;
+    cr_assert_eq(lt_ckpt_writer_open(&w, path), LT_OK);
+    for (size_t i = 0; i < lt_ckpt_count(c); i++) {
+        const void *data;
+        size_t bytes;
+        if (strcmp(lt_ckpt_name(c, i), "trained_by") == 0)
+            continue;
+        cr_assert_eq(lt_ckpt_find(c, lt_ckpt_name(c, i), &data, &bytes), LT_OK);
+        cr_assert_eq(lt_ckpt_writer_add(w, lt_ckpt_name(c, i), data, bytes), LT_OK);
+    }
+    if (trained_by[0] != '\0')
+        cr_assert_eq(lt_ckpt_writer_add(w, "trained_by", trained_by, strlen(trained_by)), LT_OK);
+    cr_assert_eq(lt_ckpt_writer_commit(w), LT_OK);
+    lt_ckpt_free(c);
+}
+
+/* The file's text with every `from` replaced by `to`. */
+static void replace_in_file(const char *path, const char *from, const char *to)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    static char text[1 << 20], out[1 << 21];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    size_t o = 0;
+    for (const char *p = text; *p != '\0';) {
+        const char *hit = strstr(p, from);
+        size_t keep = hit != NULL ? (size_t)(hit - p) : strlen(p);
+        memcpy(out + o, p, keep);
+        o += keep;
+        p += keep;
+        if (hit != NULL) {
+            memcpy(out + o, to, strlen(to));
+            o += strlen(to);
+            p += strlen(from);
+        }
+    }
+    f = fopen(path, "wb");
+    cr_assert_eq(fwrite(out, 1, o, f), o);
+    fclose(f);
+}
+
+/* One run, one build: a checkpoint written by another revision (or by an
+ * ltbench that did not say) is not continued unless --mixed-revisions asks
+ * for it, and the refusal changes nothing. Asked, the model's new rows name
+ * both revisions and the rows kept from before keep their own. */
+Test(resume, a_checkpoint_of_another_revision_is_refused, .timeout = 300)
+{
+    char dir[64], cmd[512], ckpt[200], summary[200], curves[200], before[LT_MD5_HEX_LEN + 1];
+    make_temp_dir(dir);
+    const char *args = "copy --preset quick --variants linear --quiet --threads 2";
+    snprintf(cmd, sizeof cmd, "%s --steps 20 --out %s", args, dir);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
+    path_in(ckpt, sizeof ckpt, dir, "checkpoints/copy-linear.ckpt");
+    path_in(summary, sizeof summary, dir, "summary.csv");
+    path_in(curves, sizeof curves, dir, "curves.csv");
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, summary), LT_OK);
+    char mine[64];
+    snprintf(mine, sizeof mine, "%s", cell_str(&t, 0, "git_revision"));
+    lt_csv_table_free(&t);
+    /* the earlier rows as the other revision wrote them */
+    replace_in_file(curves, mine, "0123456789ab");
+    replace_in_file(summary, mine, "0123456789ab");
+    const char *checked[] = {"", "revision 0123456789ab; build gcc -O2; kernels avx2; BLAS x"};
+    for (int i = 0; i < 2; i++) {
+        forge_trained_by(ckpt, checked[i]);
+        unsigned char digest[LT_MD5_BYTES];
+        cr_assert_eq(lt_md5_file(digest, summary), LT_OK);
+        lt_md5_hex(before, digest);
+        snprintf(cmd, sizeof cmd, "%s --steps 40 --resume --out %s", args, dir);
+        cr_assert_eq(ltbench(cmd), 2, "%s", output);
+        ASSERT_MENTIONS(i == 0 ? "an ltbench that did not record its build"
+                               : "written by revision 0123456789ab; build gcc -O2");
+        ASSERT_MENTIONS(mine);
+        ASSERT_MENTIONS("--mixed-revisions");
+        char after[LT_MD5_HEX_LEN + 1];
+        cr_assert_eq(lt_md5_file(digest, summary), LT_OK);
+        cr_assert_str_eq(lt_md5_hex(after, digest), before, "the refusal changed nothing");
+    }
+    snprintf(cmd, sizeof cmd, "%s --steps 40 --resume --mixed-revisions --out %s", args, dir);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
+    char both[160];
+    snprintf(both, sizeof both, "0123456789ab+%s", mine);
+    cr_assert_eq(lt_csv_read(&t, summary), LT_OK);
+    cr_assert_eq(t.nrows, 1);
+    cr_assert_str_eq(cell_str(&t, 0, "git_revision"), both);
+    cr_assert_eq(cell_num(&t, 0, "last_step"), 40);
+    lt_csv_table_free(&t);
+    cr_assert_eq(lt_csv_read(&t, curves), LT_OK);
+    for (long long r = 0; r < t.nrows; r++)
+        cr_assert_str_eq(cell_str(&t, r, "git_revision"),
+                         cell_num(&t, r, "step") <= 20 ? "0123456789ab" : both, "row %lld",
+                         r + 1);
+    lt_csv_table_free(&t);
+    /* the build that continued it is now the last: a resume by it goes on */
+    snprintf(cmd, sizeof cmd, "%s --steps 50 --resume --out %s", args, dir);
+    cr_assert_eq(ltbench(cmd), 0, "%s", output);
 }
 
 static void write_tiny_cifar(const char *dir, int train, int test);

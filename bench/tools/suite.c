@@ -53,7 +53,7 @@ static const csv_program *csv_program_of(const char *name)
 
 typedef struct suite_options {
     const char *preset, *out, *report, *experiments, *paper;
-    int report_only, resume, overwrite, plan;
+    int report_only, resume, overwrite, plan, mixed_revisions;
     lt_common common;
 } suite_options;
 
@@ -404,6 +404,8 @@ static int plan_steps(const suite_options *o, suite_step *steps)
          * journal) is measured again. */
         if (csv_program_of(steps[i].name) == NULL && (o->resume || o->overwrite))
             add_arg(&steps[i], "%s", o->resume ? "--resume" : "--overwrite");
+        if (csv_program_of(steps[i].name) == NULL && o->resume && o->mixed_revisions)
+            add_arg(&steps[i], "%s", "--mixed-revisions");
         else if (o->resume || o->overwrite)
             add_arg(&steps[i], "%s", "--overwrite");
     }
@@ -431,6 +433,9 @@ static lt_status check_earlier(const suite_options *o)
     if (o->resume && o->overwrite)
         return lt_fail(LT_E_USAGE, "--resume and --overwrite: choose one (continue the earlier "
                                    "run, or start over)");
+    if (o->mixed_revisions && !o->resume)
+        return lt_fail(LT_E_USAGE, "--mixed-revisions only says what --resume may continue: "
+                                   "give both, or neither");
     if (o->resume || o->overwrite || o->report_only)
         return LT_OK;
     for (int i = 0; i < SECTIONS; i++) {
@@ -496,6 +501,11 @@ static int suite_flags(suite_options *o, lt_flag *f)
                        "continue an earlier suite in OUT: each experiment resumes from its "
                        "checkpoints and keeps what it finished (scaling's CSV, when there, is "
                        "kept)",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--mixed-revisions", LT_FLAG_BOOL, &o->mixed_revisions, NULL,
+                       "with --resume: let the experiments continue checkpoints of another "
+                       "revision or build (their rows then name every revision; refused "
+                       "otherwise)",
                        0, 0, NULL, 0};
     f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
                        "start over in an OUT that holds an earlier suite's results, replacing "

@@ -14,6 +14,7 @@
 #include "attn/attn.h"
 #include "core/dist.h"
 #include "core/mem.h"
+#include "core/provenance.h"
 #include "core/signals.h"
 #include "core/threads.h"
 #include "core/timer.h"
@@ -94,7 +95,7 @@ const lt_exp_model *lt_exp_find_model(const lt_exp_run *run, const char *name)
 
 /* ---- flags ---- */
 
-enum { STANDARD_FLAGS = 28 };
+enum { STANDARD_FLAGS = 29 };
 
 static void standard_flags(lt_flag *f, lt_exp_run *run)
 {
@@ -179,7 +180,7 @@ static void standard_flags(lt_flag *f, lt_exp_run *run)
                        "it trains)",
                        0, 1 << 30, NULL, 0};
     f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "DIR", out_help, 0, 0, NULL, 0};
-    LT_ASSERT(n == STANDARD_FLAGS - 2);
+    LT_ASSERT(n == STANDARD_FLAGS - 3);
     f[n++] = (lt_flag){"--resume", LT_FLAG_BOOL, &o->resume, NULL,
                        "continue each model from its checkpoint in OUT/checkpoints where one "
                        "exists (the others start fresh), keeping the rows of the earlier run",
@@ -187,6 +188,12 @@ static void standard_flags(lt_flag *f, lt_exp_run *run)
     f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
                        "start over in an OUT that holds checkpoints of an earlier run, "
                        "replacing them",
+                       0, 0, NULL, 0};
+    f[n++] = (lt_flag){"--mixed-revisions", LT_FLAG_BOOL, &o->mixed_revisions, NULL,
+                       "with --resume: continue checkpoints written by another revision or "
+                       "build (refused otherwise, as the run's numbers would come from two); "
+                       "the rows of such a model name every revision that trained it "
+                       "(git_revision A+B)",
                        0, 0, NULL, 0};
 }
 
@@ -302,6 +309,9 @@ static lt_status list_models(lt_exp_run *run)
 static lt_status build_config(lt_exp_run *run, lt_exp_model *m, const lt_batch_source *source)
 {
     const lt_exp_options *o = &run->o;
+    if (o->mixed_revisions && !o->resume)
+        return lt_fail(LT_E_USAGE, "--mixed-revisions only says what --resume may continue: "
+                                   "give both, or neither");
     if (o->batch % lt_exp_shards(run) != 0)
         return lt_fail(LT_E_USAGE, "--batch %ld cannot be split into %d equal shards "
                                    "(--shards, or one per rank)",
@@ -462,6 +472,66 @@ static lt_status carry_rows(lt_table *to, const lt_csv_table *from, const char *
     return LT_OK;
 }
 
+/* This build as a checkpoint records who trained it: the revision and what
+ * else decides the numbers (compiler and flags, kernel set, BLAS kernels). */
+static void this_build(char *buf, size_t size)
+{
+    lt_provenance p;
+    lt_provenance_get(&p);
+    snprintf(buf, size, "revision %s; build %s; kernels %s; BLAS %s", p.git_revision, p.build,
+             p.kernel_isa, p.blas);
+}
+
+/* The revisions that trained a model, in order, each once: "A" or "A+B". */
+static void revisions_of(const char *trained_by, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    size_t n = 0;
+    for (const char *line = trained_by; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+        char rev[128] = "";
+        if (sscanf(line, "revision %127[^;\n]", rev) == 1 && strstr(buf, rev) == NULL &&
+            n < size)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", n > 0 ? "+" : "", rev);
+        line += len + (end != NULL);
+    }
+}
+
+/* Rows that end from now on name the revisions of `trained_by`. */
+static void name_revisions(lt_exp_run *run, const char *trained_by, char *buf, size_t size)
+{
+    revisions_of(trained_by, buf, size);
+    run->curves.revision = run->results.revision = buf;
+}
+
+/* A checkpoint continues only under the build that wrote it, unless
+ * --mixed-revisions says otherwise; then this build joins its list. */
+static lt_status check_trained_by(const lt_exp_run *run, lt_fit_state *state, const char *path)
+{
+    char mine[LT_FIT_TRAINED_BY_MAX / 4];
+    this_build(mine, sizeof mine);
+    const char *last = strrchr(state->trained_by, '\n');
+    last = last != NULL ? last + 1 : state->trained_by;
+    if (strcmp(last, mine) == 0)
+        return LT_OK;
+    if (!run->o.mixed_revisions)
+        return lt_fail(LT_E_USAGE, "--resume: %s was written by %s; this is %s. Continuing "
+                                   "would make one run's numbers with two builds: resume it "
+                                   "with the build that wrote it, start over with "
+                                   "--overwrite, or add --mixed-revisions to continue and "
+                                   "name both in its rows",
+                       path, last[0] ? last : "an ltbench that did not record its build", mine);
+    size_t used = strlen(state->trained_by);
+    if (used + strlen(mine) + 2 > sizeof state->trained_by)
+        return lt_fail(LT_E_USAGE, "--resume: %s was trained by more builds than a checkpoint "
+                                   "lists (%zu bytes of them): --overwrite starts over",
+                       path, used);
+    snprintf(state->trained_by + used, sizeof state->trained_by - used, "%s%s",
+             used > 0 ? "\n" : "", mine);
+    return LT_OK;
+}
+
 /* Continues a model from its checkpoint where --resume finds one, carrying
  * its curve rows up to the checkpoint. */
 static lt_status resume_model(lt_exp_run *run, const previous *prev, lt_exp_model *m,
@@ -603,6 +673,40 @@ static lt_status finish_whole(lt_exp_run *run, void *self, lt_exp_model *m, lt_t
     return status;
 }
 
+/* A model this run does not train: not applicable, or measured as it is. */
+static lt_status finish_untrained(lt_exp_run *run, void *self, lt_exp_model *m,
+                                  const previous *prev, lt_exp_outcome *out, int reached)
+{
+    LT_TRY(rewrite_journals(run, prev, reached));
+    if (!m->applicable) {
+        out->status = "not-applicable";
+        snprintf(out->note, sizeof out->note, "%s", m->why_not);
+    }
+    return finish_whole(run, self, m, NULL, out, 0);
+}
+
+/* A model's checkpoint, where --resume finds one: continued, or its rows
+ * kept as they are when it is finished (*kept). */
+static lt_status resume_or_keep(lt_exp_run *run, const previous *prev, lt_exp_model *m,
+                                lt_trainer *t, lt_fit_state *state, long eval_every, int *kept)
+{
+    int resumed = 0;
+    *kept = 0;
+    LT_TRY(resume_model(run, prev, m, t, state, eval_every, &resumed));
+    if (!resumed)
+        return LT_OK;
+    lt_mem_reset_peak(); /* reading the checkpoint is not the run's work */
+    if (t->step >= state->steps)
+        LT_TRY(keep_finished(run, prev, m, t, state->steps, kept));
+    /* rows kept as they were name who made them; anything more is made
+     * now, from this checkpoint */
+    if (*kept)
+        return LT_OK;
+    char path[4400];
+    lt_outdir_path(&run->dir, m->checkpoint, path, sizeof path);
+    return lt_dist_agree(check_trained_by(run, state, path));
+}
+
 /* Trains (or resumes) one model and writes its rows. */
 static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const previous *prev,
                            double *step_seconds, double *step_scratch, int *diverged)
@@ -618,15 +722,8 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
         lt_table_detach(&run->curves);
         lt_table_detach(&run->results);
     }
-    if (!m->applicable || !run->train) {
-        LT_TRY(rewrite_journals(run, prev, reached));
-        if (!m->applicable) {
-            out.status = "not-applicable";
-            snprintf(out.note, sizeof out.note, "%s", m->why_not);
-        }
-        /* else the experiment measures the untrained model itself */
-        return finish_whole(run, self, m, NULL, &out, 0);
-    }
+    if (!m->applicable || !run->train)
+        return finish_untrained(run, self, m, prev, &out, reached);
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
     lt_batch_source *source = NULL;
@@ -638,6 +735,7 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
     long eval_every = status == LT_OK && e->eval_every_epoch ? source->updates_per_epoch : 0;
     if (status == LT_OK) {
         lt_fit_state_init(&state, steps, step_seconds);
+        this_build(state.trained_by, sizeof state.trained_by);
         state.track_peak = 1;
         state.peak_base = base;
         out.state = &state;
@@ -645,15 +743,14 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
         status = lt_trainer_init(&t, &m->config, lt_threads_get());
     }
     out.params = t.model.param_count;
-    int resumed = 0, kept = 0;
+    int kept = 0;
     if (status == LT_OK)
-        status = resume_model(run, prev, m, &t, &state, eval_every, &resumed);
-    if (resumed)
-        lt_mem_reset_peak(); /* reading the checkpoint is not the run's work */
-    if (status == LT_OK && resumed && t.step >= steps)
-        status = keep_finished(run, prev, m, &t, steps, &kept);
+        status = resume_or_keep(run, prev, m, &t, &state, eval_every, &kept);
     if (status == LT_OK) /* what is carried is on disk before any new work */
         status = rewrite_journals(run, prev, reached);
+    char revisions[512]; /* its rows name every revision that trained it */
+    if (status == LT_OK)
+        name_revisions(run, state.trained_by, revisions, sizeof revisions);
     model_ctx ctx = {run, self, m};
     char label[128], path[4400];
     snprintf(label, sizeof label, "%s %s", e->name, m->name);
@@ -681,6 +778,7 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m, const p
         int training_cut = strcmp(out.fit.status, "interrupted") == 0 && t.step < steps;
         status = finish_whole(run, self, m, &t, &out, training_cut);
     }
+    run->curves.revision = run->results.revision = NULL;
     lt_trainer_free(&t);
     if (e->release_source != NULL && source != NULL)
         e->release_source(self, source);

@@ -40,7 +40,7 @@ typedef struct lt_exp_options {
     long lsh_rounds, lsh_buckets, lsh_chunk, random_features;
     double decay_gamma;
     double dropout, lr, clip, eps, weight_decay;
-    int resume, overwrite;
+    int resume, overwrite, mixed_revisions;
     lt_common common;
 } lt_exp_options;
 

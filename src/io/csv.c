@@ -13,6 +13,7 @@ const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS] = {
     "cores",
     "load_start", "load_end", "steal_share", "omp_wait_policy", "build", "ranks",
 };
+_Static_assert(LT_CSV_REVISION_COLUMN == 1, "git_revision is the second provenance column");
 
 /* ---- writer ---------------------------------------------------------- */
 

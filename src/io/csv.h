@@ -22,6 +22,8 @@
  * lack them. */
 #define LT_CSV_PROVENANCE_COLUMNS 14
 extern const char *const lt_csv_provenance_columns[LT_CSV_PROVENANCE_COLUMNS];
+/* Where git_revision is among them. */
+#define LT_CSV_REVISION_COLUMN 1
 
 typedef struct lt_csv {
     lt_atomic_file file;

@@ -59,6 +59,8 @@ lt_status lt_fit_save(const lt_trainer *t, const lt_fit_state *s, const char *pa
     if (status == LT_OK)
         status = lt_ckpt_writer_add(w, "fit_step_seconds", s->step_seconds,
                                     (size_t)s->steps * sizeof *s->step_seconds);
+    if (status == LT_OK && s->trained_by[0] != '\0')
+        status = lt_ckpt_writer_add(w, "trained_by", s->trained_by, strlen(s->trained_by));
     if (status != LT_OK) {
         lt_ckpt_writer_abort(w);
         return status;
@@ -97,6 +99,17 @@ static lt_status read_state(lt_fit_state *s, const lt_ckpt *ckpt, const char *pa
     s->comm_seconds = st.comm_seconds;
     s->first_loss = st.first_loss;
     s->window_loss = st.window_loss;
+    s->trained_by[0] = '\0';
+    if (lt_ckpt_has(ckpt, "trained_by")) {
+        const void *text;
+        LT_TRY(lt_ckpt_find(ckpt, "trained_by", &text, &bytes));
+        if (bytes >= sizeof s->trained_by || memchr(text, '\0', bytes) != NULL)
+            return lt_fail(LT_E_INPUT, "%s: a list of the builds that trained it of %zu bytes, "
+                                       "expected text of at most %zu", path, bytes,
+                           sizeof s->trained_by - 1);
+        memcpy(s->trained_by, text, bytes);
+        s->trained_by[bytes] = '\0';
+    }
     return LT_OK;
 }
 

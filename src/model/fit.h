@@ -27,6 +27,8 @@
 #include "datasets/source.h"
 #include "model/train.h"
 
+enum { LT_FIT_TRAINED_BY_MAX = 2048 };
+
 /* What a run has done so far, over every invocation (kept in checkpoints). */
 typedef struct lt_fit_state {
     long steps;             /* the run's planned updates: step_seconds holds this many */
@@ -46,6 +48,10 @@ typedef struct lt_fit_state {
     int track_peak;
     size_t peak_base;
     long invocations;       /* 1 for a run never resumed */
+    /* Who trained it: one line per build that ran its updates, oldest
+     * first, as the caller describes them ("" in checkpoints written before
+     * this was kept). Stored as it is; the caller decides what may follow. */
+    char trained_by[LT_FIT_TRAINED_BY_MAX];
 } lt_fit_state;
 
 /* A fresh state for a run of `steps` updates over a caller's buffer of

@@ -170,8 +170,14 @@ lt_status lt_row_end(lt_table *t)
             abort();
         }
     char **provenance = t->provenance + t->rows * PROV;
-    if (provenance[0] == NULL)
+    if (provenance[0] == NULL) {
         lt_csv_provenance_now(provenance);
+        if (t->revision != NULL) {
+            free(provenance[LT_CSV_REVISION_COLUMN]);
+            provenance[LT_CSV_REVISION_COLUMN] = strdup(t->revision);
+            LT_ASSERT(provenance[LT_CSV_REVISION_COLUMN] != NULL);
+        }
+    }
     t->open_row = 0;
     t->rows++;
     return t->journaled && !t->holding ? journal_row(t, t->rows - 1) : LT_OK;

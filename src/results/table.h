@@ -132,6 +132,9 @@ typedef struct lt_table {
     int journaled;
     int holding;       /* rows from held_from on wait for lt_table_release */
     long held_from;
+    /* When set, rows that end get this git_revision instead of this
+     * process's: a model trained by several revisions names them all. */
+    const char *revision;
 } lt_table;
 
 void lt_table_init(lt_table *t, const lt_schema *schema);
