@@ -749,9 +749,9 @@ static void copy_summary_with_cpu_id(const char *dir, const char *run, const cha
     cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
-/* The report names the CPU with its generation; a table from a file written
- * before cpu_id existed is not "measured by another run" for lacking it,
- * one from another generation is, and says which. */
+/* The report names the CPU with its generation, and under each table the
+ * revisions and machines that made its rows; its opening line says
+ * whether one revision on one machine made them all. */
 Test(report, the_cpu_generation_tells_runs_apart, .timeout = 120)
 {
     const char *src = getenv("LTBENCH_SOURCE");
@@ -762,20 +762,33 @@ Test(report, the_cpu_generation_tells_runs_apart, .timeout = 120)
     snprintf(args, sizeof args, "suite --preset medium --experiments copy --report-only --out %s",
              dir);
     copy_summary_with_cpu_id(dir, "copy", "family 25 model 17 stepping 1");
-    copy_summary_with_cpu_id(dir, "copy-h16", NULL);
+    copy_summary_with_cpu_id(dir, "copy-h16", "family 25 model 17 stepping 1");
     cr_assert_eq(ltbench(args), 0, "%s", output);
     char *text = check_read_text(path);
     cr_assert(strstr(text, "- CPU: AMD EPYC (family 25 model 17 stepping 1)\n") != NULL, "%s",
               text);
-    cr_assert_null(strstr(text, "Measured by another run"), "%s", text);
+    cr_assert(strstr(text, "Every table below was measured by git revision `") != NULL, "%s",
+              text);
+    cr_assert(strstr(text, "` on AMD EPYC (family 25 model 17 stepping 1).") != NULL, "%s", text);
     free(text);
 
     copy_summary_with_cpu_id(dir, "copy-h16", "family 26 model 2 stepping 0");
     cr_assert_eq(ltbench(args), 0, "%s", output);
     text = check_read_text(path);
-    cr_assert(strstr(text, "Measured by another run than the one under \"Machine and build\": "
-                           "CPU AMD EPYC (family 26 model 2 stepping 0),") != NULL,
+    cr_assert(strstr(text, "measured by 1 git revision on 2 machines: each table names its "
+                           "own") != NULL, "%s", text);
+    cr_assert(strstr(text, " on `AMD EPYC (family 26 model 2 stepping 0)`; kernel set") != NULL,
               "%s", text);
+    free(text);
+    /* rows of one table from two revisions: both named, with their rows */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "sed -i '2s/,%s,/,0123456789ab+%s,/' %s/copy/summary.csv",
+             "\\([0-9a-f]\\{12\\}\\)", "\\1", dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    text = check_read_text(path);
+    cr_assert(strstr(text, "Measured by git revisions `0123456789ab+") != NULL, "%s", text);
+    cr_assert(strstr(text, " (1 row), `") != NULL, "%s", text);
     free(text);
 }
 

@@ -158,48 +158,99 @@ static void conclusions(FILE *f, const lt_report *o, const lt_report_section *s,
     lt_claims_markdown(f, claims, count);
 }
 
-/* Where the machine section's table was measured: a table measured
- * elsewhere (a report rewritten from CSVs of several runs) says where,
- * under its heading. */
-static const char *const provenance_fields[] = {"cpu_model",    "cpu_id", "blas", "kernel_isa",
-                                                "git_revision", "build"};
-enum { PROVENANCE_FIELDS = sizeof provenance_fields / sizeof provenance_fields[0] };
-typedef struct provenance {
-    char value[PROVENANCE_FIELDS][256];
-} provenance;
+/* The distinct values of a provenance field over rows, with their counts:
+ * which revisions made a table, on which machines. */
+enum { DISTINCT_MAX = 12 };
+typedef struct distinct {
+    char value[DISTINCT_MAX][400];
+    long long rows[DISTINCT_MAX];
+    int count, more; /* more: values beyond DISTINCT_MAX */
+} distinct;
 
-static void provenance_of(provenance *p, const lt_csv_table *t)
+static void distinct_add(distinct *d, const char *value, long long rows)
 {
-    for (int i = 0; i < PROVENANCE_FIELDS; i++)
-        snprintf(p->value[i], sizeof p->value[i], "%s", cell(t, 0, provenance_fields[i]));
+    if (value[0] == '\0')
+        return; /* a file written before the column */
+    for (int i = 0; i < d->count; i++)
+        if (strcmp(d->value[i], value) == 0) {
+            d->rows[i] += rows;
+            return;
+        }
+    if (d->count == DISTINCT_MAX) {
+        d->more = 1;
+        return;
+    }
+    snprintf(d->value[d->count], sizeof d->value[0], "%s", value);
+    d->rows[d->count++] = rows;
 }
 
-static void provenance_note(FILE *f, const provenance *machine, const lt_csv_table *t)
+/* "CPU model (cpu_id)" of row r: cpu_id tells generations apart under one
+ * model name (a hypervisor's "AMD EPYC"). */
+static void machine_of(char *buf, size_t size, const lt_csv_table *t, long long r)
 {
-    int differs = 0;
-    for (int i = 0; i < PROVENANCE_FIELDS; i++) {
-        const char *mine = machine->value[i], *its = cell(t, 0, provenance_fields[i]);
-        /* a field a file does not record (written before its column) is no difference */
-        if (mine[0] == '\0' || its[0] == '\0')
-            continue;
-        differs |= strcmp(mine, its) != 0;
+    const char *id = cell(t, r, "cpu_id");
+    snprintf(buf, size, "%s%s%s%s", cell(t, r, "cpu_model"), id[0] ? " (" : "", id,
+             id[0] ? ")" : "");
+}
+
+static void collect(distinct *revisions, distinct *machines, const lt_csv_table *t)
+{
+    for (long long r = 0; r < t->nrows; r++) {
+        char machine[400];
+        machine_of(machine, sizeof machine, t, r);
+        distinct_add(revisions, cell(t, r, "git_revision"), 1);
+        distinct_add(machines, machine, 1);
     }
-    char cpu[320];
-    cpu_text(cpu, sizeof cpu, t);
-    if (differs)
-        fprintf(f, "Measured by another run than the one under \"Machine and build\": CPU %s, "
-                   "BLAS %s%s%s, git revision %s, build %s, on %s.\n\n",
-                cpu, cell(t, 0, "blas"), cell(t, 0, "kernel_isa")[0] ? ", kernel set " : "",
-                cell(t, 0, "kernel_isa"), cell(t, 0, "git_revision"), cell(t, 0, "build"),
-                cell(t, 0, "date"));
+}
+
+/* "`A` (12 rows), `B+C` (3 rows)", or "`A`" when it is the only one. */
+static void distinct_markdown(FILE *f, const distinct *d)
+{
+    for (int i = 0; i < d->count; i++) {
+        fprintf(f, "%s`%s`", i > 0 ? ", " : "", d->value[i]);
+        if (d->count > 1)
+            fprintf(f, " (%lld row%s)", d->rows[i], d->rows[i] == 1 ? "" : "s");
+    }
+    if (d->more)
+        fprintf(f, " and more");
+    if (d->count == 0)
+        fprintf(f, "not recorded");
+}
+
+/* Under each table: the revisions that made its rows (a row trained by
+ * several names them all, A+B) and the machines, kernels and BLAS. */
+static void provenance_note(FILE *f, const lt_csv_table *t)
+{
+    distinct revisions = {0}, machines = {0}, kernels = {0}, blas = {0};
+    collect(&revisions, &machines, t);
+    const char *first = cell(t, 0, "date"), *last = first;
+    for (long long r = 0; r < t->nrows; r++) {
+        distinct_add(&kernels, cell(t, r, "kernel_isa"), 1);
+        distinct_add(&blas, cell(t, r, "blas"), 1);
+        const char *date = cell(t, r, "date"); /* ISO 8601 UTC: in order as text */
+        first = strcmp(date, first) < 0 ? date : first;
+        last = strcmp(date, last) > 0 ? date : last;
+    }
+    fprintf(f, "Measured by git revision%s ", revisions.count > 1 ? "s" : "");
+    distinct_markdown(f, &revisions);
+    fprintf(f, " on ");
+    distinct_markdown(f, &machines);
+    fprintf(f, "; kernel set ");
+    distinct_markdown(f, &kernels);
+    fprintf(f, ", BLAS ");
+    distinct_markdown(f, &blas);
+    if (strcmp(first, last) == 0)
+        fprintf(f, "; %s.\n\n", first);
+    else
+        fprintf(f, "; %s to %s.\n\n", first, last);
 }
 
 static void write_section(FILE *f, const lt_report *o, const lt_report_section *s,
-                          const lt_csv_table *t, const provenance *machine, int repeat)
+                          const lt_csv_table *t, int repeat)
 {
     if (s->beyond) {
         fprintf(f, "\n### %s\n\n%s\n\n", s->title, s->says);
-        provenance_note(f, machine, t);
+        provenance_note(f, t);
         lt_table_markdown(s->schema, t, f);
         if (s->extra != NULL)
             s->extra(f, o->out);
@@ -210,7 +261,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     if (s->dataset != NULL)
         fprintf(f, ": %s", cell(t, 0, "data"));
     fprintf(f, "\n\n");
-    provenance_note(f, machine, t);
+    provenance_note(f, t);
     if (lt_csv_table_column(t, "preset") >= 0)
         fprintf(f, "Preset %s", cell(t, 0, "preset"));
     if (s->dataset != NULL)
@@ -277,6 +328,21 @@ static lt_status check_sections(const lt_report *o, const lt_report_section *sec
     return LT_OK;
 }
 
+/* The revisions and machines of every result table the report shows. */
+static void every_table(const lt_report *o, const lt_report_section *sections, int count,
+                        distinct *revisions, distinct *machines)
+{
+    for (int i = 0; i < count; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
+        lt_csv_table t;
+        if (!exists(path) || lt_csv_read(&t, path) != LT_OK)
+            continue;
+        collect(revisions, machines, &t);
+        lt_csv_table_free(&t);
+    }
+}
+
 lt_status lt_report_write(const lt_report *o, const lt_report_section *sections, int count)
 {
     int found;
@@ -284,20 +350,25 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
     lt_atomic_file af;
     LT_TRY(lt_atomic_open(&af, o->path));
     FILE *f = af.f;
-    if (o->rewritten) /* the presets are the CSVs' own (their preset column) */
-        fprintf(f, "# ltbench report\n\nEvery number below was measured on the machine named "
-                   "here, from the CSVs in `%s`. The paper's numbers come from `%s`.\n\n",
-                o->out, o->paper);
+    distinct revisions = {0}, machines = {0};
+    every_table(o, sections, count, &revisions, &machines);
+    fprintf(f, "# ltbench report\n\n");
+    if (!o->rewritten) /* the presets are the CSVs' own (their preset column) */
+        fprintf(f, "Written by `ltbench suite --preset %s`. ", o->preset);
+    fprintf(f, "From the CSVs in `%s`; the paper's numbers come from `%s`. ", o->out, o->paper);
+    if (revisions.count == 1 && machines.count == 1 && !revisions.more)
+        fprintf(f, "Every table below was measured by git revision `%s` on %s.\n\n",
+                revisions.value[0], machines.value[0]);
     else
-        fprintf(f, "# ltbench report\n\nWritten by `ltbench suite --preset %s`; every number "
-                   "below was measured on the machine named here, from the CSVs in `%s`. The "
-                   "paper's numbers come from `%s`.\n\n",
-                o->preset, o->out, o->paper);
+        fprintf(f, "The tables below were measured by %d git revision%s%s on %d machine%s%s: "
+                   "each table names its own, and \"Machine and build\" describes the first.\n\n",
+                revisions.count, revisions.count == 1 ? "" : "s", revisions.more ? " or more" : "",
+                machines.count, machines.count == 1 ? "" : "s", machines.more ? " or more" : "");
     if (o->rewritten) {
         /* the flags of this run say nothing of the runs that wrote them */
         fprintf(f, "This report was rewritten by `ltbench suite --report-only` from the CSVs "
                    "already in `%s`, nothing run: how each was made is in its own columns "
-                   "(preset, threads, the provenance under each table's machine section).\n\n",
+                   "(preset, threads, and the provenance named under each table).\n\n",
                 o->out);
     } else {
         fprintf(f, "Commands run:\n\n```\n");
@@ -314,17 +385,14 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
     if (noted) /* a list runs into the heading after it without one */
         fprintf(f, "\n");
     int described = 0, repeat, beyond = 0;
-    provenance machine;
     for (int i = 0; i < count; i++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
         lt_csv_table t;
         if (!exists(path) || lt_csv_read(&t, path) != LT_OK)
             continue;
-        if (!described) {
+        if (!described)
             machine_section(f, &t);
-            provenance_of(&machine, &t);
-        }
         described = 1;
         if (sections[i].beyond && !beyond++)
             fprintf(f, "\n## Beyond the paper\n\nSweeps the paper does not run, over the "
@@ -337,7 +405,7 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
             repeat += sections[j].drawn != NULL && sections[j].drawn == sections[i].drawn &&
                       exists(drawn_csv(o, &sections[j], drawn, sizeof drawn));
         }
-        write_section(f, o, &sections[i], &t, &machine, repeat);
+        write_section(f, o, &sections[i], &t, repeat);
         lt_csv_table_free(&t);
     }
     if (!described)
