@@ -1696,8 +1696,9 @@ Test(attention_tool, lsh_one_chunk_matches_self_masked_softmax)
     }
     for (int causal = 0; causal <= 1; causal++) {
         snprintf(args, sizeof args,
-                 "attention --variant lsh --rounds 2 --chunk %d %s --q %s --v %s --out %s", N,
-                 causal ? "--causal" : "", pq, pv, pout);
+                 "attention --variant lsh --rounds 2 --chunk %d %s --q %s --v %s --out %s "
+                 "--overwrite",
+                 N, causal ? "--causal" : "", pq, pv, pout);
         cr_assert_eq(ltbench(args), 0, "%s", output);
         lt_npy out;
         cr_assert_eq(lt_npy_read_f64(&out, pout), LT_OK);
@@ -1731,8 +1732,9 @@ Test(attention_tool, lsh_one_chunk_matches_self_masked_softmax)
     for (int seed = 1; seed <= 2; seed++)
         for (int again = 0; again < 2; again++) {
             snprintf(args, sizeof args,
-                     "attention --variant lsh --chunk 2 --seed %d --q %s --v %s --out %s", seed,
-                     pq, pv, pout2);
+                     "attention --variant lsh --chunk 2 --seed %d --q %s --v %s --out %s "
+                     "--overwrite",
+                     seed, pq, pv, pout2);
             cr_assert_eq(ltbench(args), 0, "%s", output);
             lt_npy out;
             cr_assert_eq(lt_npy_read_f64(&out, pout2), LT_OK);
@@ -1744,8 +1746,9 @@ Test(attention_tool, lsh_one_chunk_matches_self_masked_softmax)
         }
     cr_assert_eq(ltbench("attention --variant lsh --rounds 0 --q x --v x --out x"), 2);
     ASSERT_MENTIONS("--rounds");
-    snprintf(args, sizeof args, "attention --variant lsh --buckets 3 --q %s --v %s --out %s", pq,
-             pv, pout);
+    snprintf(args, sizeof args,
+             "attention --variant lsh --buckets 3 --q %s --v %s --out %s --overwrite", pq, pv,
+             pout);
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("--buckets");
     snprintf(args, sizeof args, "attention --variant softmax --q %s --v %s --out %s", pq, pv,
@@ -1832,6 +1835,7 @@ Test(attention_tool, outputs_never_overwrite_inputs_or_each_other)
         {"--out @D/o.npy --dout @D/dout.npy --dq @D/q.npy", "the same file as the input --q"},
         {"--out @D/o.npy --dout @D/dout.npy --dk @D/./sub/../q.npy", "input --q"},
         {"--out @D/link.npy", "--out @D/link.npy: the same file as the input --q"},
+        {"--out @D/link.npy --overwrite", "the same file as the input --q"},
         {"--out @D/hard.npy", "the same file as the input --v"},
         {"--out @D/o.npy --dout @D/dout.npy --dv @D/dout.npy", "input --dout"},
         {"--out @D/new/o.npy --dout @D/dout.npy --dq @D/new/../new/./o.npy",
@@ -1861,6 +1865,69 @@ Test(attention_tool, outputs_never_overwrite_inputs_or_each_other)
              "--dout %s --dq %s/dq.npy --dk %s/dk.npy", pq, pq, pv, dir, pd, dir, dir);
     cr_assert_eq(ltbench(cmd), 0, "%s:\n%s", cmd, output);
     check_remove_tree(dir);
+}
+
+/* q, k, v, dout, out, dq, more flags */
+#define OUTPUTS_RUN "attention --variant softmax --q %s --k %s --v %s --dout %s --out %s --dq %s%s"
+
+/* An earlier run's .npy outputs are kept: a run that would write over any
+ * of them is refused before anything is read or written (exit 2, naming
+ * its flag, the path and --overwrite), and replaces them with --overwrite. */
+Test(attention_tool, earlier_outputs_are_replaced_only_with_overwrite)
+{
+    char dir[64], args[2048], pq[128], pv[128], pd[128], pout[128], pdq[128], pnew[128];
+    make_temp_dir(dir);
+    static double q[B * H * N * D], v[B * H * N * M];
+    const long long qk_shape[4] = {B, H, N, D}, v_shape[4] = {B, H, N, M};
+    snprintf(pq, sizeof pq, "%s/q.npy", dir);
+    snprintf(pv, sizeof pv, "%s/v.npy", dir);
+    snprintf(pd, sizeof pd, "%s/dout.npy", dir);
+    snprintf(pout, sizeof pout, "%s/out.npy", dir);
+    snprintf(pdq, sizeof pdq, "%s/dq.npy", dir);
+    snprintf(pnew, sizeof pnew, "%s/new.npy", dir);
+    write_random(pq, q, 4, qk_shape, 1);
+    write_random(pv, v, 4, v_shape, 2);
+    write_random(pd, v, 4, v_shape, 3);
+    snprintf(args, sizeof args, OUTPUTS_RUN, pq, pq, pv, pd, pout, pdq, "");
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    size_t out_bytes = 0, dq_bytes = 0;
+    unsigned char *out_before = check_read_file(pout, &out_bytes);
+    unsigned char *dq_before = check_read_file(pdq, &dq_bytes);
+    cr_assert(out_before != NULL && dq_before != NULL);
+    write_random(pq, q, 4, qk_shape, 4); /* other inputs: a replacement would show */
+    int files = check_count_entries(dir);
+    struct { const char *out, *dq, *mention; } refused[] = {
+        {pout, pdq, pout}, /* both exist: the first named */
+        {pnew, pdq, pdq},  /* only the gradient exists: new.npy is not written either */
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        snprintf(args, sizeof args, OUTPUTS_RUN, pq, pq, pv, pd, refused[i].out, refused[i].dq,
+                 "");
+        cr_assert_eq(ltbench(args), 2, "%s:\n%s", args, output);
+        char mention[200];
+        snprintf(mention, sizeof mention, "%s %s", i == 0 ? "--out" : "--dq", refused[i].mention);
+        ASSERT_MENTIONS(mention);
+        ASSERT_MENTIONS("--overwrite");
+        cr_assert_eq(check_count_entries(dir), files, "nothing written by: %s", args);
+        size_t bytes = 0;
+        unsigned char *now = check_read_file(pout, &bytes);
+        cr_assert(bytes == out_bytes && memcmp(now, out_before, bytes) == 0, "out.npy changed");
+        free(now);
+        now = check_read_file(pdq, &bytes);
+        cr_assert(bytes == dq_bytes && memcmp(now, dq_before, bytes) == 0, "dq.npy changed");
+        free(now);
+    }
+    snprintf(args, sizeof args, OUTPUTS_RUN, pq, pq, pv, pd, pout, pdq, " --overwrite");
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    size_t bytes = 0;
+    unsigned char *now = check_read_file(pout, &bytes);
+    cr_assert(bytes == out_bytes && memcmp(now, out_before, bytes) != 0, "out.npy replaced");
+    free(now);
+    cr_assert_eq(check_count_entries(dir), files, "replaced whole, no temporary left");
+    free(out_before);
+    free(dq_before);
+    cr_assert_eq(ltbench("attention --help"), 0);
+    ASSERT_MENTIONS("--overwrite");
 }
 
 /* Finding 2: a normaliser that can be 0 is refused. Finding 7: a run that
@@ -1906,7 +1973,7 @@ Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
     fclose(f);
     snprintf(args, sizeof args,
              "attention --variant linear --q %s --k %s --v %s --out %s --dout %s --dq %s "
-             "--dk /proc/ltbench/dk.npy",
+             "--dk /proc/ltbench/dk.npy --overwrite",
              pq, pq, pv, pout, pv, pdq);
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("--dk");

@@ -1094,6 +1094,78 @@ Test(plot, unknown_or_malformed_csv_exits_2_and_writes_nothing)
     cr_assert(!exists(path), "a bad --paper wrote %s", path);
 }
 
+/* The figures of an earlier run are outputs like any other: a second plot
+ * into the folder is refused before anything is written (exit 2, naming
+ * --out, the file and --overwrite), leaving them byte for byte, and
+ * replaces them with --overwrite, whole (no temporary left). */
+Test(plot, earlier_figures_are_replaced_only_with_overwrite, .timeout = 120)
+{
+    char dir[64], figs[128], first[160], later[160], args[1024], path[200];
+    make_temp_dir(dir);
+    snprintf(figs, sizeof figs, "%s/figs", dir);
+    snprintf(first, sizeof first, "%s/speech.csv", dir);
+    snprintf(later, sizeof later, "%s/later.csv", dir);
+    write_file(first, speech_csv);
+    write_file(later, "experiment,model,kernel,epoch,elapsed_s,dev_per,test_per\n"
+                      "speech,linear,linear-gemm,1,80,0.5,nan\n"
+                      "speech,linear,linear-gemm,2,160,0.25,0.26\n");
+    snprintf(args, sizeof args, "plot %s -o %s", first, figs);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    /* the PNG only where gnuplot draws it */
+    const char *kinds[] = {"dat", "gp", "png"};
+    unsigned char *before[3];
+    size_t sizes[3];
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/speech.%s", figs, kinds[k]);
+        before[k] = check_read_file(path, &sizes[k]);
+        cr_assert(before[k] != NULL || k == 2, "%s", path);
+    }
+    int entries = check_count_entries(figs);
+    snprintf(args, sizeof args, "plot %s -o %s", later, figs);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    snprintf(path, sizeof path, "--out %s/speech.dat", figs);
+    ASSERT_MENTIONS(path);
+    ASSERT_MENTIONS("--overwrite");
+    for (int k = 0; k < 3; k++) {
+        size_t size = 0;
+        snprintf(path, sizeof path, "%s/speech.%s", figs, kinds[k]);
+        unsigned char *now = check_read_file(path, &size);
+        cr_assert((now == NULL && before[k] == NULL) ||
+                      (now != NULL && before[k] != NULL && size == sizes[k] &&
+                       memcmp(now, before[k], size) == 0),
+                  "%s changed", path);
+        free(now);
+        free(before[k]);
+    }
+    cr_assert_eq(check_count_entries(figs), entries, "nothing written");
+    strcat(args, " --overwrite");
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/speech.dat", figs);
+    cr_assert(strstr(read_text(path), " 0.25 ") != NULL, "the later data:\n%s", read_text(path));
+    cr_assert_eq(check_count_entries(figs), entries, "replaced, no temporary left");
+}
+
+/* A file plot would write that is one of its input CSVs, however the
+ * folder is spelt, is refused whatever the flags and left as it was. */
+Test(plot, an_output_that_is_an_input_is_refused)
+{
+    char dir[64], figs[128], input[160], args[1024];
+    make_temp_dir(dir);
+    snprintf(figs, sizeof figs, "%s/figs", dir);
+    cr_assert_eq(mkdir(figs, 0755), 0);
+    snprintf(input, sizeof input, "%s/speech.dat", figs);
+    write_file(input, speech_csv);
+    for (int overwrite = 0; overwrite <= 1; overwrite++) {
+        snprintf(args, sizeof args, "plot %s -o %s/new/../figs%s", input, dir,
+                 overwrite ? " --overwrite" : "");
+        cr_assert_eq(ltbench(args), 2, "%s:\n%s", args, output);
+        ASSERT_MENTIONS("the same file as the input");
+        ASSERT_MENTIONS(input);
+        cr_assert_str_eq(read_text(input), speech_csv, "the input is untouched: %s", args);
+        cr_assert_eq(check_count_entries(figs), 1, "nothing written by: %s", args);
+    }
+}
+
 Test(dispatcher, lists_the_tools_as_available)
 {
     cr_assert_eq(ltbench(""), 0);

@@ -10,6 +10,7 @@
 #include "core/mem.h"
 #include "core/threads.h"
 #include "io/npy.h"
+#include "io/outdir.h"
 #include "experiment/program.h"
 
 typedef struct attention_options {
@@ -19,6 +20,7 @@ typedef struct attention_options {
     double eps;
     const char *feature_map;
     long rounds, buckets, chunk;
+    int overwrite;
     lt_common common;
 } attention_options;
 
@@ -200,11 +202,13 @@ static lt_status check_flags(const attention_options *o, int linformer, int lsh)
     return LT_OK;
 }
 
-/* ---- outputs that would overwrite an input or each other ---- */
+/* ---- outputs that would replace an input, each other or an earlier file ---- */
 
 /* Refuses, before anything is read or written, an output path that names
- * an input's file or another output's. */
-static lt_status check_distinct_paths(const attention_options *o)
+ * an input's file (naming the input's flag) or another output's, then one
+ * that exists unless --overwrite (lt_output_check, the rule of every
+ * program's outputs). */
+static lt_status check_output_paths(const attention_options *o)
 {
     const char *const in_flags[] = {"--q", "--k", "--v", "--e", "--f", "--dout"};
     const char *const in_paths[] = {o->q, o->k, o->v, o->e, o->f, o->dout};
@@ -224,6 +228,7 @@ static lt_status check_distinct_paths(const attention_options *o)
                 return lt_fail(LT_E_USAGE, "%s %s: the same file as %s %s; give each output "
                                            "its own path",
                                out_flags[i], out_paths[i], out_flags[j], out_paths[j]);
+        LT_TRY(lt_output_check(out_flags[i], out_paths[i], o->overwrite, 0, in_paths, INPUTS));
     }
     return LT_OK;
 }
@@ -232,7 +237,7 @@ static lt_status run(const attention_options *o, tensors *t)
 {
     int linformer = strcmp(o->variant, "linformer") == 0, lsh = strcmp(o->variant, "lsh") == 0;
     LT_TRY(check_flags(o, linformer, lsh));
-    LT_TRY(check_distinct_paths(o));
+    LT_TRY(check_output_paths(o));
     lt_attn_config config = lt_attn_default_config(o->variant);
     config.causal = o->causal;
     config.eps = (float)o->eps;
@@ -331,7 +336,7 @@ int main(int argc, char **argv)
                            .rounds = defaults.rounds, .buckets = defaults.buckets,
                            .chunk = defaults.chunk};
     lt_common_defaults(&o.common);
-    enum { OWN_FLAGS = 19 };
+    enum { OWN_FLAGS = 20 };
     lt_flag flags[OWN_FLAGS + LT_COMMON_FLAGS] = {
         {"--variant", LT_FLAG_CHOICE, &o.variant, NULL, "attention variant", 0, 0,
          "softmax|linear|linformer|lsh|decay", 0},
@@ -355,6 +360,9 @@ int main(int argc, char **argv)
         {"--de", LT_FLAG_STRING, &o.de, "PATH", "write the gradient of E here (linformer)", 0, 0,
          NULL, 0},
         {"--df", LT_FLAG_STRING, &o.df, "PATH", "write the gradient of F here (linformer)", 0, 0,
+         NULL, 0},
+        {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
+         "replace the output files if they exist (an earlier run's are kept otherwise)", 0, 0,
          NULL, 0},
         {"--eps", LT_FLAG_DOUBLE, &o.eps, "EPS", "linear attention normaliser epsilon", 0, 1,
          NULL, 0},
@@ -384,7 +392,9 @@ int main(int argc, char **argv)
         "--chunk sorted positions and the chunk before, without a query's own key unless\n"
         "it has no other; it does not read --k and its --dk is 0. Backward gives dL/dQ,\n"
         "dL/dK, dL/dV (and dL/dE, dL/dF) for dL/dout = --dout. Missing folders of output\n"
-        "paths are created.",
+        "paths are created. An output that exists is refused (exit 2) before anything is\n"
+        "read unless --overwrite, and one that is an input or another output whatever\n"
+        "the flags.",
         /* threads, memory budget and seed (lsh's rotations): quiet means nothing here */
         flags, OWN_FLAGS + 3};
     int exit_now;

@@ -27,7 +27,9 @@ static const char details[] =
     "this run gets -2, -3. Without gnuplot on PATH the scripts and data are still\n"
     "written (exit 0): install gnuplot (./setup.sh installs Debian's gnuplot-nox) and\n"
     "run `gnuplot NAME.gp` in DIR. An unknown or malformed CSV, or one no figure is\n"
-    "drawn from, is an error (exit 2) and nothing is written.";
+    "drawn from, is an error (exit 2) and nothing is written. So is a file of a figure\n"
+    "that exists in DIR (an earlier run's), unless --overwrite, and one that is an\n"
+    "input CSV, whatever the flags.";
 
 int main(int argc, char **argv)
 {
@@ -44,6 +46,10 @@ int main(int argc, char **argv)
         {"--paper", LT_FLAG_STRING, &o.paper, "DIR",
          "folder of the paper's CSVs: figures that have the paper's values draw them beside the "
          "measured ones (a missing file draws none)",
+         0, 0, NULL, 0},
+        {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
+         "replace the figures, scripts and data if they exist (an earlier run's are kept "
+         "otherwise)",
          0, 0, NULL, 0},
     };
     lt_cli cli = {"ltbench plot", "Draw the paper's figures from result CSVs with gnuplot.",

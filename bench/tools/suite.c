@@ -464,6 +464,9 @@ static void plot_all(const suite_options *o, int *failed)
         }
     }
     add_arg(&plot, "--out=%s/figures", o->out);
+    /* figures/ is the suite's own, redrawn each run from every CSV in OUT
+     * (whose earlier results check_earlier let through) */
+    add_arg(&plot, "%s", "--overwrite");
     if (exists(o->paper)) /* else plot draws the figures without the paper's bars */
         add_arg(&plot, "--paper=%s", o->paper);
     if (csvs > 0 && run_step(&plot) != 0)
@@ -520,11 +523,12 @@ static const char details[] =
     "subset, when the data are there; otherwise the report says how to fetch them),\n"
     "speech, and the sweeps beyond the paper, crossover and decode (quick: small\n"
     "sizes, seconds; otherwise their defaults), into OUT/<experiment>/, then `ltbench\n"
-    "plot` into OUT/figures/, then the Markdown report. An experiment that fails is\n"
-    "reported and the others go on; the exit status is then 1. An OUT that holds an\n"
-    "earlier suite's results is refused unless --resume or --overwrite says what to do\n"
-    "with them. `ltbench suite --preset medium --out results/reference --report\n"
-    "results/REPORT.md --overwrite` regenerates the repository's reference report.";
+    "plot` into OUT/figures/ (redrawn each run from every CSV in OUT), then the\n"
+    "Markdown report. An experiment that fails is reported and the others go on; the\n"
+    "exit status is then 1. An OUT that holds an earlier suite's results is refused\n"
+    "unless --resume or --overwrite says what to do with them. `ltbench suite --preset\n"
+    "medium --out results/reference --report results/REPORT.md --overwrite`\n"
+    "regenerates the repository's reference report.";
 
 int main(int argc, char **argv)
 {

@@ -618,6 +618,38 @@ static void choose_name(plan *plans, int index)
     }
 }
 
+/* ---- the outputs ---- */
+
+enum { OUTPUT_KINDS = 3 };
+static const char *const output_kinds[OUTPUT_KINDS] = {"dat", "gp", "png"};
+
+/* "NAME.dat", "NAME.gp", "NAME.png" of every figure, the names the run
+ * writes in o->out. */
+static int output_names(const plan *plans, int count, char (*names)[80], const char **ptrs)
+{
+    int n = 0;
+    for (int i = 0; i < count; i++)
+        for (int k = 0; k < OUTPUT_KINDS; k++, n++) {
+            snprintf(names[n], sizeof names[n], "%s.%s", plans[i].name, output_kinds[k]);
+            ptrs[n] = names[n];
+        }
+    return n;
+}
+
+/* Every file the run writes, checked before the folder is touched: an
+ * earlier run's figure is replaced only with --overwrite, and a CSV read
+ * here never (the paper's CSVs end in .csv, which no output does). */
+static lt_status check_outputs(const char *const *names, int count, const lt_plot_options *o,
+                               const char *const *inputs, int ninputs)
+{
+    for (int i = 0; i < count; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", o->out, names[i]);
+        LT_TRY(lt_output_check("--out", path, o->overwrite, 0, inputs, ninputs));
+    }
+    return LT_OK;
+}
+
 static lt_status write_all(plan *plans, int count, const lt_plot_options *o)
 {
     long long most = 0;
@@ -740,9 +772,16 @@ lt_status lt_plot(const lt_schema *const *schemas, int count, const char *const 
         }
         lt_results_free(&file);
     }
-    /* everything read and checked: now the folder, one writer at a time */
+    /* everything read and checked: the outputs, then the folder, one
+     * writer at a time (its lock checks them again, as another plot may
+     * have written there since, and probes each) */
+    static char names[MAX_PLANS * OUTPUT_KINDS][80];
+    const char *name_ptrs[MAX_PLANS * OUTPUT_KINDS];
+    int nnames = output_names(plans, nplans, names, name_ptrs);
     if (status == LT_OK)
-        status = lt_outdir_open(&dir, o->out, 0, 0, 0, NULL, 0, NULL, 0);
+        status = check_outputs(name_ptrs, nnames, o, paths, npaths);
+    if (status == LT_OK)
+        status = lt_outdir_open(&dir, o->out, 0, 0, o->overwrite, name_ptrs, nnames, NULL, 0);
     if (status == LT_OK)
         status = write_all(plans, nplans, o);
     char gnuplot[PATH_MAX];
