@@ -6,18 +6,25 @@
 
 #include "results/claims.h"
 
-int bench_copy_claims(const lt_csv_table *results, const lt_csv_table *paper, lt_claim *claims);
-int bench_scaling_claims(const lt_csv_table *results, const lt_csv_table *paper,
+/* Each is an lt_conclude_fn: runs[0] the run shown, runs[1..] the same
+ * run from other seeds. Quality claims judge over the seeds (mean and
+ * range quoted; "cannot be judged here" within their spread, with fewer
+ * seeds than the rule needs, below the medium preset, or for images that
+ * have not learned enough); speed claims on the run shown. */
+int bench_copy_claims(const lt_csv_table *const *runs, int count, const lt_csv_table *paper,
+                      lt_claim *claims);
+int bench_scaling_claims(const lt_csv_table *const *runs, int count, const lt_csv_table *paper,
                          lt_claim *claims);
-int bench_image_claims(const lt_csv_table *results, const lt_csv_table *paper, lt_claim *claims);
-int bench_speech_claims(const lt_csv_table *results, const lt_csv_table *paper,
+int bench_image_claims(const lt_csv_table *const *runs, int count, const lt_csv_table *paper,
+                       lt_claim *claims);
+int bench_speech_claims(const lt_csv_table *const *runs, int count, const lt_csv_table *paper,
                         lt_claim *claims);
 
 /* The paper's appendix: seconds per CIFAR-10 image at batch 1 on a CPU,
  * per generation mode, against the rows of a --gen-only run at its
  * architecture. */
-int bench_image_cpu_claims(const lt_csv_table *results, const lt_csv_table *paper,
-                           lt_claim *claims);
+int bench_image_cpu_claims(const lt_csv_table *const *runs, int count,
+                           const lt_csv_table *paper, lt_claim *claims);
 
 /* The copy ablation under its section: training copy accuracy at several
  * update counts and held-out accuracy, for each head width run in the

@@ -2317,6 +2317,19 @@ Test(suite, runs_experiments_and_writes_the_report, .timeout = 300)
     snprintf(args, sizeof args, "suite --preset quick --experiments copy --report-only --out %s",
              dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
+    /* --report replaces a report, not a file that only has its name */
+    snprintf(path, sizeof path, "%s/notes.md", dir);
+    FILE *notes = fopen(path, "w");
+    fputs("my notes\n", notes);
+    fclose(notes);
+    snprintf(args, sizeof args,
+             "suite --preset quick --experiments copy --report-only --out %s --report %s", dir,
+             path);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("is not an ltbench report");
+    text = check_read_text(path);
+    cr_assert_str_eq(text, "my notes\n");
+    free(text);
     cr_assert_eq(ltbench("suite --out /proc/ltbench"), 2, "%s", output);
     /* an earlier suite's results are neither replaced nor mixed unasked */
     snprintf(args, sizeof args, "suite --preset quick --experiments copy --out %s", dir);
@@ -2390,9 +2403,12 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
                               "image-l4 --layers=4 --variants=softmax,linear",
                               "image-long --steps=28000 --lr-drops=24000:0.1 "
                               "--variants=softmax,linear",
-                              "image-seed2 --seed=2 --variants=softmax,linear",
                               "image-drop7 --lr-drops=7000:0.1 --variants=softmax,linear",
                               "image-paper --layers=16", "--gen-only --gen-batches=1",
+                              "image-paper --layers=8 --heads=8", "copy-seed2 --seed=2",
+                              "copy-seed3 --seed=3", "speech-seed2 --seed=2",
+                              "speech-seed3 --seed=3", "image-seed2 --seed=2 --gen-modes=fast",
+                              "scaling/scaling.csv --threads",
                               "ltbench speech --preset=medium", "ltbench decode"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
         ASSERT_MENTIONS(expected[i]);
@@ -2405,8 +2421,9 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
                   strstr(output, "speech-8h") == NULL && strstr(output, "image-l4") == NULL &&
                   strstr(output, "image-long") == NULL && strstr(output, "image-seed2") == NULL &&
                   strstr(output, "image-drop7") == NULL &&
-                  strstr(output, "speech-dropout") == NULL,
+                  strstr(output, "speech-dropout") == NULL && strstr(output, "-seed") == NULL,
               "%s", output);
+    ASSERT_MENTIONS("scaling.csv --max-log2=14");
 }
 
 /* A report rewritten from CSVs: each is read as compare reads it, so a

@@ -389,41 +389,89 @@ static lt_csv_table csv_of(const char *text)
     return t;
 }
 
-/* The verdict of one claim of `conclude` (which makes `count`) on rows
- * under `header`, without the paper's table. */
+/* The claims of `conclude` (which makes `count`) on one run per entry of
+ * `seeds` (rows under `header`), without the paper's table unless given. */
+static lt_claim claim_over(lt_conclude_fn conclude, int count, const char *header,
+                           const char *const *seeds, int runs, const lt_csv_table *paper,
+                           int claim)
+{
+    lt_csv_table t[LT_SEEDS_MAX];
+    const lt_csv_table *tables[LT_SEEDS_MAX];
+    for (int i = 0; i < runs; i++) {
+        char text[2048];
+        snprintf(text, sizeof text, "%s\n%s", header, seeds[i]);
+        t[i] = csv_of(text);
+        tables[i] = &t[i];
+    }
+    lt_claim claims[LT_CLAIMS_MAX];
+    cr_assert_eq(conclude(tables, runs, paper, claims), count);
+    for (int i = 0; i < runs; i++)
+        lt_csv_table_free(&t[i]);
+    return claims[claim];
+}
+
 static lt_verdict verdict_of(lt_conclude_fn conclude, int count, const char *header,
                              const char *rows, int claim)
 {
-    char text[1024];
-    snprintf(text, sizeof text, "%s\n%s", header, rows);
-    lt_csv_table t = csv_of(text);
-    lt_claim claims[LT_CLAIMS_MAX];
-    cr_assert_eq(conclude(&t, NULL, claims), count);
-    lt_csv_table_free(&t);
-    return claims[claim].verdict;
+    const char *seeds[] = {rows, rows, rows};
+    return claim_over(conclude, count, header, seeds, 3, NULL, claim).verdict;
 }
+
+#define COPY_HEADER "variant,status,preset,eval_copy_accuracy,eval_loss"
 
 static lt_verdict copy_verdict(const char *rows, int claim)
 {
-    return verdict_of(bench_copy_claims, 2, "variant,status,eval_copy_accuracy,eval_loss", rows,
-                      claim);
+    return verdict_of(bench_copy_claims, 2, COPY_HEADER, rows, claim);
 }
 
-Test(results, copy_claims_follow_their_stated_rules)
+Test(results, copy_claims_judge_accuracy_and_loss_over_three_seeds)
 {
     check_scratch_make("claims");
-    const char *converged = "softmax,ok,0.99,0.01\nlinear,ok,0.975,0.05\nlsh-1,ok,0.5,1\n";
-    cr_assert_eq(copy_verdict(converged, 0), LT_CLAIM_HOLDS);
-    cr_assert_eq(copy_verdict(converged, 1), LT_CLAIM_HOLDS);
-    /* close but neither converged; far apart; an LSH row above linear */
-    cr_assert_eq(copy_verdict("softmax,ok,0.90,1\nlinear,ok,0.91,1\n", 0), LT_CLAIM_CAVEAT);
-    cr_assert_eq(copy_verdict("softmax,ok,0.99,1\nlinear,ok,0.78,1\n", 0), LT_CLAIM_FAILS);
-    cr_assert_eq(copy_verdict("softmax,ok,0.99,1\nlinear,ok,0.90,1\nlsh-4,ok,0.95,1\n", 1),
+    const char *same = "softmax,ok,medium,0.99,0.001\nlinear,ok,medium,0.975,0.005\n"
+                       "lsh-1,ok,medium,0.5,1\n";
+    cr_assert_eq(copy_verdict(same, 0), LT_CLAIM_HOLDS);
+    cr_assert_eq(copy_verdict(same, 1), LT_CLAIM_HOLDS);
+    /* the same accuracy, another loss (0.0447 against 0.00002 nats): a caveat */
+    lt_claim c = claim_over(bench_copy_claims, 2, COPY_HEADER,
+                            (const char *[]){"softmax,ok,medium,1.0,0.00002\n"
+                                             "linear,ok,medium,0.984,0.0447\n",
+                                             "softmax,ok,medium,1.0,0.00003\n"
+                                             "linear,ok,medium,0.99,0.03\n",
+                                             "softmax,ok,medium,1.0,0.00001\n"
+                                             "linear,ok,medium,0.98,0.05\n"},
+                            3, NULL, 0);
+    cr_assert_eq(c.verdict, LT_CLAIM_CAVEAT, "%s", c.rule);
+    cr_assert(strstr(c.measured, "linear 0.985 (3 seeds: 0.980 to 0.990)") != NULL, "%s",
+              c.measured);
+    cr_assert(strstr(c.rule, "(in each of 3 seeds)") != NULL, "%s", c.rule);
+    /* far apart in every seed fails; an LSH row above linear fails */
+    cr_assert_eq(copy_verdict("softmax,ok,medium,0.99,1\nlinear,ok,medium,0.78,1\n", 0),
                  LT_CLAIM_FAILS);
+    cr_assert_eq(copy_verdict("softmax,ok,medium,0.99,1\nlinear,ok,medium,0.90,1\n"
+                              "lsh-4,ok,medium,0.95,1\n",
+                              1),
+                 LT_CLAIM_FAILS);
+    /* seeds that disagree, or too few, cannot judge */
+    c = claim_over(bench_copy_claims, 2, COPY_HEADER,
+                   (const char *[]){same, "softmax,ok,medium,0.99,1\nlinear,ok,medium,0.7,1\n",
+                                    same},
+                   3, NULL, 0);
+    cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED);
+    cr_assert(strstr(c.rule, "the seeds disagree") != NULL, "%s", c.rule);
+    c = claim_over(bench_copy_claims, 2, COPY_HEADER, (const char *[]){same}, 1, NULL, 0);
+    cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED);
+    cr_assert(strstr(c.rule, "1 seed here, the rule needs 3") != NULL, "%s", c.rule);
+    /* a preset below medium judges no quality */
+    c = claim_over(bench_copy_claims, 2, COPY_HEADER,
+                   (const char *[]){"softmax,ok,quick,0.99,0.001\nlinear,ok,quick,0.99,0.001\n"},
+                   1, NULL, 0);
+    cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED);
+    cr_assert(strstr(c.rule, "preset quick") != NULL, "%s", c.rule);
     /* a row that did not finish decides nothing */
-    cr_assert_eq(copy_verdict("softmax,ok,0.99,1\nlinear,diverged,0.99,1\n", 0),
+    cr_assert_eq(copy_verdict("softmax,ok,medium,0.99,1\nlinear,diverged,medium,0.99,1\n", 0),
                  LT_CLAIM_UNTESTED);
-    cr_assert_eq(copy_verdict("softmax,ok,0.99,1\nlinear,ok,0.99,1\n", 1), LT_CLAIM_UNTESTED);
+    cr_assert_eq(copy_verdict("softmax,ok,medium,0.99,1\nlinear,ok,medium,0.99,1\n", 1),
+                 LT_CLAIM_UNTESTED);
     check_scratch_remove();
 }
 
@@ -452,7 +500,8 @@ Test(results, scaling_claims_find_where_linear_wins_and_how_time_grows)
     lt_claim claims[LT_CLAIMS_MAX];
     /* linear below at every N: time and memory hold, exponents 1 and 2 */
     lt_csv_table t = scaling_rows(1e-9, 1e-7, 2);
-    cr_assert_eq(bench_scaling_claims(&t, NULL, claims), 3);
+    const lt_csv_table *runs[] = {&t};
+    cr_assert_eq(bench_scaling_claims(runs, 1, NULL, claims), 3);
     cr_assert_eq(claims[0].verdict, LT_CLAIM_HOLDS, "%s", claims[0].measured);
     cr_assert_eq(claims[2].verdict, LT_CLAIM_HOLDS, "%s", claims[2].measured);
     cr_assert(strstr(claims[2].measured, "linear N^1.00, softmax N^2.00") != NULL, "%s",
@@ -461,7 +510,7 @@ Test(results, scaling_claims_find_where_linear_wins_and_how_time_grows)
     /* softmax faster below N = 1024 (a N^2 = b N at N = 1000): a caveat
      * that names where linear starts to win; memory crosses at N = 1024 */
     t = scaling_rows(1e-9, 1e-6, 2);
-    bench_scaling_claims(&t, NULL, claims);
+    bench_scaling_claims(runs, 1, NULL, claims);
     cr_assert_eq(claims[0].verdict, LT_CLAIM_CAVEAT);
     cr_assert(strstr(claims[0].measured, "below from N = 1024 on") != NULL, "%s",
               claims[0].measured);
@@ -469,104 +518,146 @@ Test(results, scaling_claims_find_where_linear_wins_and_how_time_grows)
     lt_csv_table_free(&t);
     /* linear never below at the largest N */
     t = scaling_rows(1e-12, 1e-3, 2);
-    bench_scaling_claims(&t, NULL, claims);
+    bench_scaling_claims(runs, 1, NULL, claims);
     cr_assert_eq(claims[0].verdict, LT_CLAIM_FAILS);
     lt_csv_table_free(&t);
     /* softmax growing as N^1.2 is not quadratic */
     t = scaling_rows(1e-6, 1e-7, 1.2);
-    bench_scaling_claims(&t, NULL, claims);
+    bench_scaling_claims(runs, 1, NULL, claims);
     cr_assert_eq(claims[2].verdict, LT_CLAIM_FAILS, "%s", claims[2].measured);
     lt_csv_table_free(&t);
     check_scratch_remove();
 }
 
-static lt_claim image_claim(const char *rows, int claim)
+#define IMAGE_HEADER                                                                      \
+    "variant,dataset,layers,preset,gen_mode,gen_batch,status,test_bits_per_dim,"            \
+    "histogram_bits_per_dim,images_per_s,linear_speedup"
+#define IMAGE_PAPER                                                                       \
+    "source,method,bits_per_dim,images_per_s,speedup\n"                                   \
+    "paper,softmax,0.621,0.45,1\npaper,LSH-1,0.745,0.68,1.5\npaper,LSH-4,0.676,0.27,0.6\n" \
+    "paper,linear,0.644,142.8,317\npaper,stateful softmax,,7.56,\n"
+
+static lt_claim image_claim(const char *const *seeds, int runs, int claim)
 {
-    char text[2048];
-    snprintf(text, sizeof text,
-             "variant,gen_mode,gen_batch,status,test_bits_per_dim,histogram_bits_per_dim,"
-             "images_per_s,linear_speedup\n%s",
-             rows);
-    lt_csv_table t = csv_of(text);
-    lt_csv_table paper = csv_of("source,method,bits_per_dim,images_per_s,speedup\n"
-                                "paper,softmax,0.621,0.45,1\npaper,linear,0.644,142.8,317\n"
-                                "paper,stateful softmax,,7.56,\n");
-    lt_claim claims[LT_CLAIMS_MAX];
-    cr_assert_eq(bench_image_claims(&t, &paper, claims), 3);
-    lt_csv_table_free(&t);
+    lt_csv_table paper = csv_of(IMAGE_PAPER);
+    lt_claim c = claim_over(bench_image_claims, 5, IMAGE_HEADER, seeds, runs, &paper, claim);
     lt_csv_table_free(&paper);
-    return claims[claim];
+    return c;
 }
 
-Test(results, image_claims_need_closeness_learning_and_speed)
+/* Two seeds of the same rows. */
+static lt_claim image_claim2(const char *rows, int claim)
+{
+    return image_claim((const char *[]){rows, rows}, 2, claim);
+}
+
+Test(results, image_claims_need_closeness_learning_seeds_and_the_papers_size)
 {
     check_scratch_make("claims");
-    const char *good = "softmax,cached,16,ok,1.00,1.9,10,3\n"
-                       "softmax,recompute,1,ok,1.00,1.9,0.01,250\n"
-                       "linear,recurrent,16,ok,1.03,1.9,30,1\n";
-    lt_claim c = image_claim(good, 0);
-    cr_assert_eq(c.verdict, LT_CLAIM_HOLDS, "%s", c.measured);
+    /* histogram 1.9, the paper's softmax 0.621: learned enough at 0.64 below */
+    const char *good = "softmax,mnist,8,medium,cached,16,ok,1.00,1.9,10,3\n"
+                       "softmax,mnist,8,medium,recompute,1,ok,1.00,1.9,0.01,250\n"
+                       "lsh-1,mnist,8,medium,recompute,1,ok,1.20,1.9,0.02,125\n"
+                       "lsh-4,mnist,8,medium,recompute,1,ok,1.10,1.9,0.005,500\n"
+                       "linear,mnist,8,medium,recurrent,16,ok,1.03,1.9,30,1\n";
+    lt_claim c = image_claim2(good, 0);
+    cr_assert_eq(c.verdict, LT_CLAIM_HOLDS, "%s / %s", c.measured, c.rule);
     cr_assert(strstr(c.paper, "0.644 against 0.621") != NULL, "%s", c.paper);
-    /* 250x is the paper's order (317x: at least 100x) */
-    cr_assert_eq(image_claim(good, 1).verdict, LT_CLAIM_HOLDS);
-    cr_assert_eq(image_claim(good, 2).verdict, LT_CLAIM_HOLDS);
-    /* close, but not below the histogram by half a bit: a caveat */
-    cr_assert_eq(image_claim("softmax,cached,16,ok,1.60,1.9,10,3\n"
-                             "linear,recurrent,16,ok,1.61,1.9,30,1\n",
-                             0)
-                     .verdict,
-                 LT_CLAIM_CAVEAT);
-    /* 6% apart fails; 50x over recompute fails; cached faster fails */
-    cr_assert_eq(image_claim("softmax,cached,16,ok,1.00,1.9,10,3\n"
-                             "linear,recurrent,16,ok,1.06,1.9,30,1\n",
-                             0)
+    c = image_claim2(good, 1);
+    cr_assert_eq(c.verdict, LT_CLAIM_HOLDS, "%s / %s", c.paper, c.measured);
+    cr_assert(strstr(c.paper, "softmax 0.621, linear 0.644, lsh-4 0.676, lsh-1 0.745") != NULL,
+              "%s", c.paper);
+    /* 250x at the paper's 8 layers is its order (317x: at least 100x) */
+    cr_assert_eq(image_claim2(good, 2).verdict, LT_CLAIM_HOLDS);
+    cr_assert_eq(image_claim2(good, 3).verdict, LT_CLAIM_HOLDS);
+    c = image_claim2(good, 4); /* lsh-1 2x (paper 1.5x), lsh-4 0.5x (paper 0.6x) */
+    cr_assert_eq(c.verdict, LT_CLAIM_HOLDS, "%s", c.measured);
+    cr_assert(strstr(c.measured, "lsh-1 2.00x, lsh-4 0.50x") != NULL, "%s", c.measured);
+    /* one seed cannot judge closeness; at 2 layers the speed-up is not judged */
+    c = image_claim((const char *[]){good}, 1, 0);
+    cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED, "%s", c.rule);
+    c = image_claim2("softmax,mnist,2,medium,recompute,1,ok,1.00,1.9,0.01,250\n", 2);
+    cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED, "%s", c.rule);
+    cr_assert(strstr(c.rule, "paper's architecture (8 layers)") != NULL, "%s", c.rule);
+    /* close, but not half the paper's distance below the histogram: unjudged */
+    c = image_claim2("softmax,mnist,8,medium,cached,16,ok,1.60,1.9,10,3\n"
+                     "linear,mnist,8,medium,recurrent,16,ok,1.61,1.9,30,1\n",
+                     0);
+    cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED, "%s", c.rule);
+    cr_assert(strstr(c.rule, "0.64 bits/dim below the histogram") != NULL, "%s", c.rule);
+    /* 6% apart fails; 50x over recompute fails; cached faster fails; the
+     * order reversed fails */
+    cr_assert_eq(image_claim2("softmax,mnist,8,medium,cached,16,ok,1.00,1.9,10,3\n"
+                              "linear,mnist,8,medium,recurrent,16,ok,1.06,1.9,30,1\n",
+                              0)
                      .verdict,
                  LT_CLAIM_FAILS);
-    cr_assert_eq(image_claim("softmax,recompute,1,ok,1.00,1.9,0.01,50\n", 1).verdict,
-                 LT_CLAIM_FAILS);
-    cr_assert_eq(image_claim("softmax,cached,1,ok,1.00,1.9,10,2\n"
-                             "softmax,cached,16,ok,1.00,1.9,10,0.8\n",
-                             2)
+    cr_assert_eq(image_claim2("softmax,mnist,8,medium,recompute,1,ok,1.00,1.9,0.01,50\n", 2)
                      .verdict,
                  LT_CLAIM_FAILS);
-    cr_assert_eq(image_claim("linear,recurrent,16,ok,1.06,1.9,30,1\n", 2).verdict,
+    cr_assert_eq(image_claim2("softmax,mnist,8,medium,cached,1,ok,1.00,1.9,10,2\n"
+                              "softmax,mnist,8,medium,cached,16,ok,1.00,1.9,10,0.8\n",
+                              3)
+                     .verdict,
+                 LT_CLAIM_FAILS);
+    cr_assert_eq(image_claim2("softmax,mnist,8,medium,cached,16,ok,1.00,1.9,10,3\n"
+                              "lsh-1,mnist,8,medium,recompute,1,ok,1.01,1.9,0.02,125\n"
+                              "lsh-4,mnist,8,medium,recompute,1,ok,1.10,1.9,0.005,500\n"
+                              "linear,mnist,8,medium,recurrent,16,ok,1.03,1.9,30,1\n",
+                              1)
+                     .verdict,
+                 LT_CLAIM_FAILS);
+    cr_assert_eq(image_claim2("linear,mnist,8,medium,recurrent,16,ok,1.06,1.9,30,1\n", 3).verdict,
                  LT_CLAIM_UNTESTED);
     check_scratch_remove();
 }
 
+#define SPEECH_HEADER "model,status,preset,test_per,seconds_per_epoch,mean_positions"
+
 static lt_verdict speech_verdict(const char *rows, int claim)
 {
-    return verdict_of(bench_speech_claims, 4,
-                      "model,status,test_per,seconds_per_epoch,mean_positions", rows, claim);
+    return verdict_of(bench_speech_claims, 5, SPEECH_HEADER, rows, claim);
 }
 
-Test(results, speech_claims_order_the_models_as_table_3)
+Test(results, speech_claims_order_the_models_as_table_3_over_seeds)
 {
     check_scratch_make("claims");
-    const char *paper_like = "bilstm,ok,0.11,100,800\nsoftmax,ok,0.05,270,800\n"
-                             "lsh-4,ok,0.09,225,800\nlinear,ok,0.08,82,800\n";
-    for (int c = 0; c < 4; c++)
+    const char *paper_like = "bilstm,ok,medium,0.11,100,800\nsoftmax,ok,medium,0.05,270,800\n"
+                             "lsh-4,ok,medium,0.09,225,800\nlinear,ok,medium,0.08,82,800\n";
+    for (int c = 0; c < 5; c++)
         cr_assert_eq(speech_verdict(paper_like, c), LT_CLAIM_HOLDS, "claim %d", c);
-    const char *reversed = "bilstm,ok,0.13,100,70\nsoftmax,ok,0.25,10,70\n"
-                           "lsh-4,ok,0.20,12,70\nlinear,ok,0.26,9,70\n";
+    const char *reversed = "bilstm,ok,medium,0.13,100,70\nsoftmax,ok,medium,0.25,10,70\n"
+                           "lsh-4,ok,medium,0.20,12,70\nlinear,ok,medium,0.26,9,70\n";
     cr_assert_eq(speech_verdict(reversed, 0), LT_CLAIM_FAILS);
     cr_assert_eq(speech_verdict(reversed, 1), LT_CLAIM_HOLDS);
-    cr_assert_eq(speech_verdict(reversed, 2), LT_CLAIM_CAVEAT, "faster, less than 2x");
-    cr_assert_eq(speech_verdict(reversed, 3), LT_CLAIM_FAILS);
-    cr_assert_eq(speech_verdict("softmax,ok,0.05,270,800\n", 0), LT_CLAIM_UNTESTED);
+    cr_assert_eq(speech_verdict(reversed, 2), LT_CLAIM_FAILS);
+    cr_assert_eq(speech_verdict(reversed, 3), LT_CLAIM_CAVEAT, "faster, less than 2x");
+    cr_assert_eq(speech_verdict(reversed, 4), LT_CLAIM_FAILS, "the Bi-LSTM the slowest");
+    cr_assert_eq(speech_verdict("softmax,ok,medium,0.05,270,800\n", 0), LT_CLAIM_UNTESTED);
+    /* softmax and linear swap places in one seed of three: cannot judge */
+    lt_claim c = claim_over(bench_speech_claims, 5, SPEECH_HEADER,
+                            (const char *[]){paper_like,
+                                             "bilstm,ok,medium,0.11,100,800\n"
+                                             "softmax,ok,medium,0.09,270,800\n"
+                                             "linear,ok,medium,0.08,82,800\n",
+                                             paper_like},
+                            3, NULL, 1);
+    cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED);
+    cr_assert(strstr(c.measured, "softmax 6.33% (3 seeds: 5.00% to 9.00%)") != NULL, "%s",
+              c.measured);
     /* with dev PER, the first claim says where the gap lies: on the training
      * speakers too (dev), or only on new voices (test) */
-    lt_csv_table t = csv_of("model,status,test_per,dev_per,seconds_per_epoch,mean_positions\n"
-                            "bilstm,ok,0.10,0.02,100,400\nsoftmax,ok,0.17,0.07,20,400\n"
-                            "linear,ok,0.19,0.085,11,400\n");
-    lt_claim claims[LT_CLAIMS_MAX];
-    cr_assert_eq(bench_speech_claims(&t, NULL, claims), 4);
-    cr_assert(strstr(claims[0].measured, "test PER: softmax 17.00%, linear 19.00%, Bi-LSTM "
-                                         "10.00%; dev PER (the training speakers): softmax "
-                                         "7.00%, linear 8.50%, Bi-LSTM 2.00%") != NULL,
-              "%s", claims[0].measured);
-    cr_assert_eq(claims[0].verdict, LT_CLAIM_FAILS);
-    lt_csv_table_free(&t);
+    const char *dev = "bilstm,ok,medium,0.10,0.02,100,400\nsoftmax,ok,medium,0.17,0.07,20,400\n"
+                      "linear,ok,medium,0.19,0.085,11,400\n";
+    c = claim_over(bench_speech_claims, 5,
+                   "model,status,preset,test_per,dev_per,seconds_per_epoch,mean_positions",
+                   (const char *[]){dev, dev, dev}, 3, NULL, 0);
+    cr_assert(strstr(c.measured, "test PER: softmax 17.00% (3 seeds: 17.00% to 17.00%)") != NULL,
+              "%s", c.measured);
+    cr_assert(strstr(c.measured, "; dev PER (the training speakers): softmax 7.00%, linear "
+                                 "8.50%, Bi-LSTM 2.00%") != NULL,
+              "%s", c.measured);
+    cr_assert_eq(c.verdict, LT_CLAIM_FAILS);
     check_scratch_remove();
 }
 
@@ -1023,7 +1114,8 @@ Test(results, image_cpu_claim_orders_the_three_modes)
              "linear,recurrent,1,ok,10\n");
     lt_csv_table t = csv_of(text);
     lt_claim c[LT_CLAIMS_MAX];
-    cr_assert_eq(bench_image_cpu_claims(&t, &paper, c), 1);
+    const lt_csv_table *runs[] = {&t};
+    cr_assert_eq(bench_image_cpu_claims(runs, 1, &paper, c), 1);
     cr_assert_eq(c[0].verdict, LT_CLAIM_HOLDS, "%s", c[0].measured);
     cr_assert(strstr(c[0].measured, "linear is 200x faster than recompute (the paper: 192x) "
                                      "and 4.0x than cached softmax (the paper: 1.6x)") != NULL,
@@ -1034,13 +1126,13 @@ Test(results, image_cpu_claim_orders_the_three_modes)
     snprintf(text, sizeof text, "%s%s", header,
              "softmax,recompute,1,ok,2000\nsoftmax,cached,1,ok,8\nlinear,recurrent,1,ok,10\n");
     t = csv_of(text);
-    bench_image_cpu_claims(&t, &paper, c);
+    bench_image_cpu_claims(runs, 1, &paper, c);
     cr_assert_eq(c[0].verdict, LT_CLAIM_FAILS);
     lt_csv_table_free(&t);
     /* recompute not run: not measured */
     snprintf(text, sizeof text, "%s%s", header, "softmax,cached,1,ok,8\nlinear,recurrent,1,ok,1\n");
     t = csv_of(text);
-    bench_image_cpu_claims(&t, NULL, c);
+    bench_image_cpu_claims(runs, 1, NULL, c);
     cr_assert_eq(c[0].verdict, LT_CLAIM_UNTESTED);
     lt_csv_table_free(&t);
     lt_csv_table_free(&paper);

@@ -11,6 +11,7 @@ const char *lt_verdict_name(lt_verdict v)
     case LT_CLAIM_HOLDS: return "holds";
     case LT_CLAIM_CAVEAT: return "holds at this scale, with a caveat";
     case LT_CLAIM_FAILS: return "does not hold";
+    case LT_CLAIM_UNJUDGED: return "cannot be judged here";
     default: return "not measured";
     }
 }
@@ -96,4 +97,76 @@ double lt_claim_num(const lt_csv_table *t, long long row, const char *column)
     char *end;
     double v = strtod(text, &end);
     return end == text ? NAN : v;
+}
+
+void lt_seeds_of(lt_seeds *s, const lt_csv_table *const *runs, int count,
+                 const char *key_column, const char *key, const char *column)
+{
+    memset(s, 0, sizeof *s);
+    s->runs = count < LT_SEEDS_MAX ? count : LT_SEEDS_MAX;
+    for (int i = 0; i < s->runs; i++)
+        s->value[i] = lt_claim_num(runs[i], lt_claim_row(runs[i], key_column, key, NULL), column);
+    lt_seeds_scale(s, 1.0);
+}
+
+void lt_seeds_scale(lt_seeds *s, double factor)
+{
+    s->count = 0;
+    s->mean = s->lo = s->hi = NAN;
+    double sum = 0.0;
+    for (int i = 0; i < s->runs; i++) {
+        s->value[i] *= factor;
+        double v = s->value[i];
+        if (isnan(v))
+            continue;
+        sum += v;
+        s->lo = s->count == 0 || v < s->lo ? v : s->lo;
+        s->hi = s->count == 0 || v > s->hi ? v : s->hi;
+        s->count++;
+    }
+    if (s->count > 0)
+        s->mean = sum / s->count;
+}
+
+void lt_seeds_text(char *buf, size_t size, const lt_seeds *s, const char *fmt)
+{
+    char mean[64], lo[64], hi[64];
+    snprintf(mean, sizeof mean, fmt, s->mean);
+    if (s->count <= 1) {
+        snprintf(buf, size, "%s", mean);
+        return;
+    }
+    snprintf(lo, sizeof lo, fmt, s->lo);
+    snprintf(hi, sizeof hi, fmt, s->hi);
+    snprintf(buf, size, "%s (%d seeds: %s to %s)", mean, s->count, lo, hi);
+}
+
+lt_verdict lt_seeds_judge(const lt_seeds *a, const lt_seeds *b, int need,
+                          int (*test)(double a, double b, const void *arg), const void *arg,
+                          int *pairs)
+{
+    int yes = 0, no = 0;
+    for (int i = 0; i < a->runs && i < b->runs; i++) {
+        if (isnan(a->value[i]) || isnan(b->value[i]))
+            continue;
+        if (test(a->value[i], b->value[i], arg))
+            yes++;
+        else
+            no++;
+    }
+    *pairs = yes + no;
+    if (*pairs == 0)
+        return LT_CLAIM_UNTESTED;
+    if (*pairs < need || (yes > 0 && no > 0))
+        return LT_CLAIM_UNJUDGED;
+    return yes > 0 ? LT_CLAIM_HOLDS : LT_CLAIM_FAILS;
+}
+
+const char *lt_claims_quality_unjudged(const lt_csv_table *t)
+{
+    int c = lt_csv_table_column(t, "preset");
+    const char *preset = c >= 0 && t->nrows > 0 ? lt_csv_table_cell(t, 0, c) : "";
+    if (strcmp(preset, "quick") == 0 || strcmp(preset, "small") == 0)
+        return "a preset below medium trains models too small for the paper's quality claims";
+    return NULL;
 }

@@ -15,10 +15,13 @@ typedef enum lt_verdict {
     LT_CLAIM_HOLDS,
     LT_CLAIM_CAVEAT,  /* holds at this scale, with the caveat said */
     LT_CLAIM_FAILS,
-    LT_CLAIM_UNTESTED /* the rows it needs were not run (or did not finish) */
+    LT_CLAIM_UNJUDGED, /* measured, but the numbers cannot decide it here: within the
+                          seeds' spread, too few seeds, models that learned too little,
+                          or a preset below medium (the rule says which) */
+    LT_CLAIM_UNTESTED  /* the rows it needs were not run (or did not finish) */
 } lt_verdict;
 
-enum { LT_CLAIM_TEXT = 512, LT_CLAIMS_MAX = 8 };
+enum { LT_CLAIM_TEXT = 640, LT_CLAIMS_MAX = 8, LT_SEEDS_MAX = 8 };
 
 typedef struct lt_claim {
     char paper[LT_CLAIM_TEXT];    /* the paper's claim, with its numbers */
@@ -27,11 +30,45 @@ typedef struct lt_claim {
     lt_verdict verdict;
 } lt_claim;
 
-/* Fills up to LT_CLAIMS_MAX claims from an experiment's result table and
+/* Fills up to LT_CLAIMS_MAX claims from an experiment's result tables and
  * the paper's (NULL when it has none or it could not be read); returns how
- * many. */
-typedef int (*lt_conclude_fn)(const lt_csv_table *results, const lt_csv_table *paper,
-                              lt_claim *claims);
+ * many. runs[0] is the run the section shows; runs[1..count-1] the same
+ * run from other seeds (at most LT_SEEDS_MAX in all). */
+typedef int (*lt_conclude_fn)(const lt_csv_table *const *runs, int count,
+                              const lt_csv_table *paper, lt_claim *claims);
+
+/* One metric of one model over the seeds: value[i] of runs[i] (NAN where
+ * that run lacks the model or the metric), and over the values there: how
+ * many, their mean and range. */
+typedef struct lt_seeds {
+    double value[LT_SEEDS_MAX];
+    int runs, count;
+    double mean, lo, hi;
+} lt_seeds;
+
+/* `column` of the first "ok" row whose `key_column` is `key`, in each run. */
+void lt_seeds_of(lt_seeds *s, const lt_csv_table *const *runs, int count,
+                 const char *key_column, const char *key, const char *column);
+
+/* The same, of a value computed per run (scaled: x 100 for percent). */
+void lt_seeds_scale(lt_seeds *s, double factor);
+
+/* "0.1234" for one seed; "0.1234 (3 seeds: 0.1200 to 0.1300)" for more,
+ * with printf format `fmt` for each number. */
+void lt_seeds_text(char *buf, size_t size, const lt_seeds *s, const char *fmt);
+
+/* How a paired comparison of a and b (same runs) comes out over the seeds
+ * where both are measured: LT_CLAIM_HOLDS if test(a_i, b_i) holds for
+ * every seed, LT_CLAIM_FAILS if for none, LT_CLAIM_UNJUDGED if the seeds
+ * disagree or fewer than `need` seeds have both (LT_CLAIM_UNTESTED: none).
+ * *pairs gets how many seeds were compared. */
+lt_verdict lt_seeds_judge(const lt_seeds *a, const lt_seeds *b, int need,
+                          int (*test)(double a, double b, const void *arg), const void *arg,
+                          int *pairs);
+
+/* Whether a run's quality can be judged at its preset: NULL if so, else
+ * the reason (a preset below medium trains models too small to say). */
+const char *lt_claims_quality_unjudged(const lt_csv_table *t);
 
 /* "holds", "holds at this scale, with a caveat", "does not hold", "not
  * measured". */

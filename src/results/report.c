@@ -135,9 +135,23 @@ static void figure_link(FILE *f, const lt_report *o, const lt_report_section *s,
     }
 }
 
-/* The section's claims, each with the numbers and the rule that decide it. */
-static void conclusions(FILE *f, const lt_report *o, const lt_report_section *s,
-                        const lt_csv_table *t)
+int lt_report_seed_paths(const lt_report *o, const lt_report_section *sections, int count,
+                         const lt_report_section *s, char paths[][4400])
+{
+    int n = 0;
+    snprintf(paths[n++], 4400, "%s/%s", o->out, s->results);
+    for (int i = 0; i < count && n < LT_SEEDS_MAX; i++)
+        if (sections[i].seed_of != NULL && strcmp(sections[i].seed_of, s->results) == 0) {
+            snprintf(paths[n], 4400, "%s/%s", o->out, sections[i].results);
+            n += exists(paths[n]);
+        }
+    return n;
+}
+
+/* The section's claims, each with the numbers and the rule that decide it,
+ * over its run and the other seeds' runs that are there. */
+static void conclusions(FILE *f, const lt_report *o, const lt_report_section *sections,
+                        int count, const lt_report_section *s, const lt_csv_table *t)
 {
     if (s->conclude == NULL)
         return;
@@ -148,14 +162,26 @@ static void conclusions(FILE *f, const lt_report *o, const lt_report_section *s,
         snprintf(path, sizeof path, "%s/%s", o->paper, s->paper);
         have_paper = exists(path) && lt_csv_read(&paper, path) == LT_OK;
     }
+    static char paths[LT_SEEDS_MAX][4400];
+    int n = lt_report_seed_paths(o, sections, count, s, paths), runs = 1;
+    lt_csv_table seeds[LT_SEEDS_MAX];
+    const lt_csv_table *tables[LT_SEEDS_MAX] = {t};
+    for (int i = 1; i < n; i++)
+        if (lt_csv_read(&seeds[runs], paths[i]) == LT_OK) {
+            tables[runs] = &seeds[runs];
+            runs++;
+        }
     lt_claim claims[LT_CLAIMS_MAX];
-    int count = s->conclude(t, have_paper ? &paper : NULL, claims);
+    int made = s->conclude(tables, runs, have_paper ? &paper : NULL, claims);
     if (have_paper)
         lt_csv_table_free(&paper);
-    if (count == 0)
+    for (int i = 1; i < runs; i++)
+        lt_csv_table_free(&seeds[i]);
+    if (made == 0)
         return;
-    fprintf(f, "\nThe paper's conclusions, judged on the rows above:\n");
-    lt_claims_markdown(f, claims, count);
+    fprintf(f, "\nThe paper's conclusions, judged on the rows above%s:\n",
+            runs > 1 ? " and the same run's other seeds" : "");
+    lt_claims_markdown(f, claims, made);
 }
 
 /* The distinct values of a provenance field over rows, with their counts:
@@ -245,8 +271,9 @@ static void provenance_note(FILE *f, const lt_csv_table *t)
         fprintf(f, "; %s to %s.\n\n", first, last);
 }
 
-static void write_section(FILE *f, const lt_report *o, const lt_report_section *s,
-                          const lt_csv_table *t, int repeat)
+static void write_section(FILE *f, const lt_report *o, const lt_report_section *sections,
+                          int count, const lt_report_section *s, const lt_csv_table *t,
+                          int repeat)
 {
     if (s->beyond) {
         fprintf(f, "\n### %s\n\n%s\n\n", s->title, s->says);
@@ -283,7 +310,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     if (s->paper != NULL)
         paper_table(f, o, s->paper);
     fprintf(f, "\nThe paper: %s\n", s->says);
-    conclusions(f, o, s, t);
+    conclusions(f, o, sections, count, s, t);
     if (s->extra != NULL)
         s->extra(f, o->out);
     figure_link(f, o, s, repeat);
@@ -389,6 +416,8 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", o->out, sections[i].results);
         lt_csv_table t;
+        if (sections[i].seed_of != NULL) /* judged with its section, not shown alone */
+            continue;
         if (!exists(path) || lt_csv_read(&t, path) != LT_OK)
             continue;
         if (!described)
@@ -405,7 +434,7 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
             repeat += sections[j].drawn != NULL && sections[j].drawn == sections[i].drawn &&
                       exists(drawn_csv(o, &sections[j], drawn, sizeof drawn));
         }
-        write_section(f, o, &sections[i], &t, repeat);
+        write_section(f, o, sections, count, &sections[i], &t, repeat);
         lt_csv_table_free(&t);
     }
     if (!described)

@@ -33,6 +33,10 @@ typedef struct lt_report_section {
     const char *only_preset;
     const char *args[12];
     lt_section_extra_fn extra; /* NULL: nothing more */
+    /* Another seed of the section whose results are `seed_of` (NULL: none):
+     * the suite runs it; the report shows no section for it, and gives its
+     * rows to that section's claims, which judge over the seeds. */
+    const char *seed_of;
 } lt_report_section;
 
 typedef struct lt_report {
@@ -47,5 +51,10 @@ typedef struct lt_report {
 /* Writes the report to r->path (atomically); sections whose CSV is not in
  * r->out are left out. */
 lt_status lt_report_write(const lt_report *r, const lt_report_section *sections, int count);
+
+/* How many result CSVs of `s` and its seeds (sections whose seed_of names
+ * its results) are in OUT; their paths into paths (LT_SEEDS_MAX). */
+int lt_report_seed_paths(const lt_report *o, const lt_report_section *sections, int count,
+                         const lt_report_section *s, char paths[][4400]);
 
 #endif
