@@ -977,11 +977,19 @@ Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
         cr_assert(strstr(script, expected[i]) != NULL, "missing %s in:\n%s", expected[i], script);
     /* Softmax's memory is the same causal or not: the line that would hide
-     * under the other is dashed and its legend says so, in that panel only. */
-    const char *hidden = "softmax causal=1 softmax-gemm (dashed: as causal=0)";
+     * under the other is thick and its legend says so, in that panel only. */
+    const char *hidden = "softmax causal=1 softmax-gemm (= causal=0)";
     const char *at = strstr(script, hidden);
     cr_assert(at != NULL && strstr(at + 1, hidden) == NULL, "once, memory panel:\n%s", script);
     cr_assert(strstr(script, "title \"softmax causal=1 softmax-gemm\"") != NULL, "%s", script);
+    /* a colour per variant and kernel, a dash per causal mode; one key, at
+     * the right of the panels, never below them */
+    cr_assert(strstr(script, "lc rgb \"#1f77b4\" dt 1 pt 1 title \"softmax causal=0") != NULL,
+              "%s", script);
+    cr_assert(strstr(script, "lc rgb \"#1f77b4\" dt 2 pt 2 title \"softmax causal=1") != NULL,
+              "%s", script);
+    cr_assert(strstr(script, "unset key\n") != NULL && strstr(script, "set key at screen") != NULL,
+              "%s", script);
     /* Bits/dim: one bar per variant, not one per generation mode and batch */
     snprintf(path, sizeof path, "%s/figs/image-bits.dat", dir);
     script = read_text(path);
@@ -992,7 +1000,7 @@ Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)
     /* One panel: the crossover N against the head dimension */
     snprintf(path, sizeof path, "%s/figs/crossover.gp", dir);
     script = read_text(path);
-    const char *one_panel[] = {"layout 1,1", "title \"linear-gemm fwd+bwd\"",
+    const char *one_panel[] = {"set origin 0.0000,0", "title \"linear-gemm fwd+bwd\"",
                                "linear-gemm fwd: none at head_dim=64"};
     for (size_t i = 0; i < sizeof one_panel / sizeof one_panel[0]; i++)
         cr_assert(strstr(script, one_panel[i]) != NULL, "missing %s in:\n%s", one_panel[i],
@@ -1000,6 +1008,11 @@ Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)
     snprintf(path, sizeof path, "%s/figs/decode.gp", dir);
     script = read_text(path);
     cr_assert(strstr(script, "not drawn: recompute: skipped-time") != NULL, "%s", script);
+    /* images/s spans orders of magnitude: a log axis, so points, not bars */
+    snprintf(path, sizeof path, "%s/figs/image.gp", dir);
+    script = read_text(path);
+    cr_assert(strstr(script, "set logscale y") != NULL && strstr(script, "with points pt") != NULL,
+              "%s", script);
     /* Copy's kernel follows from its variant: titles are the variants. */
     snprintf(path, sizeof path, "%s/figs/copy-curves.gp", dir);
     cr_assert(strstr(read_text(path), "title \"softmax\"") != NULL, "%s", read_text(path));

@@ -478,7 +478,130 @@ static void same_as_label(char *title, size_t size, const plan *p, int a, int b)
             lt_results_label_append(keys, sizeof keys, p->spec->series[k], vb);
     }
     size_t used = strlen(title);
-    snprintf(title + used, size - used, " (dashed: as %s)", keys);
+    snprintf(title + used, size - used, " (= %s)", keys);
+}
+
+/* ---- styles: a distinct colour and dash per series ---- */
+
+/* Ten colours told apart in print and by most colour-blind readers. */
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                      "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
+enum { PALETTE = sizeof palette / sizeof palette[0], DASHES = 5 };
+
+/* Distinct values of series key k among the drawn series. */
+static int key_values(const plan *p, int k)
+{
+    int col = lt_results_column(&p->file, p->spec->series[k]), n = 0;
+    for (int s = 0; s < p->nseries; s++) {
+        const char *v = lt_results_cell(&p->file, p->series[s].first_row, col);
+        int seen = 0;
+        for (int t = 0; t < s && !seen; t++)
+            seen = strcmp(v, lt_results_cell(&p->file, p->series[t].first_row, col)) == 0;
+        n += !seen;
+    }
+    return n;
+}
+
+/* The key drawn as dashes: of the keys after the first, the one with the
+ * fewest values above one (the last of equals: batch, causal); -1 if no
+ * key but the first tells series apart. The other keys choose colours. */
+static int dash_key(const plan *p)
+{
+    int best = -1, fewest = 0;
+    for (int k = 1; k < series_key_count(p->spec); k++) {
+        int n = key_values(p, k);
+        if (n > 1 && n <= DASHES && (best < 0 || n <= fewest)) {
+            best = k;
+            fewest = n;
+        }
+    }
+    return best;
+}
+
+/* Series s's index among the distinct values of the keys in (or, with
+ * `except`, not in) key `which`, in order of first appearance. */
+static int style_index(const plan *p, int s, int which, int except)
+{
+    int nkeys = series_key_count(p->spec), index = 0;
+    for (int t = 0; t <= s; t++) {
+        int same_as_earlier = 0, same_as_s = 1;
+        for (int u = 0; u < t && !same_as_earlier; u++) {
+            int same = 1;
+            for (int k = 0; k < nkeys; k++) {
+                if ((k == which) == except)
+                    continue;
+                int col = lt_results_column(&p->file, p->spec->series[k]);
+                same &= strcmp(lt_results_cell(&p->file, p->series[t].first_row, col),
+                               lt_results_cell(&p->file, p->series[u].first_row, col)) == 0;
+            }
+            same_as_earlier = same;
+        }
+        for (int k = 0; k < nkeys; k++) {
+            if ((k == which) == except)
+                continue;
+            int col = lt_results_column(&p->file, p->spec->series[k]);
+            same_as_s &= strcmp(lt_results_cell(&p->file, p->series[t].first_row, col),
+                                lt_results_cell(&p->file, p->series[s].first_row, col)) == 0;
+        }
+        if (same_as_s)
+            return index;
+        index += !same_as_earlier;
+    }
+    return index;
+}
+
+/* " lc rgb "#..." dt D pt P": colour by every key but the dash key, dash
+ * by that key, a point type per series. */
+static void write_style(FILE *f, const plan *p, int s, int dashes)
+{
+    int colour = style_index(p, s, dashes, 1) % PALETTE;
+    int dash = dashes >= 0 ? style_index(p, s, dashes, 0) % DASHES + 1 : 1;
+    fprintf(f, " lc rgb \"%s\" dt %d pt %d", palette[colour], dash, s % 13 + 1);
+}
+
+/* Line figures: the panels side by side on the left, one key for all of
+ * them in a column on the right, as wide as its longest entry (at most
+ * KEY_SHARE of the figure), so it never shrinks a plot's height. */
+#define KEY_SHARE 0.3
+#define TITLE_SHARE 0.12
+#define KEY_CHAR_PX 6.0 /* a character of the key's 9-point font */
+
+static double key_share(const plan *p, const lt_plot_options *o)
+{
+    size_t longest = 0;
+    for (int s = 0; s < p->nseries; s++)
+        if (p->series[s].drawn > 0 && strlen(p->series[s].title) > longest)
+            longest = strlen(p->series[s].title);
+    double share = ((double)longest + 14) * KEY_CHAR_PX / (double)o->width + 0.02;
+    return share < KEY_SHARE ? share : KEY_SHARE;
+}
+
+static void place_panel(FILE *f, const lt_figure *spec, int i, double key)
+{
+    int n = lt_figure_panels(spec);
+    double width = (1.0 - key) / n;
+    fprintf(f, "set origin %.4f,0\nset size %.4f,%.4f\n", i * width, width, 1.0 - TITLE_SHARE);
+    if (i < n - 1)
+        fprintf(f, "unset key\n");
+    else
+        fprintf(f, "set key at screen %.4f,%.4f left top vertical Left reverse samplen 3 "
+                   "font \",9\"\n",
+                1.0 - key + 0.01, 1.0 - TITLE_SHARE);
+}
+
+/* Bars on a log axis would start from an arbitrary floor: those panels
+ * draw each value as a point, the clusters side by side. */
+static void write_cluster_points(FILE *f, const plan *p, const lt_panel *panel, int i, int c,
+                                 int first)
+{
+    double offset = (c - (p->nclusters - 1) / 2.0) * 0.8 / p->nclusters;
+    if (first) /* the group labels once, at the groups' centres */
+        fprintf(f, "\"%s.dat\" using 0:(NaN):xtic(1) with points notitle", p->name);
+    fprintf(f, ", \\\n     \"%s.dat\" using ($0%+.4f):", p->name, offset);
+    write_y(f, panel, 2 + i * p->nclusters + c);
+    fprintf(f, " with points pt %d ps 1.8 lc rgb \"%s\" title ", c % 13 + 5,
+            palette[c % PALETTE]);
+    gp_string(f, p->clusters[c]);
 }
 
 static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
@@ -495,6 +618,7 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
     fprintf(f, "set terminal pngcairo size %ld,%ld noenhanced font \",10\"\n", o->width,
             o->height);
     fprintf(f, "set output output\nset grid\nset key below\n");
+    int lines = spec->style == LT_FIGURE_LINES, dashes = lines ? dash_key(p) : -1;
     /* What was run, then the cases not run (skipped, refused), under the title. */
     char title[2048], context[256] = "";
     for (int i = 0; spec->context[i]; i++) {
@@ -503,9 +627,16 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
             lt_results_label_append(context, sizeof context, spec->context[i],
                                  lt_results_cell(&p->file, 0, col));
     }
-    snprintf(title, sizeof title, "%s%s%s%s", spec->title, context[0] ? "\n" : "", context,
-             p->not_drawn);
-    fprintf(f, "set multiplot layout 1,%d title ", lt_figure_panels(spec));
+    /* which run: its folder names the ablation or seed, its file the data */
+    const char *path = p->file.path, *base = strrchr(path, '/'), *dir = base;
+    while (dir != NULL && dir > path && dir[-1] != '/')
+        dir--;
+    snprintf(title, sizeof title, "%s (%s)%s%s%s", spec->title, dir != NULL ? dir : path,
+             context[0] ? "\n" : "", context, p->not_drawn);
+    if (lines)
+        fprintf(f, "set multiplot title ");
+    else
+        fprintf(f, "set multiplot layout 1,%d title ", lt_figure_panels(spec));
     gp_string(f, title);
     fputc('\n', f);
     if (spec->style == LT_FIGURE_BARS)
@@ -515,7 +646,13 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
     int ncols = spec->style == LT_FIGURE_LINES ? line_columns(spec, cols) : 0;
     for (int i = 0; i < lt_figure_panels(spec); i++) {
         const lt_panel *panel = &spec->panels[i];
+        if (lines)
+            place_panel(f, spec, i, key_share(p, o));
         write_panel_axes(f, panel);
+        if (spec->style == LT_FIGURE_BARS && panel->log_y)
+            fprintf(f, "set offsets 0.5,0.5,0,0\n");
+        else
+            fprintf(f, "set offsets 0,0,0,0\n");
         if (spec->style == LT_FIGURE_BARS && !panel->log_y)
             fprintf(f, "set yrange [0:*]\n");
         else
@@ -536,8 +673,9 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
                 for (int t = 0; t < s && under < 0; t++)
                     if (p->series[t].drawn > 0 && same_curve(p, panel, s, t))
                         under = t;
-                fprintf(f, " with %s%s title ", si->drawn > 50 ? "lines" : "linespoints",
-                        under >= 0 ? " dt 2 lw 2" : "");
+                fprintf(f, " with %s", si->drawn > 50 ? "lines" : "linespoints");
+                write_style(f, p, s, dashes);
+                fprintf(f, "%s title ", under >= 0 ? " lw 3 ps 1.5" : "");
                 char title[600];
                 snprintf(title, sizeof title, "%s", si->title);
                 if (under >= 0)
@@ -549,6 +687,11 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
             for (int c = 0; c < p->nclusters; c++) {
                 if (!cluster_has_values(p, panel, c))
                     continue;
+                if (panel->log_y) {
+                    write_cluster_points(f, p, panel, i, c, first);
+                    first = 0;
+                    continue;
+                }
                 fprintf(f, "%s\"%s.dat\" using ", first ? "" : ", \\\n     ", p->name);
                 write_y(f, panel, 2 + i * p->nclusters + c);
                 fprintf(f, "%s title ", first ? ":xtic(1)" : "");
