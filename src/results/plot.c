@@ -518,34 +518,33 @@ static int dash_key(const plan *p)
     return best;
 }
 
-/* Series s's index among the distinct values of the keys in (or, with
- * `except`, not in) key `which`, in order of first appearance. */
+/* Whether series t and u have the same values of the keys in (or, with
+ * `except`, not in) key `which`. */
+static int same_keys(const plan *p, int t, int u, int which, int except)
+{
+    for (int k = 0; k < series_key_count(p->spec); k++) {
+        if ((k == which) == except)
+            continue;
+        int col = lt_results_column(&p->file, p->spec->series[k]);
+        if (strcmp(lt_results_cell(&p->file, p->series[t].first_row, col),
+                   lt_results_cell(&p->file, p->series[u].first_row, col)) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Series s's index among the distinct values of those keys, in order of
+ * first appearance. */
 static int style_index(const plan *p, int s, int which, int except)
 {
-    int nkeys = series_key_count(p->spec), index = 0;
+    int index = 0;
     for (int t = 0; t <= s; t++) {
-        int same_as_earlier = 0, same_as_s = 1;
-        for (int u = 0; u < t && !same_as_earlier; u++) {
-            int same = 1;
-            for (int k = 0; k < nkeys; k++) {
-                if ((k == which) == except)
-                    continue;
-                int col = lt_results_column(&p->file, p->spec->series[k]);
-                same &= strcmp(lt_results_cell(&p->file, p->series[t].first_row, col),
-                               lt_results_cell(&p->file, p->series[u].first_row, col)) == 0;
-            }
-            same_as_earlier = same;
-        }
-        for (int k = 0; k < nkeys; k++) {
-            if ((k == which) == except)
-                continue;
-            int col = lt_results_column(&p->file, p->spec->series[k]);
-            same_as_s &= strcmp(lt_results_cell(&p->file, p->series[t].first_row, col),
-                                lt_results_cell(&p->file, p->series[s].first_row, col)) == 0;
-        }
-        if (same_as_s)
+        if (same_keys(p, t, s, which, except))
             return index;
-        index += !same_as_earlier;
+        int new_value = 1;
+        for (int u = 0; u < t && new_value; u++)
+            new_value = !same_keys(p, t, u, which, except);
+        index += new_value;
     }
     return index;
 }
