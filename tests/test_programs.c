@@ -2097,6 +2097,18 @@ Test(image, quick_preset_trains_evaluates_and_generates, .timeout = 600)
         int w, h, c;
         cr_assert_eq(lt_png_read(&pixels, &w, &h, &c, path), LT_OK, "%s", lt_last_error());
         cr_assert_eq(c, 3);
+        if (i >= 2) {
+            /* 2 completions of 32 x 32 with 2 pixels between, 4 times
+             * enlarged: (2 * 34 + 2) x (2 * 34 + 2) pixels x 4 */
+            cr_assert_eq(w, 4 * 70);
+            cr_assert_eq(h, 4 * 70);
+            /* white ticks in the padding where the prompt ends: row 2 + 34
+             * + 16 of the grid, grey (128) elsewhere in the padding */
+            const uint8_t *tick = pixels + ((size_t)(4 * 52) * w + 2) * 3;
+            const uint8_t *plain = pixels + ((size_t)(4 * 45) * w + 2) * 3;
+            cr_assert(tick[0] == 255 && tick[1] == 255 && tick[2] == 255, "%d", tick[0]);
+            cr_assert_eq(plain[0], 128);
+        }
         lt_mem_free(pixels);
     }
     snprintf(path, sizeof path, "%s/cifar10-tiny-curves.csv", dir);

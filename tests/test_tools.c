@@ -714,6 +714,28 @@ static char *report_from_reference(char *dir /* [64] */, const char *experiments
     return text;
 }
 
+/* An image section opens with its configuration beside the paper's and
+ * shows every variant's sample and completion grids that are there. */
+Test(report, image_section_shows_its_configuration_and_grids, .timeout = 120)
+{
+    char dir[64];
+    const char *files[] = {"image/mnist.csv", "image/mnist-linear-samples.png",
+                           "image/mnist-linear-completions.png", NULL};
+    char *text = report_from_reference(dir, "image", files);
+    cr_assert(strstr(text, "Configuration here: 2 layers, 4 heads of 32, FFN 512, 14000 "
+                           "updates. The paper's: 8 layers, 8 heads of 32") != NULL,
+              "%s", text);
+    cr_assert(strstr(text, "![mnist linear samples](image/mnist-linear-samples.png)") != NULL,
+              "%s", text);
+    cr_assert(strstr(text, "![mnist linear completions](image/mnist-linear-completions.png)") !=
+                  NULL,
+              "%s", text);
+    cr_assert(strstr(text, "mnist-softmax-samples") == NULL, "not there, not linked: %s", text);
+    cr_assert(strstr(text, "the white ticks at the sides mark where the given half ends") != NULL,
+              "%s", text);
+    free(text);
+}
+
 /* The report's speech section, written from the reference CSVs: the
  * corpus line states the positions that reach attention, that test voices
  * are unseen, and the most-frequent-phone baseline as a percentage (not a

@@ -229,3 +229,13 @@ lt_status lt_png_grid(uint8_t *out, const uint8_t *tiles, int count, int tile_wi
     }
     return LT_OK;
 }
+
+void lt_png_scale(uint8_t *out, const uint8_t *in, int width, int height, int channels,
+                  int factor)
+{
+    size_t c = (size_t)channels, out_width = (size_t)width * (size_t)factor;
+    for (size_t y = 0; y < (size_t)height * (size_t)factor; y++)
+        for (size_t x = 0; x < out_width; x++)
+            memcpy(out + (y * out_width + x) * c,
+                   in + ((y / (size_t)factor) * (size_t)width + x / (size_t)factor) * c, c);
+}

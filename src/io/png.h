@@ -37,4 +37,11 @@ lt_status lt_png_grid(uint8_t *out /* (grid_height, grid_width, channels) */,
                       int count, int tile_width, int tile_height, int channels, int cols, int pad,
                       uint8_t background);
 
+/* `in` (height, width, channels) enlarged `factor` times in each direction
+ * into `out` (height * factor, width * factor, channels), each pixel a
+ * factor x factor block: small images (28 x 28) become readable without
+ * blurring their pixels. */
+void lt_png_scale(uint8_t *out, const uint8_t *in, int width, int height, int channels,
+                  int factor);
+
 #endif

@@ -22,9 +22,9 @@ static const char *cell(const lt_csv_table *t, long long r, const char *column)
     return c >= 0 && r < t->nrows ? lt_csv_table_cell(t, r, c) : "";
 }
 
-/* OUT/figures as the report sees it: relative when the report lies in OUT
- * or above it, absolute otherwise. */
-static void figures_link(const lt_report *o, char *buf, size_t size)
+/* OUT as the report links to it: relative when the report lies in OUT or
+ * above it, absolute otherwise. */
+static void out_link(const lt_report *o, char *buf, size_t size)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", o->path);
@@ -35,13 +35,21 @@ static void figures_link(const lt_report *o, char *buf, size_t size)
         snprintf(dir, sizeof dir, ".");
     size_t len = strlen(dir);
     if (strcmp(dir, o->out) == 0)
-        snprintf(buf, size, "figures");
-    else if (strcmp(dir, ".") == 0 && o->out[0] != '/')
-        snprintf(buf, size, "%s/figures", o->out);
+        snprintf(buf, size, ".");
     else if (strncmp(o->out, dir, len) == 0 && o->out[len] == '/')
-        snprintf(buf, size, "%s/figures", o->out + len + 1);
+        snprintf(buf, size, "%s", o->out + len + 1);
     else
-        snprintf(buf, size, "%s/figures", o->out);
+        snprintf(buf, size, "%s", o->out);
+}
+
+static void figures_link(const lt_report *o, char *buf, size_t size)
+{
+    char out[4096];
+    out_link(o, out, sizeof out);
+    if (strcmp(out, ".") == 0)
+        snprintf(buf, size, "figures");
+    else
+        snprintf(buf, size, "%s/figures", out);
 }
 
 /* "AMD EPYC (family 25 model 17 stepping 1)": the model name, and the
@@ -271,6 +279,73 @@ static void provenance_note(FILE *f, const lt_csv_table *t)
         fprintf(f, "; %s to %s.\n\n", first, last);
 }
 
+/* "2 layers, 4 heads of 32, FFN 512, batch 8, 14000 updates": the model
+ * and training of the table's first row, from the columns it has. */
+static void config_text(char *buf, size_t size, const lt_csv_table *t)
+{
+    static const char *const parts[][2] = {
+        {"layers", "%s layers"}, {"heads", "%s heads"},  {"head_dim", "of %s"},
+        {"width", "width %s"},   {"ffn", "FFN %s"},      {"dropout", "dropout %s"},
+        {"batch", "batch %s"},   {"steps", "%s updates"}, {"last_step", "%s updates"},
+        {"epochs", "%s epochs"}};
+    buf[0] = '\0';
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0] && n < size; i++) {
+        const char *v = cell(t, 0, parts[i][0]);
+        if (v[0] == '\0')
+            continue;
+        char part[96];
+        snprintf(part, sizeof part, parts[i][1], v);
+        int glued = strcmp(parts[i][0], "head_dim") == 0; /* "4 heads of 32" */
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", n == 0 ? "" : glued ? " " : ", ", part);
+    }
+}
+
+/* The configuration here beside the paper's, first thing in a section. */
+static void config_line(FILE *f, const lt_report_section *s, const lt_csv_table *t)
+{
+    if (s->paper_config == NULL)
+        return;
+    char here[512];
+    config_text(here, sizeof here, t);
+    fprintf(f, "Configuration here: %s. The paper's: %s.\n\n", here, s->paper_config);
+}
+
+/* An image section's sample and completion grids, per variant, as the
+ * image program wrote them beside its CSV. */
+static void image_grids(FILE *f, const lt_report *o, const lt_report_section *s,
+                        const lt_csv_table *t)
+{
+    if (s->dataset == NULL)
+        return;
+    int variant = lt_csv_table_column(t, "variant"), said = 0;
+    const char *data = cell(t, 0, "dataset");
+    char dir[4400], link[4400];
+    snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(s->results, '/') - s->results), s->results);
+    out_link(o, link, sizeof link);
+    for (long long r = 0; variant >= 0 && r < t->nrows; r++) {
+        const char *name = lt_csv_table_cell(t, r, variant);
+        int first = 1; /* each variant once */
+        for (long long q = 0; q < r && first; q++)
+            first = strcmp(lt_csv_table_cell(t, q, variant), name) != 0;
+        static const char *const kinds[] = {"samples", "completions"};
+        for (int k = 0; k < 2 && first; k++) {
+            char path[4600];
+            snprintf(path, sizeof path, "%s/%s/%s-%s-%s.png", o->out, dir, data, name, kinds[k]);
+            if (!exists(path))
+                continue;
+            if (!said++)
+                fprintf(f, "\nWhat the models generate: samples from nothing, and completions "
+                           "(test images above, below them the same images with the lower half "
+                           "generated from the upper; the white ticks at the sides mark where "
+                           "the given half ends):\n");
+            int here = strcmp(link, ".") == 0; /* the report is in OUT */
+            fprintf(f, "\n%s %s:\n\n![%s %s %s](%s%s%s/%s-%s-%s.png)\n", name, kinds[k], data,
+                    name, kinds[k], here ? "" : link, here ? "" : "/", dir, data, name, kinds[k]);
+        }
+    }
+}
+
 static void write_section(FILE *f, const lt_report *o, const lt_report_section *sections,
                           int count, const lt_report_section *s, const lt_csv_table *t,
                           int repeat)
@@ -288,6 +363,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     if (s->dataset != NULL)
         fprintf(f, ": %s", cell(t, 0, "data"));
     fprintf(f, "\n\n");
+    config_line(f, s, t);
     provenance_note(f, t);
     if (lt_csv_table_column(t, "preset") >= 0)
         fprintf(f, "Preset %s", cell(t, 0, "preset"));
@@ -305,7 +381,8 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
                 cell(t, 0, "hours"), cell(t, 0, "train_utterances"),
                 cell(t, 0, "test_utterances"), strtod(cell(t, 0, "mean_positions"), NULL),
                 cell(t, 0, "max_positions"), 100.0 * strtod(cell(t, 0, "baseline_per"), NULL));
-    fprintf(f, ".\n\n");
+    if (lt_csv_table_column(t, "preset") >= 0) /* a sentence only where one was begun */
+        fprintf(f, ".\n\n");
     lt_table_markdown(s->schema, t, f);
     if (s->paper != NULL)
         paper_table(f, o, s->paper);
@@ -314,6 +391,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     if (s->extra != NULL)
         s->extra(f, o->out);
     figure_link(f, o, s, repeat);
+    image_grids(f, o, s, t);
 }
 
 /* The CSV a section's figure is drawn from, as the suite hands it to plot. */

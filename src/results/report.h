@@ -37,6 +37,9 @@ typedef struct lt_report_section {
      * the suite runs it; the report shows no section for it, and gives its
      * rows to that section's claims, which judge over the seeds. */
     const char *seed_of;
+    /* The paper's configuration for this table, in words (NULL: none),
+     * said at the section's start beside the one measured here. */
+    const char *paper_config;
 } lt_report_section;
 
 typedef struct lt_report {
