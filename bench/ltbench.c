@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/cli.h"
 #include "core/kernels.h"
 #include "core/provenance.h"
 
@@ -100,7 +101,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < PROGRAM_COUNT; i++)
         known |= strcmp(programs[i].name, name) == 0;
     if (!known) {
-        fprintf(stderr, "ltbench: error: unknown experiment or tool '%s'\n\n", name);
+        const char *names[PROGRAM_COUNT];
+        for (int i = 0; i < PROGRAM_COUNT; i++)
+            names[i] = programs[i].name;
+        const char *near = lt_cli_closest(name, names, PROGRAM_COUNT);
+        if (near != NULL)
+            fprintf(stderr, "ltbench: error: unknown experiment or tool '%s' (did you mean "
+                            "'%s'?)\n\n",
+                    name, near);
+        else
+            fprintf(stderr, "ltbench: error: unknown experiment or tool '%s'\n\n", name);
         usage(stderr, have_folder ? folder : NULL);
         return 2;
     }

@@ -46,6 +46,35 @@ Test(dispatcher, lists_versions_and_refuses_unknown)
               output);
 }
 
+/* Every program answers --version with one line; a typo in a program's
+ * or a flag's name is answered with the name meant, a word far from every
+ * name with none. */
+Test(dispatcher, every_program_has_version_and_typos_get_suggestions)
+{
+    const char *programs[] = {"copy",   "scaling", "image", "speech", "crossover", "decode",
+                              "attention", "compare", "plot", "suite", "ab"};
+    for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
+        char args[64], want[96];
+        snprintf(args, sizeof args, "%s --version", programs[i]);
+        cr_assert_eq(ltbench(args), 0, "%s: %s", args, output);
+        snprintf(want, sizeof want, "ltbench %s: ltbench 0.", programs[i]);
+        cr_assert_eq(strncmp(output, want, strlen(want)), 0, "%s", output);
+        cr_assert_eq(strchr(output, '\n'), output + strlen(output) - 1, "one line: %s", output);
+    }
+    cr_assert_eq(ltbench("coppy"), 2);
+    ASSERT_MENTIONS("unknown experiment or tool 'coppy' (did you mean 'copy'?)");
+    cr_assert_eq(ltbench("copy --stepz 5"), 2);
+    ASSERT_MENTIONS("unknown flag '--stepz' (did you mean --steps?)");
+    cr_assert_eq(ltbench("copy --variant softmax"), 2);
+    ASSERT_MENTIONS("(did you mean --variants?)");
+    cr_assert_eq(ltbench("compare --jsn x a.csv b.csv"), 2);
+    ASSERT_MENTIONS("(did you mean --json?)");
+    cr_assert_eq(ltbench("copy --zzzzzz"), 2);
+    cr_assert(strstr(output, "did you mean") == NULL, "%s", output);
+    cr_assert_eq(ltbench("xyzzy"), 2);
+    cr_assert(strstr(output, "did you mean") == NULL, "%s", output);
+}
+
 /* The kernel sets: --version names the one in use, --kernel-sets lists the
  * usable ones (it among them; the best first, which is it unless
  * LTBENCH_KERNELS chose), LTBENCH_KERNELS picks one and a set the build

@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     int exit_now;
     int code = lt_cli_parse_tool(&cli, &operands, argc, argv, &exit_now);
     if (exit_now) {
-        if (code == 0)
+        if (code == 0 && exit_now != LT_CLI_VERSION) /* --help: the tables it knows */
             lt_compare_describe(bench_tables, bench_table_count, stdout);
         return code;
     }

@@ -94,6 +94,59 @@ static lt_status take_operand(lt_cli_operands *operands, const char *arg)
     return LT_OK;
 }
 
+/* Edit distance (insertions, deletions, substitutions) of two short words;
+ * anything past 63 characters counts as different. */
+static int edit_distance(const char *a, const char *b)
+{
+    enum { MAX = 64 };
+    int la = (int)strlen(a), lb = (int)strlen(b), row[MAX + 1];
+    if (la > MAX || lb > MAX)
+        return MAX;
+    for (int j = 0; j <= lb; j++)
+        row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int diagonal = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int above = row[j];
+            int best = diagonal + (a[i - 1] != b[j - 1]);
+            best = above + 1 < best ? above + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[lb];
+}
+
+const char *lt_cli_closest(const char *word, const char *const *candidates, int count)
+{
+    const char *best = NULL;
+    int best_distance = 0, len = (int)strlen(word);
+    int allowed = len / 3 < 2 ? len / 3 : 2;
+    for (int i = 0; i < count; i++) {
+        int d = edit_distance(word, candidates[i]);
+        if (d <= (allowed > 0 ? allowed : 1) && (best == NULL || d < best_distance)) {
+            best = candidates[i];
+            best_distance = d;
+        }
+    }
+    return best;
+}
+
+/* "unknown flag '--stepz' (did you mean --steps?)" */
+static lt_status unknown_flag(const lt_cli *cli, const char *name)
+{
+    const char *names[256];
+    int n = 0;
+    for (int i = 0; i < cli->flag_count && n < 256; i++)
+        names[n++] = cli->flags[i].name;
+    const char *near = lt_cli_closest(name, names, n);
+    if (near != NULL)
+        return lt_fail(LT_E_USAGE, "unknown flag '%s' (did you mean %s?)", name, near);
+    return lt_fail(LT_E_USAGE, "unknown flag '%s'", name);
+}
+
 lt_status lt_cli_parse(lt_cli *cli, int argc, char **argv, int *help_requested)
 {
     return lt_cli_parse_operands(cli, NULL, argc, argv, help_requested);
@@ -109,6 +162,10 @@ lt_status lt_cli_parse_operands(lt_cli *cli, lt_cli_operands *operands, int argc
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             *help_requested = 1;
+            return LT_OK;
+        }
+        if (strcmp(arg, "--version") == 0) {
+            *help_requested = LT_CLI_VERSION;
             return LT_OK;
         }
         /* Without operands every argument must be a --flag. */
@@ -127,7 +184,7 @@ lt_status lt_cli_parse_operands(lt_cli *cli, lt_cli_operands *operands, int argc
         name[name_len] = '\0';
         lt_flag *flag = lt_cli_flag(cli, name);
         if (flag == NULL)
-            return lt_fail(LT_E_USAGE, "unknown flag '%s'", name);
+            return unknown_flag(cli, name);
         const char *value = NULL;
         if (flag->type == LT_FLAG_BOOL) {
             if (inline_value)
@@ -243,6 +300,11 @@ int lt_cli_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **a
     lt_status status = lt_cli_parse_operands(cli, operands, argc, argv, &help);
     if (status != LT_OK)
         return lt_cli_report(cli->program, status);
+    if (help == LT_CLI_VERSION) {
+        printf("%s: ltbench %s\n", cli->program, lt_version_string());
+        *exit_now = LT_CLI_VERSION; /* nothing more to print, not even help's tail */
+        return 0;
+    }
     if (help) {
         lt_cli_help_operands(cli, operands, stdout);
         return 0;

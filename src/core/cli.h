@@ -38,7 +38,11 @@ typedef struct lt_cli {
     int flag_count;
 } lt_cli;
 
-/* Parses argv[1..argc-1]. `--help`/`-h` sets *help_requested and stops.
+/* What *help_requested holds for --version (1: --help). */
+enum { LT_CLI_VERSION = 2 };
+
+/* Parses argv[1..argc-1]. `--help`/`-h` sets *help_requested and stops;
+ * `--version` sets it to LT_CLI_VERSION.
  * Accepts "--flag value" and "--flag=value". Unknown flags, missing values,
  * positional arguments, values of the wrong type or out of range fail with
  * LT_E_USAGE and a message that names the flag and what it expected. */
@@ -65,8 +69,9 @@ lt_status lt_cli_parse_operands(lt_cli *cli, lt_cli_operands *operands, int argc
                                 int *help_requested);
 
 /* The whole command line of a tool: lt_cli_parse_operands, then --help
- * printed (*exit_now = 1, returns 0) or a bad command line reported
- * (*exit_now = 1, returns its exit code); otherwise *exit_now = 0. */
+ * printed (*exit_now = 1, returns 0), --version printed (*exit_now =
+ * LT_CLI_VERSION, returns 0) or a bad command line reported (*exit_now =
+ * 1, returns its exit code); otherwise *exit_now = 0. */
 int lt_cli_parse_tool(lt_cli *cli, lt_cli_operands *operands, int argc, char **argv,
                       int *exit_now);
 
@@ -78,6 +83,11 @@ void lt_cli_help_operands(const lt_cli *cli, const lt_cli_operands *operands, FI
 
 /* The flag entry by name, or NULL. */
 lt_flag *lt_cli_flag(lt_cli *cli, const char *name);
+
+/* The candidate closest to `word` by edit distance, if close enough to be
+ * what was meant (a typo: at most a third of its letters, and 2, away);
+ * NULL otherwise. */
+const char *lt_cli_closest(const char *word, const char *const *candidates, int count);
 
 /* Prints "<program>: error: <message>" to stderr with a hint to --help for
  * usage errors, and returns the exit code for `status`. */
