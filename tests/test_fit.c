@@ -11,7 +11,7 @@
 #include "check.h"
 #include "core/signals.h"
 #include "core/threads.h"
-#include "model/fit.h"
+#include "train/fit.h"
 
 enum { N = 16, BATCH = 4, STEPS = 12 };
 

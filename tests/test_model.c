@@ -19,7 +19,7 @@
 #include "datasets/copy.h"
 #include "io/checkpoint.h"
 #include "model/generate.h"
-#include "model/train.h"
+#include "train/trainer.h"
 #include "nn/linear.h"
 #include "nn/mol.h"
 

@@ -6,7 +6,7 @@
 
 #include "core/mem.h"
 #include "core/rng.h"
-#include "model/optim.h"
+#include "train/optim.h"
 #include "check.h"
 
 /* ---- a double-precision reference written from the papers' formulas ---- */

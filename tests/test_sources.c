@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "datasets/source.h"
+#include "train/source.h"
 
 /* The batch's token rows (or feature rows) as bytes, for comparing. */
 static size_t row_ints(const lt_batch *b) { return (size_t)b->n; }

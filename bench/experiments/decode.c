@@ -21,7 +21,7 @@
 #include "core/signals.h"
 #include "core/threads.h"
 #include "core/timer.h"
-#include "datasets/source.h"
+#include "train/source.h"
 #include "experiment/program.h"
 #include "model/generate.h"
 #include "model/loss.h"

@@ -24,9 +24,9 @@
 #define LT_EXPERIMENT_EXPERIMENT_H
 
 #include "core/cli.h"
-#include "datasets/source.h"
+#include "train/source.h"
 #include "io/outdir.h"
-#include "model/fit.h"
+#include "train/fit.h"
 #include "experiment/program.h"
 #include "results/table.h"
 

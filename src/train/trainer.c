@@ -1,4 +1,4 @@
-#include "model/train.h"
+#include "train/trainer.h"
 
 #include <limits.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-#include "model/fit.h"
+#include "train/fit.h"
 
 #include <math.h>
 #include <string.h>

@@ -24,8 +24,8 @@
 
 #include "core/progress.h"
 #include "core/timer.h"
-#include "datasets/source.h"
-#include "model/train.h"
+#include "train/source.h"
+#include "train/trainer.h"
 
 enum { LT_FIT_TRAINED_BY_MAX = 2048 };
 

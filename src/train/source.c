@@ -1,4 +1,4 @@
-#include "datasets/source.h"
+#include "train/source.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,7 @@
 #include "io/checkpoint.h"
 #include "model/loss.h"
 #include "model/model.h"
-#include "model/optim.h"
+#include "train/optim.h"
 
 typedef struct lt_train_config {
     lt_model_config model;

@@ -1,4 +1,4 @@
-#include "model/optim.h"
+#include "train/optim.h"
 
 #include <errno.h>
 #include <math.h>
