@@ -596,3 +596,19 @@ Test(attn_gated, caps_kernels_and_plans)
     }
     cr_expect_neq(strstr(lt_attn_variant_names(), "gated-delta"), NULL);
 }
+
+Test(attn_gated, kernels_allocate_nothing)
+{
+    /* forward, backward and steps use only the planned buffers: the
+     * tracked allocator sees no allocation while they run */
+    for (int i = 0; i < VARIANTS; i++) {
+        gcase c;
+        setup(&c, variants[i], shape_of(1, 2, 100, 8, 6), 2);
+        const size_t before = lt_mem_current();
+        lt_mem_reset_peak();
+        forward(&c);
+        backward(&c);
+        cr_expect_eq(lt_mem_peak(), before, "%s allocated while running", variants[i]);
+        release(&c);
+    }
+}
