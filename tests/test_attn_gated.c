@@ -612,3 +612,21 @@ Test(attn_gated, kernels_allocate_nothing)
         release(&c);
     }
 }
+
+Test(attn_gated, empty_sequence_in_a_batch)
+{
+    const int32_t lengths[] = {0, 5};
+    for (int i = 0; i < VARIANTS; i++) {
+        gcase c;
+        setup(&c, variants[i], shape_of(2, 1, 40, 6, 5), 4);
+        c.shape.lengths = lengths;
+        forward(&c);
+        backward(&c);
+        for (size_t j = 0; j < (size_t)40 * 5; j++)
+            cr_expect_eq(c.out[j], 0.0f, "%s: output of an empty sequence", variants[i]);
+        for (size_t j = 0; j < (size_t)40 * 6; j++)
+            cr_expect(c.dq[j] == 0.0f && c.dk[j] == 0.0f, "%s: gradient of an empty sequence",
+                      variants[i]);
+        release(&c);
+    }
+}

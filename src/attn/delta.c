@@ -72,7 +72,8 @@ static delta_space space_of(char *ws, const delta_plan *p, int backward, size_t 
     delta_space s = {0};
     gated_cursor c = {ws, 0};
     const size_t C = p->C, D = p->D, M = p->M, CC = C * C;
-    s.S = gated_take(&c, (backward ? (size_t)p->chunks : 1) * D * M);
+    /* at least one state: a sequence of length 0 still clears it */
+    s.S = gated_take(&c, (backward && p->chunks > 1 ? (size_t)p->chunks : 1) * D * M);
     s.qn = gated_take(&c, C * D), s.kn = gated_take(&c, C * D);
     s.qnorm = gated_take(&c, C), s.knorm = gated_take(&c, C);
     s.g = gated_take_doubles(&c, C);

@@ -52,7 +52,8 @@ static gla_space space_of(char *ws, const gla_plan *p, int backward, size_t *byt
     gla_space s = {0};
     gated_cursor c = {ws, 0};
     const size_t C = p->C, D = p->D, M = p->M;
-    s.S = gated_take(&c, (backward ? (size_t)p->chunks : 1) * D * M);
+    /* at least one state: a sequence of length 0 still clears it */
+    s.S = gated_take(&c, (backward && p->chunks > 1 ? (size_t)p->chunks : 1) * D * M);
     s.g = gated_take_doubles(&c, C * D);
     s.E = gated_take(&c, C * D), s.tail = gated_take(&c, C * D);
     s.Qg = gated_take(&c, C * D), s.Kt = gated_take(&c, C * D);
