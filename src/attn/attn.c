@@ -22,6 +22,9 @@ static const lt_attn_variant *const variants[] = {
     &lt_attn_linformer_variant,
     &lt_attn_lsh_variant,
     &lt_attn_decay_variant,
+    &lt_attn_delta_variant,
+    &lt_attn_gated_delta_variant,
+    &lt_attn_gla_variant,
 };
 #define VARIANT_COUNT ((int)(sizeof variants / sizeof variants[0]))
 
@@ -69,7 +72,10 @@ static int kernel_fits(const attn_kernel_info *kernel, int causal)
     return 0;
 }
 
-const char *lt_attn_variant_names(void) { return "softmax|linear|linformer|lsh|decay"; }
+const char *lt_attn_variant_names(void)
+{
+    return "softmax|linear|linformer|lsh|decay|delta|gated-delta|gla";
+}
 
 lt_status lt_attn_parse_variant(const char *spec, lt_attn_config *config)
 {
@@ -239,6 +245,7 @@ lt_status lt_attn_variant_caps(const char *variant, lt_attn_caps *caps)
         .noncausal = any_kernel_fits(impl, 0),
         .params = impl->param_count(&config) > 0,
         .recurrent = impl->step != NULL,
+        .gates = impl->gates,
         .no_causal_reason = impl->no_causal_reason,
         .no_noncausal_reason = impl->no_noncausal_reason,
         .no_recurrent_reason = impl->no_recurrence_reason,
@@ -343,7 +350,10 @@ double lt_attn_interface_bytes(const lt_attn *attn, lt_attn_shape shape, int bac
 {
     double rows = (double)shape.B * shape.H * shape.N;
     double q = rows * shape.D, k = attn->impl->ignores_k ? 0.0 : q, v = rows * shape.M;
-    double params = (double)lt_attn_param_count(attn);
+    int wb, wa;
+    lt_attn_gate_widths(attn, shape.D, &wb, &wa);
+    /* the gates are read like parameters and get gradients like them */
+    double params = (double)lt_attn_param_count(attn) + rows * (wb + wa);
     double saved = attn->impl->saved_touched_bytes != NULL
                        ? (double)attn->impl->saved_touched_bytes(attn, shape)
                        : (double)lt_attn_saved_bytes(attn, shape);
@@ -501,16 +511,78 @@ static void zero_padded_rows(float *out, lt_attn_shape shape)
     }
 }
 
+void lt_attn_gate_widths(const lt_attn *attn, int D, int *beta, int *log_alpha)
+{
+    const int gates = attn->impl->gates;
+    *beta = (gates & LT_ATTN_GATE_BETA) != 0;
+    *log_alpha = gates & LT_ATTN_GATE_ALPHA_KEYS ? D : (gates & LT_ATTN_GATE_ALPHA) != 0;
+}
+
+/* How a call uses its gates: forward scans them, backward also needs
+ * their gradients, a step scans one position's. */
+typedef enum gate_use { GATES_FORWARD, GATES_BACKWARD, GATES_STEP } gate_use;
+
+/* One gate of `count` floats (0: the variant does not read it), which must
+ * lie in [lo, hi] when scanned. */
+static lt_status check_gate(const lt_attn *attn, const float *x, size_t count, const char *name,
+                            int scan, float lo, float hi)
+{
+    if (count == 0 && x != NULL)
+        return lt_fail(LT_E_USAGE, "%s attention reads no %s: pass NULL", attn->impl->name, name);
+    if (count > 0 && x == NULL)
+        return lt_fail(LT_E_USAGE,
+                       "%s attention needs %s (%zu floats) in lt_attn_gates: call "
+                       "lt_attn_forward_gated, lt_attn_backward_gated or lt_attn_step_gated",
+                       attn->impl->name, name, count);
+    if (count == 0 || !scan)
+        return LT_OK;
+    LT_TRY(check_finite(attn, x, count, name));
+    for (size_t i = 0; i < count; i++)
+        if (!(x[i] >= lo && x[i] <= hi))
+            return lt_fail(LT_E_INPUT, "%s attention: %s[%zu] = %g, expected a value in [%g, %g]",
+                           attn->impl->name, name, i, (double)x[i], (double)lo, (double)hi);
+    return LT_OK;
+}
+
+/* The gates of `pairs` (position, head) pairs of head dimension D. */
+static lt_status check_gates(const lt_attn *attn, const lt_attn_gates *gates, size_t pairs, int D,
+                             gate_use use)
+{
+    int wb, wa;
+    lt_attn_gate_widths(attn, D, &wb, &wa);
+    const size_t nb = pairs * (size_t)wb, na = pairs * (size_t)wa;
+    const int scan = use != GATES_BACKWARD;
+    LT_TRY(check_gate(attn, gates->beta, nb, "beta", scan, 0.0f, 1.0f));
+    LT_TRY(check_gate(attn, gates->log_alpha, na, "log_alpha", scan, -INFINITY, 0.0f));
+    if (use != GATES_BACKWARD) /* the gradients' pointers are backward's alone */
+        return LT_OK;
+    LT_TRY(check_gate(attn, gates->d_beta, nb, "d_beta", 0, 0.0f, 0.0f));
+    return check_gate(attn, gates->d_log_alpha, na, "d_log_alpha", 0, 0.0f, 0.0f);
+}
+
+static const lt_attn_gates no_gates;
+
 lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape, float *out, void *saved,
                           void *workspace, const float *q, const float *k, const float *v,
                           const float *params)
+{
+    return lt_attn_forward_gated(attn, shape, NULL, out, saved, workspace, q, k, v, params);
+}
+
+lt_status lt_attn_forward_gated(const lt_attn *attn, lt_attn_shape shape,
+                                const lt_attn_gates *gates, float *out, void *saved,
+                                void *workspace, const float *q, const float *k, const float *v,
+                                const float *params)
 {
     LT_TRY(lt_attn_check_shape(attn, shape));
     if (shape.N == 0)
         return LT_OK; /* nothing to attend over; no buffer is read or written */
     LT_TRY(check_call(attn, shape, workspace, q, k, v, params, 1));
     LT_TRY(check_tensor(attn, out, tensor_size(shape, shape.M), "out"));
+    gates = gates != NULL ? gates : &no_gates;
+    LT_TRY(check_gates(attn, gates, tensor_size(shape, 1), shape.D, GATES_FORWARD));
     attn_call call = make_call(attn, shape, workspace, q, k, v, params);
+    call.gates = *gates;
     call.out = out;
     call.saved = saved;
     attn->impl->forward(&call);
@@ -522,6 +594,16 @@ lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape, float *dq, 
                            float *dv, float *d_params, void *workspace, const float *d_out,
                            const void *saved, const float *q, const float *k, const float *v,
                            const float *params)
+{
+    return lt_attn_backward_gated(attn, shape, NULL, dq, dk, dv, d_params, workspace, d_out,
+                                  saved, q, k, v, params);
+}
+
+lt_status lt_attn_backward_gated(const lt_attn *attn, lt_attn_shape shape,
+                                 const lt_attn_gates *gates, float *dq, float *dk, float *dv,
+                                 float *d_params, void *workspace, const float *d_out,
+                                 const void *saved, const float *q, const float *k,
+                                 const float *v, const float *params)
 {
     LT_TRY(lt_attn_check_shape(attn, shape));
     if (shape.N == 0)
@@ -535,7 +617,10 @@ lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape, float *dq, 
     LT_TRY(check_tensor(attn, d_params, lt_attn_param_count(attn), "d_params"));
     LT_TRY(check_tensor(attn, d_out, vo, "d_out"));
     LT_TRY(check_finite(attn, d_out, vo, "d_out"));
+    gates = gates != NULL ? gates : &no_gates;
+    LT_TRY(check_gates(attn, gates, tensor_size(shape, 1), shape.D, GATES_BACKWARD));
     attn_call call = make_call(attn, shape, workspace, q, k, v, params);
+    call.gates = *gates;
     call.dq = dq;
     call.dk = dk;
     call.dv = dv;
@@ -626,7 +711,8 @@ lt_status lt_attn_state_init(const lt_attn *attn, void *state, int B, int H, int
  * checks the same data and comes to the same verdict; the messages go to
  * each thread's own last error. */
 static lt_status step_checks(const lt_attn *attn, const state_header *header, const float *out,
-                             const float *q, const float *k, const float *v)
+                             const float *q, const float *k, const float *v,
+                             const lt_attn_gates *gates)
 {
     if (header == NULL || header->impl != attn->impl)
         return lt_fail(LT_E_USAGE, "%s attention step: the state was not initialised by "
@@ -640,6 +726,7 @@ static lt_status step_checks(const lt_attn *attn, const state_header *header, co
     LT_TRY(check_finite(attn, q, heads * header->D, "q"));
     LT_TRY(check_finite(attn, k, heads * header->D, "k"));
     LT_TRY(check_finite(attn, v, heads * header->M, "v"));
+    LT_TRY(check_gates(attn, gates, heads, header->D, GATES_STEP));
     if (attn->impl->step_grows && header->steps >= header->max_steps)
         return lt_fail(LT_E_USAGE,
                        "%s attention step: the key/value cache is full (max_steps = %d); "
@@ -650,7 +737,7 @@ static lt_status step_checks(const lt_attn *attn, const state_header *header, co
 
 /* This thread's static share of the step's heads. */
 static void step_own_heads(const lt_attn *attn, state_header *header, float *out, const float *q,
-                           const float *k, const float *v)
+                           const float *k, const float *v, const lt_attn_gates *gates)
 {
     const int heads = header->B * header->H;
     const int threads = omp_get_num_threads(), me = omp_get_thread_num();
@@ -658,18 +745,25 @@ static void step_own_heads(const lt_attn *attn, state_header *header, float *out
     if (bh0 < bh1)
         attn->impl->step(attn, (char *)header + STATE_HEADER_BYTES, header->B, header->H,
                          header->D, header->M, header->max_steps, header->steps, bh0, bh1, out,
-                         q, k, v);
+                         q, k, v, gates);
 }
 
 lt_status lt_attn_step(const lt_attn *attn, void *state, float *out, const float *q,
                        const float *k, const float *v)
 {
+    return lt_attn_step_gated(attn, state, out, q, k, v, NULL);
+}
+
+lt_status lt_attn_step_gated(const lt_attn *attn, void *state, float *out, const float *q,
+                             const float *k, const float *v, const lt_attn_gates *gates)
+{
     state_header *header = state;
-    LT_TRY(step_checks(attn, header, out, q, k, v));
+    gates = gates != NULL ? gates : &no_gates;
+    LT_TRY(step_checks(attn, header, out, q, k, v, gates));
     const int parallel = attn->impl->step_parallel(attn, header->B * header->H, header->D,
                                                    header->M, header->steps);
 #pragma omp parallel if (parallel)
-    step_own_heads(attn, header, out, q, k, v);
+    step_own_heads(attn, header, out, q, k, v, gates);
     header->steps++;
     return LT_OK;
 }
@@ -677,9 +771,17 @@ lt_status lt_attn_step(const lt_attn *attn, void *state, float *out, const float
 lt_status lt_attn_step_team(const lt_attn *attn, void *state, float *out, const float *q,
                             const float *k, const float *v)
 {
+    return lt_attn_step_team_gated(attn, state, out, q, k, v, NULL);
+}
+
+lt_status lt_attn_step_team_gated(const lt_attn *attn, void *state, float *out,
+                                  const float *q, const float *k, const float *v,
+                                  const lt_attn_gates *gates)
+{
     state_header *header = state;
-    LT_TRY(step_checks(attn, header, out, q, k, v));
-    step_own_heads(attn, header, out, q, k, v);
+    gates = gates != NULL ? gates : &no_gates;
+    LT_TRY(step_checks(attn, header, out, q, k, v, gates));
+    step_own_heads(attn, header, out, q, k, v, gates);
     /* every thread has read header->steps: one may count the step */
 #pragma omp barrier
 #pragma omp master

@@ -38,6 +38,32 @@
  *              forward and a reverse scan, as in vision retention
  *              networks), not implemented here, so non-causal attention is
  *              refused rather than silently given the causal form.
+ *   delta      DeltaNet (Schlag et al. 2021; Yang et al. 2024): the state
+ *              S (M x D) is corrected towards each value by the delta
+ *              rule, S_t = S_{t-1} + beta_t (v_t - S_{t-1} k_t) k_t^T,
+ *              out_t = S_t q_t, with beta_t in [0, 1] a gate per position
+ *              and head. As DeltaNet does, q and k are L2-normalised per
+ *              head inside the call (x / sqrt(|x|^2 + 1e-6), gradients
+ *              through it), so I - beta k k^T never expands the state; no
+ *              1/sqrt(D) scale (the model scales q if it wants one).
+ *   gated-delta  Gated DeltaNet (Yang et al. 2025): delta with a decay
+ *              alpha_t in (0, 1] per position and head, S_t = alpha_t
+ *              S_{t-1} (I - beta_t k_t k_t^T) + beta_t v_t k_t^T; q, k
+ *              normalised as in delta.
+ *   gla        gated linear attention (Yang et al. 2024): a decay per key
+ *              channel, S_t = diag(alpha_t) S_{t-1} + k_t v_t^T with S
+ *              D x M and alpha_t in (0, 1]^D per position and head, out_t
+ *              = S_t^T q_t; q and k as given (no normalisation, no scale,
+ *              no normaliser).
+ *              These three read per-position gates (lt_attn_gates: beta,
+ *              and alpha as its logarithm) through lt_attn_forward_gated,
+ *              lt_attn_backward_gated and lt_attn_step_gated; the plain
+ *              entry points refuse them. Causal only, as decay (a
+ *              recurrence over positions); recurrent steps of constant
+ *              size (the state S, D x M floats a head). Their chunked
+ *              kernels save nothing for backward, which rebuilds the state
+ *              at each chunk start in its workspace (N / C x D x M floats
+ *              per thread, not per head).
  *
  * Feature maps of linear and decay (lt_feature_map), each with the size F
  * of phi(x) for head dimension D, which sizes the state (S is F x M, z F):
@@ -100,7 +126,8 @@ typedef struct lt_attn_shape {
 } lt_attn_shape;
 
 typedef struct lt_attn_config {
-    const char *variant;       /* "softmax", "linear", "linformer", "lsh" or "decay" */
+    const char *variant;       /* "softmax", "linear", "linformer", "lsh", "decay",
+                                  "delta", "gated-delta" or "gla" */
     int causal;                /* 1: position i sees only positions <= i */
     lt_feature_map feature_map;/* linear and decay */
     float eps;                 /* linear and decay: added to the normaliser (1e-6) */
@@ -127,12 +154,39 @@ typedef struct lt_attn {
     lt_attn_config config;
 } lt_attn;
 
+/* The gates a variant reads (lt_attn_caps.gates, a sum of these). */
+enum {
+    LT_ATTN_GATE_BETA = 1,       /* beta, one per position and head */
+    LT_ATTN_GATE_ALPHA = 2,      /* log_alpha, one per position and head */
+    LT_ATTN_GATE_ALPHA_KEYS = 4  /* log_alpha, one per position, head and key channel (D) */
+};
+
+/* Per-position gates of delta, gated-delta and gla, beside q, k and v.
+ * Layouts follow q's: (B,H,N) for one value per position and head,
+ * (B,H,N,D) for one per key channel; a recurrent step takes (B,H) and
+ * (B,H,D). The decay is given as its logarithm, log_alpha in (-inf, 0]
+ * (finite; alpha = 1 is 0), which the model gets without rounding from a
+ * log-sigmoid and which the kernels need anyway: they only ever
+ * exponentiate differences of its running sums that are <= 0, relative to
+ * a chunk's start, so a decay of 1e-12 a position cannot overflow. beta
+ * must lie in [0, 1]. Backward adds dL/dbeta and dL/dlog_alpha into
+ * d_beta and d_log_alpha (shapes of beta and log_alpha), which it needs
+ * for every gate the variant reads (forward and steps ignore them, so one
+ * struct serves both calls). A gate a variant does not read must be NULL
+ * (lt_attn_caps.gates says which it reads). */
+typedef struct lt_attn_gates {
+    const float *beta;      /* delta, gated-delta: (B,H,N) in [0, 1] */
+    const float *log_alpha; /* gated-delta: (B,H,N); gla: (B,H,N,D); each <= 0 */
+    float *d_beta, *d_log_alpha;
+} lt_attn_gates;
+
 /* What a variant can do, so programs ask instead of naming variants. */
 typedef struct lt_attn_caps {
     int causal;     /* has a causal form */
     int noncausal;  /* has a non-causal form */
     int params;     /* has learned parameters (linformer's E, F) */
     int recurrent;  /* has a recurrent step for generation (causal only) */
+    int gates;      /* LT_ATTN_GATE_* it reads (0: none; its calls take no gates) */
     const char *no_causal_reason;    /* why not, when causal == 0 */
     const char *no_noncausal_reason; /* why not, when noncausal == 0 */
     const char *no_recurrent_reason; /* why not, when recurrent == 0 */
@@ -147,7 +201,8 @@ lt_status lt_attn_variant_caps(const char *variant, lt_attn_caps *caps);
  * variant), default kernel. */
 lt_attn_config lt_attn_default_config(const char *variant);
 
-/* Names of all variants, "softmax|linear|linformer|lsh|decay" (for --help). */
+/* Names of all variants, "softmax|linear|linformer|lsh|decay|delta|gated-delta|gla"
+ * (for --help). */
 const char *lt_attn_variant_names(void);
 
 /* Reads a variant spec as programs list them (--variants): a variant name,
@@ -274,11 +329,11 @@ double lt_attn_products_gflops(const lt_attn *attn, lt_attn_shape shape, int thr
 
 /* Bytes a forward (backward = 0) or backward (backward = 1) as a training
  * step runs it cannot avoid moving, whatever the kernel: each input read
- * once (q, k unless the variant never reads it, v, d_out, the parameters,
- * and in backward the saved activations the kernel uses), each output
- * written once (out and those saved activations; dq, dk, dv and the
- * parameters' gradients, which the step zeroes first, so dk counts also
- * where the variant leaves it). Over the measured bandwidth
+ * once (q, k unless the variant never reads it, v, d_out, the parameters
+ * and gates, and in backward the saved activations the kernel uses), each
+ * output written once (out and those saved activations; dq, dk, dv and the
+ * parameters' and gates' gradients, which the step zeroes first, so dk
+ * counts also where the variant leaves it). Over the measured bandwidth
  * (lt_attn_bandwidth_gbs) it is the memory half of a roofline: with the
  * operands in memory rather than cache, no call takes less time. */
 double lt_attn_interface_bytes(const lt_attn *attn, lt_attn_shape shape, int backward);
@@ -316,11 +371,17 @@ lt_status lt_attn_step_cost(const lt_attn *attn, int H, int D, int M, int positi
  * selects on that machine. */
 const char *lt_attn_blas_core(void);
 
+/* Floats per position and head of the gates `attn` reads for head
+ * dimension D: *beta 1 or 0, *log_alpha 0, 1 or D (gla). */
+void lt_attn_gate_widths(const lt_attn *attn, int D, int *beta, int *log_alpha);
+
 /* out (B,H,N,M) = attention(q (B,H,N,D), k (B,H,N,D), v (B,H,N,M)).
  * `saved` (lt_attn_saved_bytes) receives what backward needs; NULL for
  * inference only. `params` may be NULL when lt_attn_param_count is 0.
  * Non-finite inputs fail with LT_E_NUMERIC naming the tensor (an input the
- * variant never reads is not scanned: LSH's k). */
+ * variant never reads is not scanned: LSH's k). A variant that reads gates
+ * (delta, gated-delta, gla) is refused with LT_E_USAGE here: it runs
+ * through lt_attn_forward_gated. */
 lt_status lt_attn_forward(const lt_attn *attn, lt_attn_shape shape,
                           float *out, void *saved, void *workspace,
                           const float *q, const float *k, const float *v,
@@ -337,9 +398,26 @@ lt_status lt_attn_backward(const lt_attn *attn, lt_attn_shape shape,
                            const float *q, const float *k, const float *v,
                            const float *params);
 
+/* lt_attn_forward and lt_attn_backward with the variant's gates
+ * (lt_attn_gates; NULL or all-NULL for a variant without gates, where
+ * they equal the plain calls). Missing gates the variant reads, or ones
+ * it does not read, fail with LT_E_USAGE; forward fails with LT_E_NUMERIC
+ * for non-finite gates and LT_E_INPUT for beta outside [0, 1] or
+ * log_alpha > 0. Backward adds into gates->d_beta and ->d_log_alpha. */
+lt_status lt_attn_forward_gated(const lt_attn *attn, lt_attn_shape shape,
+                                const lt_attn_gates *gates, float *out, void *saved,
+                                void *workspace, const float *q, const float *k, const float *v,
+                                const float *params);
+lt_status lt_attn_backward_gated(const lt_attn *attn, lt_attn_shape shape,
+                                 const lt_attn_gates *gates, float *dq, float *dk, float *dv,
+                                 float *d_params, void *workspace, const float *d_out,
+                                 const void *saved, const float *q, const float *k,
+                                 const float *v, const float *params);
+
 /* Recurrent form for generation (causal only): one token in, one out.
  * Linear and decay: the (S, z) state, constant size (F x M + F floats a
- * head). Softmax: a key/value cache that grows by one row a step up to
+ * head). Delta, gated-delta and gla: the state S, D x M floats a head.
+ * Softmax: a key/value cache that grows by one row a step up to
  * `max_steps`. Linformer and LSH: refused with LT_E_USAGE. `seed` and `layer` are
  * what lt_attn_shape.seed and .layer are to forward: the favor map draws
  * its features from them once, here, so steps use the same features as a
@@ -360,6 +438,14 @@ lt_status lt_attn_step(const lt_attn *attn, void *state, float *out,
  * message as its own lt_last_error. */
 lt_status lt_attn_step_team(const lt_attn *attn, void *state, float *out,
                             const float *q, const float *k, const float *v);
+/* The two with the next position's gates ((B,H) beta, (B,H) or (B,H,D)
+ * log_alpha; d_beta, d_log_alpha unused), which delta, gated-delta and gla
+ * need and the plain steps refuse for them. */
+lt_status lt_attn_step_gated(const lt_attn *attn, void *state, float *out, const float *q,
+                             const float *k, const float *v, const lt_attn_gates *gates);
+lt_status lt_attn_step_team_gated(const lt_attn *attn, void *state, float *out,
+                                  const float *q, const float *k, const float *v,
+                                  const lt_attn_gates *gates);
 
 /* Counts `steps` more positions as folded into the state without computing
  * them, for timing a step at a long context without stepping through it: a

@@ -29,6 +29,7 @@ typedef struct attn_call {
     float *d_params;       /* backward, lt_attn_param_count floats */
     const float *d_out;    /* (B,H,N,M) backward */
     const float *q, *k, *v, *params;
+    lt_attn_gates gates;   /* the variant's gates (all NULL for variants without) */
     char *workspace;       /* threads slices of `slice` bytes each */
     size_t slice;
     char *shared;          /* the variant's shared_bytes, before the slices; NULL if none */
@@ -106,13 +107,16 @@ struct lt_attn_variant {
      * checked there is room for one more (see step_grows). */
     void (*step)(const lt_attn *attn, char *payload, int B, int H, int D, int M, int max_steps,
                  int steps, int bh0, int bh1, float *out, const float *q, const float *k,
-                 const float *v);
+                 const float *v, const lt_attn_gates *gates);
     /* Whether a step of `heads` heads at `steps` is worth a parallel region
      * of its own (a thread team already running splits any step). */
     int (*step_parallel)(const lt_attn *attn, int heads, int D, int M, int steps);
     /* 1: the state is a cache with room for max_steps positions (softmax);
      * 0: constant size, any number of steps (linear, decay). */
     int step_grows;
+    /* LT_ATTN_GATE_* the variant reads; attn.c checks them (present,
+     * finite, in range) before forward, backward or a step runs. */
+    int gates;
 };
 
 extern const lt_attn_variant lt_attn_softmax_variant;
@@ -120,6 +124,9 @@ extern const lt_attn_variant lt_attn_linear_variant;
 extern const lt_attn_variant lt_attn_linformer_variant;
 extern const lt_attn_variant lt_attn_lsh_variant;
 extern const lt_attn_variant lt_attn_decay_variant;
+extern const lt_attn_variant lt_attn_delta_variant;
+extern const lt_attn_variant lt_attn_gated_delta_variant;
+extern const lt_attn_variant lt_attn_gla_variant;
 
 /* One (batch, head) slice of every tensor of a call; NULL where the call
  * lacks the tensor (forward has no gradients, backward no out). */

@@ -1313,9 +1313,9 @@ static void linear_state_init(const lt_attn *attn, char *payload, int B, int H, 
 
 static void linear_step(const lt_attn *attn, char *payload, int B, int H, int D, int M,
                         int max_steps, int steps, int bh0, int bh1, float *out, const float *q,
-                        const float *k, const float *v)
+                        const float *k, const float *v, const lt_attn_gates *gates)
 {
-    (void)B, (void)M, (void)max_steps, (void)steps;
+    (void)B, (void)M, (void)max_steps, (void)steps, (void)gates;
     const attn_features fx = attn_features_of(&attn->config, D, (const float *)payload);
     const int F = fx.F;
     float *states = (float *)(payload + block_bytes(attn, D));

@@ -538,9 +538,9 @@ static size_t softmax_state_payload_bytes(const lt_attn *attn, int B, int H, int
  * (step_head). */
 static void softmax_step(const lt_attn *attn, char *payload, int B, int H, int D, int M,
                          int max_steps, int steps, int bh0, int bh1, float *out, const float *q,
-                         const float *k, const float *v)
+                         const float *k, const float *v, const lt_attn_gates *gates)
 {
-    (void)attn;
+    (void)attn, (void)gates;
     const int heads = B * H;
     const float scale = score_scale(D);
     const size_t key_floats = cache_rows(max_steps) * D;

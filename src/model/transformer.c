@@ -89,6 +89,17 @@ static lt_status transformer_check(const lt_model_config *cfg)
                        (int)cfg->activation);
     lt_attn attn;
     LT_TRY(lt_attn_init(&attn, &cfg->attn));
+    /* Gated variants need, per layer, projections of the input to beta
+     * (sigmoid) and log_alpha (log-sigmoid; D a head for gla), their
+     * parameters, activations and gradients, passed through
+     * lt_attn_forward_gated / lt_attn_backward_gated / lt_attn_step_gated
+     * (issue 43's second part). Until then they are refused here. */
+    lt_attn_caps caps;
+    LT_TRY(lt_attn_variant_caps(cfg->attn.variant, &caps));
+    if (caps.gates != 0)
+        return lt_fail(LT_E_USAGE, "attention: the model does not yet compute the per-position "
+                                   "gates %s attention reads (beta, log_alpha)",
+                       cfg->attn.variant);
     return lt_attn_check_shape(&attn, planned_shape(cfg));
 }
 
