@@ -12,6 +12,7 @@
 #include "attn/attn.h"
 #include "attn/attn_internal.h"
 #include "check.h"
+#include "core/machine.h"
 #include "core/kernels.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -1344,11 +1345,11 @@ Test(attn_plan, sgemm_rate_measured)
 {
     /* a rate, not a threshold: finite and positive, thread count restored */
     cr_assert_eq(lt_threads_set(2), LT_OK);
-    double one = lt_attn_sgemm_gflops(96, 1);
+    double one = lt_machine_sgemm_gflops(96, 1);
     cr_expect(isfinite(one) && one > 0, "rate %g", one);
     cr_expect_eq(lt_threads_get(), 2);
-    cr_expect(isnan(lt_attn_sgemm_gflops(0, 1)));
-    cr_expect(lt_attn_blas_core() != NULL && lt_attn_blas_core()[0] != '\0');
+    cr_expect(isnan(lt_machine_sgemm_gflops(0, 1)));
+    cr_expect(lt_machine_blas_core() != NULL && lt_machine_blas_core()[0] != '\0');
 }
 
 Test(attn_plan, read_bandwidth_measured)
@@ -1359,13 +1360,13 @@ Test(attn_plan, read_bandwidth_measured)
     size_t before = lt_mem_current();
     const size_t sizes[] = {(size_t)64 << 10, (size_t)5 << 20};
     for (int i = 0; i < 2; i++) {
-        double gbs = lt_attn_read_bandwidth_gbs(sizes[i], i + 1);
+        double gbs = lt_machine_read_bandwidth_gbs(sizes[i], i + 1);
         cr_expect(isfinite(gbs) && gbs > 0, "%zu bytes: %g GB/s", sizes[i], gbs);
         cr_expect_eq(lt_threads_get(), 2);
     }
     cr_expect_eq(lt_mem_current(), before);
-    cr_expect(isnan(lt_attn_read_bandwidth_gbs(0, 1)));
-    cr_expect(isnan(lt_attn_read_bandwidth_gbs(100, 1)), "less than one block of floats");
+    cr_expect(isnan(lt_machine_read_bandwidth_gbs(0, 1)));
+    cr_expect(isnan(lt_machine_read_bandwidth_gbs(100, 1)), "less than one block of floats");
 }
 
 Test(attn_plan, linformer_params_initialised)

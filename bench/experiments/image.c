@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "attn/attn.h"
+#include "core/machine.h"
 #include "core/dist.h"
 #include "core/mem.h"
 #include "core/signals.h"
@@ -407,10 +408,10 @@ static void measure_roof(image_run *c, const lt_model *weights)
 {
     if (c->bandwidth_gbs > 0)
         return;
-    c->bandwidth_gbs = lt_attn_read_bandwidth_gbs(
+    c->bandwidth_gbs = lt_machine_read_bandwidth_gbs(
         (size_t)lt_generator_streamed_bytes(weights), lt_threads_get());
-    c->dram_gbs = lt_attn_bandwidth_gbs((size_t)64 << 20, lt_threads_get());
-    c->sgemm_gflops = lt_attn_sgemm_gflops(1024, lt_threads_get());
+    c->dram_gbs = lt_machine_bandwidth_gbs((size_t)64 << 20, lt_threads_get());
+    c->sgemm_gflops = lt_machine_sgemm_gflops(1024, lt_threads_get());
 }
 
 /* The completion grid: test images whose lower half is generated from the

@@ -8,6 +8,7 @@
 
 #include "attn/attn.h"
 #include "attn/measure.h"
+#include "core/machine.h"
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/rng.h"
@@ -471,13 +472,13 @@ static void measure_roof(const scaling_options *opt)
     while (roof_n > 64 && lt_mem_plan(3 * lt_mem_rounded((size_t)roof_n * roof_n * 4),
                                       "the SGEMM roofline") != LT_OK)
         roof_n /= 2;
-    roof_gflops = lt_attn_sgemm_gflops(roof_n, threads);
-    roof_gflops_1t = lt_attn_sgemm_gflops(roof_n, 1);
+    roof_gflops = lt_machine_sgemm_gflops(roof_n, threads);
+    roof_gflops_1t = lt_machine_sgemm_gflops(roof_n, 1);
     if (lt_mem_plan(3 * lt_mem_rounded(TRIAD_ARRAY), "the bandwidth roofline") == LT_OK)
-        roof_bandwidth_gbs = lt_attn_bandwidth_gbs(TRIAD_ARRAY, threads);
+        roof_bandwidth_gbs = lt_machine_bandwidth_gbs(TRIAD_ARRAY, threads);
     printf("roofline: SGEMM %dx%dx%d reaches %.1f GFLOP/s on %d threads, %.1f on one (%s "
            "kernels); memory bandwidth %.1f GB/s (triad)\n",
-           roof_n, roof_n, roof_n, roof_gflops, threads, roof_gflops_1t, lt_attn_blas_core(),
+           roof_n, roof_n, roof_n, roof_gflops, threads, roof_gflops_1t, lt_machine_blas_core(),
            roof_bandwidth_gbs);
     fflush(stdout);
 }

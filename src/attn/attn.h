@@ -302,16 +302,10 @@ double lt_attn_flops(const lt_attn *attn, lt_attn_shape shape, int backward);
  * (including intra-chunk quadratic forms, recomputed tiles, and the masked
  * halves of diagonal blocks that GEMMs compute anyway) and dot products;
  * feature maps, exponentials and divisions are not counted. Honours
- * lengths. Against a measured SGEMM rate (lt_attn_sgemm_gflops) it gives a
+ * lengths. Against a measured SGEMM rate (lt_machine_sgemm_gflops, core/machine.h) it gives a
  * kernel's fraction of the machine's matrix-product speed. */
 double lt_attn_flops_performed(const lt_attn *attn, lt_attn_shape shape, int backward);
 
-/* This machine's SGEMM rate in GFLOP/s for an n x n x n product on
- * `threads` threads (< 1: lt_threads_get()): the median of 5 timed runs
- * after one warm-up, through lt_sgemm as the kernels call it. Allocates
- * three n x n matrices (tracked) and restores the thread count; NaN when
- * the allocation fails. n = 1024 is the usual roofline reference. */
-double lt_attn_sgemm_gflops(int n, int threads);
 
 /* The GFLOP/s this machine's BLAS reaches on the configured kernel's own
  * matrix products, called as the kernel calls them (shapes, transposes,
@@ -334,27 +328,11 @@ double lt_attn_products_gflops(const lt_attn *attn, lt_attn_shape shape, int thr
  * output written once (out and those saved activations; dq, dk, dv and the
  * parameters' and gates' gradients, which the step zeroes first, so dk
  * counts also where the variant leaves it). Over the measured bandwidth
- * (lt_attn_bandwidth_gbs) it is the memory half of a roofline: with the
+ * (lt_machine_bandwidth_gbs) it is the memory half of a roofline: with the
  * operands in memory rather than cache, no call takes less time. */
 double lt_attn_interface_bytes(const lt_attn *attn, lt_attn_shape shape, int backward);
 
-/* This machine's memory bandwidth in GB/s on `threads` threads (< 1:
- * lt_threads_get()): STREAM's triad a = b + 3 c over three arrays of
- * `array_bytes` (choose them well beyond the caches, e.g. 64 MiB), two
- * read and one written per element, median of 5 runs after a warm-up.
- * Allocates the arrays (tracked); NaN when that fails. The roof of work
- * that reads and writes more than it computes (scaling's memory-bound
- * attention passes). */
-double lt_attn_bandwidth_gbs(size_t array_bytes, int threads);
 
-/* This machine's speed at reading `array_bytes` again and again, in GB/s on
- * `threads` threads (< 1: lt_threads_get()): the sum of one array (read
- * as many times as make 64 MiB a run), median of 5 runs after a warm-up.
- * At the size of what a loop streams (a model's
- * weights) it includes what the caches keep of it between passes, so it is
- * the roof of that loop: generating a token at batch 1 reads every weight
- * once. Allocates the array (tracked); NaN when that fails. */
-double lt_attn_read_bandwidth_gbs(size_t array_bytes, int threads);
 
 /* Memory traffic and FLOPs (a multiply-add counts 2) of one lt_attn_step
  * of one sequence at `position` (the steps before it): a state of constant
@@ -364,12 +342,6 @@ double lt_attn_read_bandwidth_gbs(size_t array_bytes, int threads);
 lt_status lt_attn_step_cost(const lt_attn *attn, int H, int D, int M, int position,
                             double *bytes, double *flops);
 
-/* The BLAS kernel family that rate comes from (OpenBLAS's core name), to
- * record beside it. OpenBLAS 0.3.21 falls back to its generic "Prescott"
- * kernels on CPUs it does not recognise (a KVM Xeon, model 207, here): 4-8x
- * slower SGEMM than the "SkylakeX" kernels that OPENBLAS_CORETYPE=SkylakeX
- * selects on that machine. */
-const char *lt_attn_blas_core(void);
 
 /* Floats per position and head of the gates `attn` reads for head
  * dimension D: *beta 1 or 0, *log_alpha 0, 1 or D (gla). */

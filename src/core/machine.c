@@ -1,11 +1,12 @@
 /* The machine's matrix-product speed, measured through the products the
- * kernels call (lt_sgemm: OpenBLAS in fixed blocks), as the roof for their
- * GFLOP/s. */
+ * kernels call (lt_sgemm: OpenBLAS in fixed blocks), and its memory
+ * bandwidth: the roofs of every benchmark's GFLOP/s and GB/s. */
+#include "core/machine.h"
+
 #include <math.h>
 #include <omp.h>
 #include <string.h>
 
-#include "attn/attn.h"
 #include "core/gemm.h"
 #include "core/kernels.h"
 #include "core/mem.h"
@@ -34,7 +35,7 @@ static lt_status run_sgemm(void *ctx)
     return LT_OK;
 }
 
-double lt_attn_sgemm_gflops(int n, int threads)
+double lt_machine_sgemm_gflops(int n, int threads)
 {
     if (n < 1)
         return NAN;
@@ -66,7 +67,7 @@ double lt_attn_sgemm_gflops(int n, int threads)
     return gflops;
 }
 
-const char *lt_attn_blas_core(void) { return openblas_get_corename(); }
+const char *lt_machine_blas_core(void) { return openblas_get_corename(); }
 
 /* The sum of an array: a read-only stream, READ_LANES floats an
  * iteration into as many partial sums (independent chains, in vector
@@ -118,7 +119,7 @@ static lt_status run_read(void *ctx)
     return LT_OK;
 }
 
-double lt_attn_read_bandwidth_gbs(size_t array_bytes, int threads)
+double lt_machine_read_bandwidth_gbs(size_t array_bytes, int threads)
 {
     size_t n = array_bytes / sizeof(float) / READ_LANES * READ_LANES;
     float *a = NULL;
@@ -161,7 +162,7 @@ static lt_status run_triad(void *ctx)
     return LT_OK;
 }
 
-double lt_attn_bandwidth_gbs(size_t array_bytes, int threads)
+double lt_machine_bandwidth_gbs(size_t array_bytes, int threads)
 {
     size_t n = array_bytes / sizeof(float);
     float *a = NULL, *b = NULL, *c = NULL;
