@@ -1,5 +1,6 @@
-/* The speech corpus: settings, assembly, the cache and loading. The build
- * (the plan and the synthesis) is in speech_build.c, audio comes from
+/* The speech corpus: settings, the cache and loading. Assembly is in
+ * speech_corpus.c, the build (the plan and the synthesis) in
+ * speech_build.c, both below this file (neither calls it); audio comes from
  * speech_synth.c, features from speech_features.c, sentences from
  * speech_text.c.
  *
@@ -18,18 +19,6 @@
 #include "io/bytes.h"
 #include "io/checkpoint.h"
 
-#define N_SPLITS LT_SPEECH_N_SPLITS
-#define N_SPEAKERS LT_SPEECH_N_SPEAKERS
-#define REC_FIELDS LT_SPEECH_REC_FIELDS
-#define SPK_FIELDS LT_SPEECH_SPK_FIELDS
-#define PIECE_FIELDS LT_SPEECH_PIECE_FIELDS
-enum { REC_FRAMES = LT_SPEECH_REC_FRAMES, REC_PHONES = LT_SPEECH_REC_PHONES,
-       REC_SPEAKER = LT_SPEECH_REC_SPEAKER, REC_SAMPLES = LT_SPEECH_REC_SAMPLES };
-enum { SPK_VOICE = LT_SPEECH_SPK_VOICE, SPK_VARIANT = LT_SPEECH_SPK_VARIANT,
-       SPK_RATE = LT_SPEECH_SPK_RATE, SPK_PITCH = LT_SPEECH_SPK_PITCH };
-enum { P_SAMPLES = LT_SPEECH_PIECE_SAMPLES, P_PAUSE = LT_SPEECH_PIECE_PAUSE,
-       P_PHONES = LT_SPEECH_PIECE_PHONES, P_TEXT = LT_SPEECH_PIECE_TEXT,
-       P_SEED = LT_SPEECH_PIECE_SEED };
 enum { SPLIT_TEST = LT_SPEECH_SPLIT_TEST };
 #define split_names lt_speech_split_names
 
@@ -97,140 +86,6 @@ lt_status lt_speech_cache_path(char *out, size_t size, const lt_speech_config *c
     if (n < 0 || (size_t)n >= size)
         return lt_fail(LT_E_USAGE, "cache_dir: %s makes a path longer than %zu bytes",
                        cfg->cache_dir, size - 1);
-    return LT_OK;
-}
-
-/* ---- corpus assembly, shared by the build and the cache reader ---- */
-
-void lt_speech_storage_free(lt_speech_storage *st)
-{
-    if (st == NULL)
-        return;
-    if (st->ckpt == NULL) {
-        lt_mem_free(st->features);
-        lt_mem_free(st->phones);
-        lt_mem_free(st->text);
-        lt_mem_free(st->recs);
-        lt_mem_free(st->speaker_recs);
-        lt_mem_free(st->piece_counts);
-        lt_mem_free(st->piece_recs);
-    }
-    lt_ckpt_free(st->ckpt);
-    lt_mem_free(st->pieces);
-    lt_mem_free(st->utts);
-    lt_mem_free(st->speakers);
-    lt_mem_free(st);
-}
-
-void lt_speech_free(lt_speech_corpus *c)
-{
-    lt_speech_storage_free(c->storage);
-    memset(c, 0, sizeof *c);
-}
-
-static int speaker_set(int speaker)
-{
-    return speaker >= LT_SPEECH_TRAIN_SPEAKERS;
-}
-
-lt_speech_speaker lt_speech_speaker_of(const int32_t *speaker_recs, int i)
-{
-    const int32_t *r = speaker_recs + i * SPK_FIELDS;
-    const lt_speech_voice_table *t = lt_speech_voices(speaker_set(i));
-    return (lt_speech_speaker){t->voices[r[SPK_VOICE]], t->variants[r[SPK_VARIANT]],
-                               r[SPK_RATE], r[SPK_PITCH]};
-}
-
-static long total_pieces(const lt_speech_storage *st, int n_utts)
-{
-    if (st->piece_counts == NULL)
-        return n_utts;
-    long n = 0;
-    for (int u = 0; u < n_utts; u++)
-        n += st->piece_counts[u];
-    return n;
-}
-
-/* The pieces of utterance u (the i-th of its split s), from the piece
- * records of a joined corpus or, for one sentence per utterance, from the
- * utterance's record, text and seed. */
-static void fill_pieces(lt_speech_piece *out, const lt_speech_storage *st,
-                        const lt_speech_layout *layout, const int32_t **piece_rec, int u, int s,
-                        int i, const char *text)
-{
-    const int32_t *r = st->recs + (size_t)u * REC_FIELDS;
-    if (st->piece_counts == NULL) {
-        int speaker;
-        unsigned rand_seed;
-        lt_speech_single_draw(&speaker, &rand_seed, layout->seed, s, i);
-        out[0] = (lt_speech_piece){.samples = r[REC_SAMPLES], .n_phones = r[REC_PHONES],
-                                   .text_bytes = (int32_t)strlen(text), .rand_seed = rand_seed};
-        return;
-    }
-    for (int p = 0; p < st->piece_counts[u]; p++, *piece_rec += PIECE_FIELDS) {
-        const int32_t *pr = *piece_rec;
-        out[p] = (lt_speech_piece){.samples = pr[P_SAMPLES], .pause = pr[P_PAUSE],
-                                   .n_phones = pr[P_PHONES], .text_bytes = pr[P_TEXT],
-                                   .rand_seed = (uint32_t)pr[P_SEED]};
-    }
-}
-
-lt_status lt_speech_assemble(lt_speech_corpus *c, lt_speech_storage *st,
-                             const lt_speech_layout *layout)
-{
-    const int *counts = layout->counts;
-    const int n = counts[0] + counts[1] + counts[2];
-    const long n_pieces = total_pieces(st, n);
-    LT_TRY(lt_mem_alloc((void **)&st->utts, sizeof(lt_utterance) * (size_t)n, "utterances"));
-    LT_TRY(lt_mem_alloc((void **)&st->pieces, sizeof(lt_speech_piece) * (size_t)n_pieces,
-                        "utterance sentences"));
-    LT_TRY(lt_mem_alloc((void **)&st->speakers, sizeof(lt_speech_speaker) * N_SPEAKERS,
-                        "speakers"));
-    for (int i = 0; i < N_SPEAKERS; i++)
-        st->speakers[i] = lt_speech_speaker_of(st->speaker_recs, i);
-    long frame_at = 0, phone_at = 0;
-    const char *text = st->text;
-    const int32_t *piece_rec = st->piece_recs;
-    lt_speech_piece *piece = st->pieces;
-    for (int s = 0, u = 0; s < N_SPLITS; s++)
-        for (int i = 0; i < counts[s]; i++, u++) {
-            const int32_t *r = st->recs + (size_t)u * REC_FIELDS;
-            const int pieces = st->piece_counts != NULL ? st->piece_counts[u] : 1;
-            fill_pieces(piece, st, layout, &piece_rec, u, s, i, text);
-            st->utts[u] = (lt_utterance){
-                .frames = r[REC_FRAMES],
-                .features = st->features + frame_at * LT_SPEECH_MELS,
-                .n_phones = r[REC_PHONES],
-                .phones = st->phones + phone_at,
-                .speaker = r[REC_SPEAKER],
-                .samples = r[REC_SAMPLES],
-                .text = text,
-                .n_pieces = pieces,
-                .pieces = piece,
-            };
-            frame_at += r[REC_FRAMES];
-            phone_at += r[REC_PHONES];
-            text += strlen(text) + 1;
-            piece += pieces;
-        }
-    lt_speech_split *splits[N_SPLITS] = {&c->train, &c->dev, &c->test};
-    lt_utterance *next = st->utts;
-    for (int s = 0; s < N_SPLITS; s++) {
-        lt_speech_split *sp = splits[s];
-        *sp = (lt_speech_split){.count = counts[s], .utts = next};
-        long samples = 0;
-        for (int u = 0; u < counts[s]; u++) {
-            samples += next[u].samples;
-            sp->frames += next[u].frames;
-            sp->phones += next[u].n_phones;
-        }
-        sp->seconds = (double)samples / LT_SPEECH_SAMPLE_RATE;
-        next += counts[s];
-    }
-    c->n_speakers = N_SPEAKERS;
-    c->n_train_speakers = LT_SPEECH_TRAIN_SPEAKERS;
-    c->speakers = st->speakers;
-    c->storage = st;
     return LT_OK;
 }
 
@@ -352,7 +207,7 @@ static lt_status write_cache(const lt_speech_corpus *c, const lt_speech_cache_in
         status = lt_ckpt_writer_add(w, "speech.phones", st->phones,
                                     sizeof(int32_t) * (size_t)phones);
     if (status == LT_OK && st->piece_counts != NULL) {
-        const long pieces = total_pieces(st, n);
+        const long pieces = lt_speech_total_pieces(st, n);
         const int32_t join[2] = {info->utterance_frames, (int32_t)pieces};
         status = lt_ckpt_writer_add(w, "speech.join", join, sizeof join);
         if (status == LT_OK)
@@ -384,7 +239,7 @@ static lt_status check_speakers(const char *path, const int32_t *recs)
 {
     for (int i = 0; i < N_SPEAKERS; i++) {
         const int32_t *r = recs + i * SPK_FIELDS;
-        const lt_speech_voice_table *t = lt_speech_voices(speaker_set(i));
+        const lt_speech_voice_table *t = lt_speech_voices(lt_speech_speaker_set(i));
         if (r[SPK_VOICE] < 0 || r[SPK_VOICE] >= t->n_voices || r[SPK_VARIANT] < 0 ||
             r[SPK_VARIANT] >= t->n_variants || r[SPK_RATE] < LT_SPEECH_RATE_MIN ||
             r[SPK_RATE] > LT_SPEECH_RATE_MAX || r[SPK_PITCH] < LT_SPEECH_PITCH_MIN ||

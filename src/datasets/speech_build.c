@@ -21,11 +21,6 @@
 #include "core/threads.h"
 #include "datasets/speech_internal.h"
 
-#define N_SPLITS LT_SPEECH_N_SPLITS
-#define N_SPEAKERS LT_SPEECH_N_SPEAKERS
-#define REC_FIELDS LT_SPEECH_REC_FIELDS
-#define SPK_FIELDS LT_SPEECH_SPK_FIELDS
-#define PIECE_FIELDS LT_SPEECH_PIECE_FIELDS
 
 /* Shares of the hours; dev and test take the rest of 1 - TRAIN_SHARE. */
 #define TRAIN_SHARE 0.90
@@ -36,30 +31,10 @@
 
 static const double split_shares[N_SPLITS] = {TRAIN_SHARE, DEV_SHARE, TEST_SHARE};
 
-/* Random streams of the seed. */
-#define STREAM_SPEAKERS 1
-#define STREAM_POOL 2
-/* + (split << 32) + utterance: speaker, noise seed (one sentence each) */
-#define STREAM_UTTS ((uint64_t)1 << 40)
-/* + (split << 32) + utterance: speaker, target length (joined) */
-#define STREAM_JOINED_UTTS ((uint64_t)2 << 40)
-/* + (split << 32) + stream position: noise seed, pause before it (joined) */
-#define STREAM_JOINED_SENTENCES ((uint64_t)3 << 40)
-
 /* Samples per text byte at one word per minute, the starting guess of the
  * read-ahead (a 28-byte sentence lasts about 2 s at 140 words per minute);
  * it only decides what is read ahead, never what is used. */
 #define GUESS_SAMPLES_PER_BYTE_WPM 2.2e5
-
-static int first_speaker(int split)
-{
-    return split == LT_SPEECH_SPLIT_TEST ? LT_SPEECH_TRAIN_SPEAKERS : 0;
-}
-
-static int split_speakers(int split)
-{
-    return split == LT_SPEECH_SPLIT_TEST ? LT_SPEECH_TEST_SPEAKERS : LT_SPEECH_TRAIN_SPEAKERS;
-}
 
 /* ---- the plan ---- */
 
@@ -100,14 +75,6 @@ static void shuffle(int *order, int n, uint64_t seed)
         order[i] = order[j];
         order[j] = tmp;
     }
-}
-
-void lt_speech_single_draw(int *speaker, unsigned *rand_seed, uint64_t seed, int split, long i)
-{
-    lt_rng rng;
-    lt_rng_seed(&rng, seed, STREAM_UTTS + ((uint64_t)split << 32) + (uint64_t)i);
-    *speaker = first_speaker(split) + (int)lt_rng_below(&rng, (uint64_t)split_speakers(split));
-    *rand_seed = (unsigned)(lt_rng_u64(&rng) >> 33);
 }
 
 double lt_speech_join_target(lt_rng *rng, int mean)
@@ -176,8 +143,8 @@ static void open_utterance(const split_plan *p, split_state *s)
     }
     lt_rng rng;
     lt_rng_seed(&rng, p->seed, STREAM_JOINED_UTTS + ((uint64_t)p->split << 32) + (uint64_t)s->utt);
-    s->speaker = first_speaker(p->split) +
-                 (int)lt_rng_below(&rng, (uint64_t)split_speakers(p->split));
+    s->speaker = lt_speech_first_speaker(p->split) +
+                 (int)lt_rng_below(&rng, (uint64_t)lt_speech_split_speakers(p->split));
     s->target = lt_speech_join_target(&rng, p->join_mean);
 }
 

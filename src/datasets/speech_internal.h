@@ -166,12 +166,37 @@ lt_status lt_speech_assemble(lt_speech_corpus *c, lt_speech_storage *st,
                              const lt_speech_layout *layout);
 void lt_speech_storage_free(lt_speech_storage *st);
 
+/* Which voice table speaker i draws from: 0 the training speakers', 1 the
+ * test speakers'. */
+int lt_speech_speaker_set(int speaker);
+
+/* Sentences over the first n_utts utterances of a storage (one each
+ * without piece counts). */
+long lt_speech_total_pieces(const lt_speech_storage *st, int n_utts);
+
 /* Speaker i of a corpus from its stored record (indices already checked). */
 lt_speech_speaker lt_speech_speaker_of(const int32_t *speaker_recs, int i);
 
 /* The speaker and espeak-ng noise seed of utterance i of a split in a
  * corpus of one sentence per utterance. */
 void lt_speech_single_draw(int *speaker, unsigned *rand_seed, uint64_t seed, int split, long i);
+
+/* The first speaker of a split's speakers, and how many it has: train and
+ * dev share speakers 0..TRAIN-1, test has the rest. */
+int lt_speech_first_speaker(int split);
+int lt_speech_split_speakers(int split);
+
+/* The corpus seed's random streams (speech_build.c, speech_corpus.c). */
+#define STREAM_SPEAKERS 1
+#define STREAM_POOL 2
+/* + (split << 32) + utterance: speaker, noise seed (one sentence each) */
+#define STREAM_UTTS ((uint64_t)1 << 40)
+/* + (split << 32) + utterance: speaker, target length (joined) */
+#define STREAM_JOINED_UTTS ((uint64_t)2 << 40)
+/* + (split << 32) + stream position: noise seed, pause before it (joined) */
+#define STREAM_JOINED_SENTENCES ((uint64_t)3 << 40)
+
+
 
 /* Synthesises the corpus of cfg from the sentence pool into c. */
 lt_status lt_speech_build(lt_speech_corpus *c, const lt_speech_config *cfg,
@@ -181,5 +206,20 @@ lt_status lt_speech_build(lt_speech_corpus *c, const lt_speech_config *cfg,
  * mean `mean` frames, drawn again above LT_SPEECH_JOIN_MAX_RATIO x mean. */
 double lt_speech_join_target(lt_rng *rng, int mean);
 
+
+/* Short names of the record layouts, for the files that read and write
+ * them (the build, the corpus, the cache). */
+#define N_SPLITS LT_SPEECH_N_SPLITS
+#define N_SPEAKERS LT_SPEECH_N_SPEAKERS
+#define REC_FIELDS LT_SPEECH_REC_FIELDS
+#define SPK_FIELDS LT_SPEECH_SPK_FIELDS
+#define PIECE_FIELDS LT_SPEECH_PIECE_FIELDS
+enum { REC_FRAMES = LT_SPEECH_REC_FRAMES, REC_PHONES = LT_SPEECH_REC_PHONES,
+       REC_SPEAKER = LT_SPEECH_REC_SPEAKER, REC_SAMPLES = LT_SPEECH_REC_SAMPLES };
+enum { SPK_VOICE = LT_SPEECH_SPK_VOICE, SPK_VARIANT = LT_SPEECH_SPK_VARIANT,
+       SPK_RATE = LT_SPEECH_SPK_RATE, SPK_PITCH = LT_SPEECH_SPK_PITCH };
+enum { P_SAMPLES = LT_SPEECH_PIECE_SAMPLES, P_PAUSE = LT_SPEECH_PIECE_PAUSE,
+       P_PHONES = LT_SPEECH_PIECE_PHONES, P_TEXT = LT_SPEECH_PIECE_TEXT,
+       P_SEED = LT_SPEECH_PIECE_SEED };
 
 #endif
