@@ -487,6 +487,35 @@ Test(progress, plain_lines_and_quiet)
     cr_assert_str_eq(lt_progress_duration(d, sizeof d, 3720), "1h02m");
 }
 
+/* The terminal line never wraps: at 80 columns a long label and note are
+ * cut to 79, the bar narrows; with later work the ETA says when all of it
+ * ends, in both forms. */
+Test(progress, terminal_line_fits_and_overall_eta)
+{
+    lt_progress p;
+    char buf[2048] = {0};
+    FILE *mem = fmemopen(buf, sizeof buf - 1, "w");
+    lt_progress_start(&p, mem, "speech softmax 3/5", 1000, "updates", 0);
+    lt_progress_set_later(&p, 2000);
+    p.start -= 10.0; /* ten seconds in */
+    p.done = 100;
+    char line[1024];
+    const char *note = "loss 2.3127 dev PER 0.4213 and a note long enough to need cutting";
+    lt_progress_line(&p, note, 0, 80, line, sizeof line);
+    cr_assert_leq(strlen(line), 79, "%zu: %s", strlen(line), line);
+    cr_assert(strncmp(line, "speech softmax 3/5 [#.........] 100/1000 updates", 48) == 0, "%s",
+              line);
+    cr_assert(strstr(line, "ETA 1m30s (all 4m50s)") != NULL, "%s", line);
+    lt_progress_line(&p, note, 0, 200, line, sizeof line);
+    cr_assert(strstr(line, "[##......................]") != NULL, "%s", line);
+    cr_assert(strstr(line, "cutting") != NULL, "whole at 200 columns: %s", line);
+    lt_progress_line(&p, NULL, 0, 20, line, sizeof line);
+    cr_assert_eq(strlen(line), 19);
+    lt_progress_update(&p, 100, NULL);
+    fclose(mem);
+    cr_assert(strstr(buf, ", ETA 1m30s (all 4m50s)") != NULL, "%s", buf);
+}
+
 /* ---- threads ---- */
 
 Test(threads, set_and_get)

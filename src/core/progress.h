@@ -1,7 +1,10 @@
 /* Progress of long runs, on stderr only (stdout carries results). On a
- * terminal: one bar redrawn in place, with rate and ETA. Otherwise: a plain
- * line at most every `interval` seconds, so logs stay readable. Silent when
- * quiet. Updates are cheap and never allocate, so they may sit in loops. */
+ * terminal: one line redrawn in place, cut to the terminal's width so it
+ * never wraps (a wrapped line would be redrawn below itself), with rate,
+ * ETA and, when more work follows this bar's, the ETA of all of it.
+ * Otherwise: a plain line at most every `interval` seconds, so logs stay
+ * readable. Silent when quiet. Updates are cheap and never allocate, so
+ * they may sit in loops. */
 #ifndef LT_CORE_PROGRESS_H
 #define LT_CORE_PROGRESS_H
 
@@ -19,6 +22,7 @@ typedef struct lt_progress {
     double interval;
     int is_terminal;
     int quiet;
+    long later;     /* items of the work after this bar's: the overall ETA */
 } lt_progress;
 
 /* total <= 0 means unknown. `unit` names what is counted ("steps"). */
@@ -33,6 +37,15 @@ void lt_progress_resume(lt_progress *p, FILE *out, const char *label, long total
 /* Records `done` items finished; `note` (may be NULL) is appended, e.g.
  * "loss 2.31". Prints if due. */
 void lt_progress_update(lt_progress *p, long done, const char *note);
+
+/* `later` items of the same kind follow this bar's (the next models of a
+ * run): the ETA then also says when all of it ends. */
+void lt_progress_set_later(lt_progress *p, long later);
+
+/* The terminal form of the line into buf, at most `columns` - 1
+ * characters: the bar narrows and the note is cut to fit. */
+void lt_progress_line(const lt_progress *p, const char *note, int final, int columns, char *buf,
+                      size_t size);
 
 /* Prints the final state and ends the line. */
 void lt_progress_finish(lt_progress *p, const char *note);

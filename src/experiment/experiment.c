@@ -425,6 +425,27 @@ static lt_status finish_untrained(lt_exp_run *run, void *self, lt_exp_model *m,
     return finish_whole(run, self, m, NULL, out, 0);
 }
 
+/* "copy linear 2/4": the model and where it stands among those trained. */
+static void progress_label(const lt_exp_run *run, const lt_exp_model *m, char *buf, size_t size)
+{
+    int index = 0, count = 0;
+    for (int i = 0; i < run->model_count; i++) {
+        count += run->models[i].applicable;
+        index += run->models[i].applicable && &run->models[i] <= m;
+    }
+    snprintf(buf, size, "%s %s %d/%d", run->exp->name, m->name, index, count);
+}
+
+/* Updates the models after `m` will train, for the overall ETA: as many as
+ * this one's (every model of a run trains the same number). */
+static long later_updates(const lt_exp_run *run, const lt_exp_model *m, long steps)
+{
+    long later = 0;
+    for (const lt_exp_model *n = m + 1; n < run->models + run->model_count; n++)
+        later += n->applicable ? steps : 0;
+    return later;
+}
+
 /* Trains (or resumes) one model and writes its rows. */
 static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m,
                            const lt_exp_previous *prev, double *step_seconds,
@@ -472,9 +493,9 @@ static lt_status run_model(lt_exp_run *run, void *self, lt_exp_model *m,
         lt_exp_name_revisions(run, state.trained_by, revisions, sizeof revisions);
     model_ctx ctx = {run, self, m};
     char label[128], path[4400];
-    snprintf(label, sizeof label, "%s %s", e->name, m->name);
+    progress_label(run, m, label, sizeof label);
     lt_fit_spec spec = {
-        .label = label, .steps = steps,
+        .label = label, .steps = steps, .later = later_updates(run, m, steps),
         .checkpoint_every = run->o.checkpoint_every > 0 ? run->o.checkpoint_every
                             : eval_every > 0        ? eval_every
                                                     : (steps / 10 > 0 ? steps / 10 : 1),

@@ -223,6 +223,7 @@ lt_status lt_fit(lt_trainer *t, lt_fit_state *s, const lt_fit_spec *spec, lt_fit
     lt_progress progress;
     lt_progress_resume(&progress, stderr, spec->label, spec->steps, t->step, "updates",
                        spec->quiet);
+    lt_progress_set_later(&progress, spec->later);
     lt_status status = LT_OK;
     double start = lt_time_now();
     while (t->step < spec->steps) {

@@ -62,8 +62,9 @@ void lt_fit_state_init(lt_fit_state *s, long steps, double *step_seconds);
 lt_summary lt_fit_step_time(const lt_fit_state *s, double *scratch /* (steps) */);
 
 typedef struct lt_fit_spec {
-    const char *label;      /* progress label, e.g. "copy linear N=128" */
+    const char *label;      /* progress label, e.g. "copy linear 2/4" */
     long steps;             /* train until the trainer's step reaches this */
+    long later;             /* updates of the models after this one: the overall ETA */
     long checkpoint_every;  /* >= 1 */
     const char *checkpoint; /* path */
     long eval_every;        /* 0: no evaluation hook calls */
