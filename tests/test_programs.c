@@ -171,7 +171,15 @@ Test(copy, quick_preset_learns_and_writes_results, .timeout = 300)
     make_temp_dir(dir);
     snprintf(args, sizeof args, "copy --preset quick --quiet --out %s", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
-    ASSERT_MENTIONS("not-applicable");
+    /* the table fits 100 columns; a refusal says why under it */
+    ASSERT_MENTIONS("linformer none");
+    ASSERT_MENTIONS("not-applicable (note 1)");
+    ASSERT_MENTIONS("note 1: linformer not-applicable: linformer attention cannot be causal");
+    for (const char *line = output; *line != '\0';) {
+        size_t len = strcspn(line, "\n");
+        cr_assert_leq(len, 100, "a line of %zu columns: %.*s", len, (int)len, line);
+        line += len + (line[len] == '\n');
+    }
     snprintf(path, sizeof path, "%s/summary.csv", dir);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cli.h"
 #include "core/dist.h"
 #include "core/mem.h"
 #include "core/threads.h"
@@ -109,12 +110,14 @@ static lt_status copy_setup(void *self, lt_exp_run *run)
                         "evaluation sums"));
     if (!lt_dist_is_root())
         return LT_OK;
-    printf("ltbench copy: preset %s, N=%ld, batch %ld, %ld updates, %ld layers, %ld heads x %ld, "
-           "FFN %ld, dropout %g, %s lr %g drops %s, clip %g, %d threads x %d ranks, %d shards, "
-           "seed %ld\n",
-           o->preset, c->seq, o->batch, c->steps, o->layers, o->heads, o->head_dim, o->ffn,
-           o->dropout, o->optimizer, o->lr, o->lr_drops, o->clip, lt_threads_get(),
-           lt_dist_size(), lt_exp_shards(run), o->common.seed);
+    lt_cli_print_wrapped(
+        stdout, 100, 4,
+        "ltbench copy: preset %s, N=%ld, batch %ld, %ld updates, %ld layers, %ld heads x %ld, "
+        "FFN %ld, dropout %g, %s lr %g drops %s, clip %g, %d threads x %d ranks, %d shards, "
+        "seed %ld\n",
+        o->preset, c->seq, o->batch, c->steps, o->layers, o->heads, o->head_dim, o->ffn, o->dropout,
+        o->optimizer, o->lr, o->lr_drops, o->clip, lt_threads_get(), lt_dist_size(),
+        lt_exp_shards(run), o->common.seed);
     if (c->scaling_note[0])
         printf("(%s)\n", c->scaling_note);
     fflush(stdout);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "attn/attn.h"
+#include "core/cli.h"
 #include "core/machine.h"
 #include "core/dist.h"
 #include "core/mem.h"
@@ -227,12 +228,14 @@ static lt_status image_setup(void *self, lt_exp_run *run)
     char training[96];
     snprintf(training, sizeof training, "%ld updates of %ld images, lr %g, lr drops %s",
              c->steps, o->batch, o->lr, o->lr_drops);
-    printf("ltbench image: %s (%s), N=%ld, preset %s, %ld layers, %ld heads x %ld, FFN %ld, "
-           "%ld mixtures, %s, %d threads, seed %ld%s%s\n",
-           c->data_name, lt_images_describe(described, sizeof described, &c->train),
-           lt_images_seq_len(&c->train), o->preset, o->layers, o->heads, o->head_dim, o->ffn,
-           c->mixtures, c->gen_only ? "generation only (untrained weights)" : training,
-           lt_threads_get(), o->common.seed, c->data_note[0] ? "; " : "", c->data_note);
+    lt_cli_print_wrapped(
+        stdout, 100, 4,
+        "ltbench image: %s (%s), N=%ld, preset %s, %ld layers, %ld heads x %ld, FFN %ld, "
+        "%ld mixtures, %s, %d threads, seed %ld%s%s\n",
+        c->data_name, lt_images_describe(described, sizeof described, &c->train),
+        lt_images_seq_len(&c->train), o->preset, o->layers, o->heads, o->head_dim, o->ffn,
+        c->mixtures, c->gen_only ? "generation only (untrained weights)" : training,
+        lt_threads_get(), o->common.seed, c->data_note[0] ? "; " : "", c->data_note);
     fflush(stdout);
     return LT_OK;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cli.h"
 #include "core/dist.h"
 #include "core/mem.h"
 #include "core/threads.h"
@@ -170,15 +171,17 @@ static lt_status speech_setup(void *self, lt_exp_run *run)
     baseline(c);
     if (!lt_dist_is_root())
         return LT_OK;
-    printf("ltbench speech: %.3g hours (%d train, %d dev, %d test utterances; %.1f s average), "
-           "%d phones + blank, stack %ld, %ld epochs, batch %ld, %d threads, seed %ld\n",
-           c->hours, c->corpus.train.count, c->corpus.dev.count, c->corpus.test.count,
-           c->corpus.train.seconds / (c->corpus.train.count ? c->corpus.train.count : 1),
-           LT_SPEECH_PHONES, c->stack, c->epochs, run->o.batch, lt_threads_get(),
-           run->o.common.seed);
+    lt_cli_print_wrapped(
+        stdout, 100, 4,
+        "ltbench speech: %.3g hours (%d train, %d dev, %d test utterances; %.1f s average), "
+        "%d phones + blank, stack %ld, %ld epochs, batch %ld, %d threads, seed %ld\n",
+        c->hours, c->corpus.train.count, c->corpus.dev.count, c->corpus.test.count,
+        c->corpus.train.seconds / (c->corpus.train.count ? c->corpus.train.count : 1),
+        LT_SPEECH_PHONES, c->stack, c->epochs, run->o.batch, lt_threads_get(), run->o.common.seed);
     lt_speech_lengths len = lt_speech_split_lengths(&c->corpus.train, (int)c->stack);
-    printf("positions that reach attention (training split, stack %ld): %.0f on average, %d at "
-           "most (%.0f and %d frames; %.2f sentences an utterance)\n",
+    lt_cli_print_wrapped(stdout, 100, 4,
+                         "positions that reach attention (training split, stack %ld): %.0f on "
+                         "average, %d at most (%.0f and %d frames; %.2f sentences an utterance)",
            c->stack, len.mean_positions, len.max_positions, len.mean_frames, len.max_frames,
            len.mean_sentences);
     printf("baseline: always '%s' (the most frequent training phone) gives a test PER of %.1f%%\n",

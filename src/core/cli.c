@@ -1,6 +1,7 @@
 #include "core/cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,4 +348,38 @@ lt_status lt_cli_split_increasing(const char *text, long *values, int capacity, 
         values[i] = v;
     }
     return LT_OK;
+}
+
+void lt_cli_print_wrapped(FILE *out, int width, int indent, const char *fmt, ...)
+{
+    char text[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    int column = 0, line_start = 1;
+    for (const char *at = text; *at != '\0';) {
+        size_t word = strcspn(at, " \n");
+        if (!line_start && column + 1 + (int)word > width) {
+            fprintf(out, "\n%*s", indent, "");
+            column = indent;
+            line_start = 1;
+        } else if (!line_start) {
+            fputc(' ', out);
+            column++;
+        }
+        fprintf(out, "%.*s", (int)word, at);
+        column += (int)word;
+        line_start = 0;
+        at += word;
+        if (*at == '\n') { /* a line break of the text's own starts a line */
+            fputc('\n', out);
+            column = 0;
+            line_start = 1;
+            at++;
+        }
+        at += strspn(at, " ");
+    }
+    if (!line_start || column > 0)
+        fputc('\n', out);
 }

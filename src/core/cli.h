@@ -89,6 +89,12 @@ lt_flag *lt_cli_flag(lt_cli *cli, const char *name);
  * NULL otherwise. */
 const char *lt_cli_closest(const char *word, const char *const *candidates, int count);
 
+/* printf, wrapped at `width` columns between words, continuation lines
+ * indented by `indent`, ending with a line break: what a program says on a
+ * terminal fits it. */
+void lt_cli_print_wrapped(FILE *out, int width, int indent, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Prints "<program>: error: <message>" to stderr with a hint to --help for
  * usage errors, and returns the exit code for `status`. */
 int lt_cli_report(const char *program, lt_status status);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/cli.h"
 #include "core/dist.h"
 
 /* ---- schemas ---- */
@@ -430,13 +431,14 @@ static int row_ok(const cell_source *s, long row)
     return status == NULL || strcmp(status, "ok") == 0;
 }
 
-typedef enum { PLAIN, MARKDOWN } layout;
 
-static void print_rows(const lt_schema *schema, const cell_source *src, layout how, FILE *out)
+enum { MAX_SHOWN = 64, PLAIN_COLUMNS = 100 };
+
+/* The shown columns of a schema and the width each needs over the rows. */
+static int shown_columns(const lt_schema *schema, const cell_source *src,
+                         const lt_column **shown, int *width)
 {
-    enum { MAX_SHOWN = 64 };
-    const lt_column *shown[MAX_SHOWN];
-    int count = 0, width[MAX_SHOWN];
+    int count = 0;
     for (int c = 0; c < schema->ncols && count < MAX_SHOWN; c++)
         if (schema->columns[c].header != NULL)
             shown[count++] = &schema->columns[c];
@@ -449,50 +451,95 @@ static void print_rows(const lt_schema *schema, const cell_source *src, layout h
             width[i] = (int)strlen(buf) > width[i] ? (int)strlen(buf) : width[i];
         }
     }
-    const char *sep = how == MARKDOWN ? " | " : " ";
-    if (how == MARKDOWN)
-        fputs("| ", out);
+    return count;
+}
+
+static void print_markdown(const lt_schema *schema, const cell_source *src, FILE *out)
+{
+    const lt_column *shown[MAX_SHOWN];
+    int width[MAX_SHOWN], count = shown_columns(schema, src, shown, width);
+    fputs("| ", out);
     for (int i = 0; i < count; i++)
-        fprintf(out, "%s%-*s", i ? sep : "", how == MARKDOWN ? 0 : width[i], shown[i]->header);
-    fputs(how == MARKDOWN ? " |\n|" : "\n", out);
-    for (int i = 0; how == MARKDOWN && i < count; i++)
+        fprintf(out, "%s%s", i ? " | " : "", shown[i]->header);
+    fputs(" |\n|", out);
+    for (int i = 0; i < count; i++)
         fputs(shown[i]->format != NULL ? "---:|" : "---|", out);
-    if (how == MARKDOWN)
-        fputc('\n', out);
+    fputc('\n', out);
+    char buf[128];
     for (long r = 0; r < source_rows(src); r++) {
         int ok = row_ok(src, r);
-        if (how == MARKDOWN)
-            fputs("| ", out);
-        int printed = 0;
+        fputs("| ", out);
         for (int i = 0; i < count; i++) {
-            /* a row that did not run shows what it is, then why not */
-            if (!ok && shown[i]->role != LT_COL_KEY && how == PLAIN)
-                break;
             shown_cell(buf, sizeof buf, shown[i], source_cell(src, r, shown[i]->name), ok);
-            fprintf(out, "%s%-*s", i ? sep : "", how == MARKDOWN ? 0 : width[i], buf);
-            printed++;
+            fprintf(out, "%s%s", i ? " | " : "", buf);
         }
         if (!ok) {
-            const char *status = source_cell(src, r, "status");
             const char *note = source_cell(src, r, "note");
-            fprintf(out, "%s%s: %s", how == MARKDOWN ? " | " : " ", status,
-                    note != NULL ? note : "");
+            fprintf(out, " | %s: %s", source_cell(src, r, "status"), note != NULL ? note : "");
         }
-        (void)printed;
-        fputs(how == MARKDOWN ? " |\n" : "\n", out);
+        fputs(" |\n", out);
     }
+}
+
+/* A terminal's table: at most PLAIN_COLUMNS wide, so columns past that go
+ * to further blocks that repeat the first (the row's name); a row that did
+ * not run shows its status in the first block and why under the table. */
+static void print_plain(const lt_schema *schema, const cell_source *src, FILE *out)
+{
+    const lt_column *shown[MAX_SHOWN];
+    int width[MAX_SHOWN], count = shown_columns(schema, src, shown, width), notes = 0;
+    char buf[128];
+    for (int first = 0; first < count;) {
+        int last = first + 1, used = width[0] + (first > 0 ? 1 + width[first] : 0);
+        if (first == 0)
+            last = 1;
+        while (last < count && used + 1 + width[last] <= PLAIN_COLUMNS)
+            used += 1 + width[last++];
+        if (first > 0)
+            fputc('\n', out);
+        fprintf(out, "%-*s", width[0], shown[0]->header);
+        for (int i = first > 0 ? first : 1; i < last; i++)
+            fprintf(out, " %-*s", width[i], shown[i]->header);
+        fputc('\n', out);
+        for (long r = 0; r < source_rows(src); r++) {
+            int ok = row_ok(src, r);
+            if (!ok && first > 0)
+                continue;
+            shown_cell(buf, sizeof buf, shown[0], source_cell(src, r, shown[0]->name), ok);
+            fprintf(out, "%-*s", width[0], buf);
+            for (int i = first > 0 ? first : 1; i < last; i++) {
+                if (!ok && shown[i]->role != LT_COL_KEY) /* what it is, then why not */
+                    break;
+                shown_cell(buf, sizeof buf, shown[i], source_cell(src, r, shown[i]->name), ok);
+                fprintf(out, " %-*s", width[i], buf);
+            }
+            if (!ok)
+                fprintf(out, " %s (note %d)", source_cell(src, r, "status"), ++notes);
+            fputc('\n', out);
+        }
+        first = last;
+    }
+    for (long r = 0, n = 0; r < source_rows(src); r++)
+        if (!row_ok(src, r)) {
+            char text[2048];
+            const char *note = source_cell(src, r, "note");
+            snprintf(text, sizeof text, "note %ld: %s %s: %s", ++n,
+                     source_cell(src, r, shown[0]->name), source_cell(src, r, "status"),
+                     note != NULL ? note : "");
+            lt_cli_print_wrapped(out, PLAIN_COLUMNS, 8, "%s", text);
+        }
 }
 
 void lt_table_print(const lt_table *t, FILE *out)
 {
     cell_source src = {t, NULL};
-    print_rows(t->schema, &src, PLAIN, out);
+    print_plain(t->schema, &src, out);
 }
 
 void lt_table_markdown(const lt_schema *schema, const lt_csv_table *rows, FILE *out)
 {
     cell_source src = {NULL, rows};
-    print_rows(schema, &src, MARKDOWN, out);
+    print_markdown(schema, &src, out);
 }
 
 void lt_table_curve_ends(const lt_table *t, const char *column, const char *value,
