@@ -122,10 +122,42 @@ static double model_loss(lt_model *m, const lt_train_config *c, const lt_batch *
     return r.loss;
 }
 
-/* For random directions u confined to one slice of the parameters at a
- * time (40 slices, so every tensor meets several), the central difference
- * of the loss along u must match grad . u. The loss is summed in double,
- * so float32 forward noise stays far below the signal at h = 1e-2. */
+/* Along a random direction u confined to parameters [lo, hi), the central
+ * difference of the loss must match grad . u, within 2e-2 of the slice's
+ * gradient norm (the typical size of grad . u for a random u). The loss is
+ * summed in double, so float32 forward noise stays far below the signal
+ * at h = 1e-2. Returns that norm. */
+static double check_direction(lt_model *m, const lt_train_config *c, const lt_batch *view,
+                              float *u, const float *saved, size_t lo, size_t hi, lt_rng *rng,
+                              const char *what)
+{
+    memset(u, 0, m->param_count * sizeof(float));
+    lt_rng_fill_normal(rng, u + lo, (long)(hi - lo), 1.0f);
+    double analytic = 0, norm_g = 0;
+    for (size_t i = lo; i < hi; i++) {
+        analytic += (double)m->grads[i] * u[i];
+        norm_g += (double)m->grads[i] * m->grads[i];
+    }
+    const double h = 1e-2;
+    for (size_t i = lo; i < hi; i++)
+        m->params[i] = (float)(saved[i] + h * u[i]);
+    double plus = model_loss(m, c, view, 0);
+    for (size_t i = lo; i < hi; i++)
+        m->params[i] = (float)(saved[i] - h * u[i]);
+    double minus = model_loss(m, c, view, 0);
+    memcpy(m->params, saved, m->param_count * sizeof(float));
+    double numeric = (plus - minus) / (2 * h);
+    double scale = sqrt(norm_g) + 1e-3;
+    cr_assert_lt(fabs(numeric - analytic) / scale, 2e-2,
+                 "%s causal=%d %s [%zu, %zu): numeric %g analytic %g", c->model.attn.variant,
+                 c->model.attn.causal, what, lo, hi, numeric, analytic);
+    return sqrt(norm_g);
+}
+
+/* Directions confined to 40 slices of the parameters in turn (so every
+ * tensor meets several), then to each layer's gate projections alone
+ * (gated variants), whose gradient must not vanish: the gates reach the
+ * loss. */
 static void check_gradient(lt_train_config c)
 {
     lt_model m;
@@ -145,34 +177,17 @@ static void check_gradient(lt_train_config c)
     lt_rng rng;
     lt_rng_seed(&rng, 3, 0);
     const int slices = 40;
-    int checked = 0;
-    for (int t = 0; t < slices; t++) {
-        size_t lo = m.param_count * t / slices, hi = m.param_count * (t + 1) / slices;
-        memset(u, 0, m.param_count * sizeof(float));
-        lt_rng_fill_normal(&rng, u + lo, (long)(hi - lo), 1.0f);
-        double analytic = 0, norm_g = 0;
-        for (size_t i = lo; i < hi; i++) {
-            analytic += (double)m.grads[i] * u[i];
-            norm_g += (double)m.grads[i] * m.grads[i];
-        }
-        const double h = 1e-2;
-        for (size_t i = lo; i < hi; i++)
-            m.params[i] = (float)(saved[i] + h * u[i]);
-        double plus = model_loss(&m, &c, view, 0);
-        for (size_t i = lo; i < hi; i++)
-            m.params[i] = (float)(saved[i] - h * u[i]);
-        double minus = model_loss(&m, &c, view, 0);
-        memcpy(m.params, saved, m.param_count * sizeof(float));
-        double numeric = (plus - minus) / (2 * h);
-        /* Error relative to the slice's gradient norm: the typical size of
-         * grad . u for a random u. */
-        double scale = sqrt(norm_g) + 1e-3;
-        cr_assert_lt(fabs(numeric - analytic) / scale, 2e-2,
-                     "%s causal=%d slice %d: numeric %g analytic %g", c.model.attn.variant,
-                     c.model.attn.causal, t, numeric, analytic);
-        checked++;
+    for (int t = 0; t < slices; t++)
+        check_direction(&m, &c, view, u, saved, m.param_count * t / slices,
+                        m.param_count * (t + 1) / slices, &rng, "slice");
+    for (int l = 0; l < c.model.layers; l++) {
+        size_t first, count;
+        lt_model_gate_params(&m, l, &first, &count);
+        if (count > 0)
+            cr_expect_gt(check_direction(&m, &c, view, u, saved, first, first + count, &rng,
+                                         "gates"),
+                         1e-6, "%s layer %d: the gates get no gradient", c.model.attn.variant, l);
     }
-    cr_assert_eq(checked, slices);
     lt_mem_free(u);
     lt_mem_free(saved);
     lt_model_free(&m);
@@ -188,6 +203,10 @@ Test(model, gradient_softmax_noncausal) { check_model_gradient("softmax", 0); }
 Test(model, gradient_linear_causal) { check_model_gradient("linear", 1); }
 Test(model, gradient_linear_noncausal) { check_model_gradient("linear", 0); }
 Test(model, gradient_linformer) { check_model_gradient("linformer", 0); }
+/* The gated variants, causal only; their gates are projections of their own. */
+Test(model, gradient_delta) { check_model_gradient("delta", 1); }
+Test(model, gradient_gated_delta) { check_model_gradient("gated-delta", 1); }
+Test(model, gradient_gla) { check_model_gradient("gla", 1); }
 
 /* Concatenated positions, the mixture-of-logistics head (images). */
 Test(model, gradient_concat_positions_and_mol_loss)
@@ -286,12 +305,13 @@ static void check_padded_equals_alone(const lt_train_config *c, const char *labe
     lt_model_free(&m);
 }
 
-/* ... for every attention variant of a non-causal transformer. */
+/* ... for every attention variant of a non-causal transformer, and the
+ * causal-only gated ones (their gates of padded positions reach nothing). */
 Test(model, padded_batch_equals_each_sequence_alone)
 {
-    const char *variants[] = {"softmax", "linear", "linformer"};
-    for (int v = 0; v < 3; v++) {
-        lt_train_config c = small_config(variants[v], 0, 0.0f);
+    const char *variants[] = {"softmax", "linear", "linformer", "delta", "gated-delta", "gla"};
+    for (int v = 0; v < 6; v++) {
+        lt_train_config c = small_config(variants[v], v >= 3, 0.0f);
         c.model.input = LT_INPUT_FEATURES;
         c.model.features = FEATURES;
         c.model.stack = STACK;
@@ -303,8 +323,8 @@ Test(model, padded_batch_equals_each_sequence_alone)
  * full forward, for every causal kernel. */
 Test(model, causal_prefix_equals_full_forward)
 {
-    const char *variants[] = {"softmax", "linear"};
-    for (int v = 0; v < 2; v++) {
+    const char *variants[] = {"softmax", "linear", "delta", "gated-delta", "gla"};
+    for (int v = 0; v < 5; v++) {
         const char *kernel;
         for (int k = 0; (kernel = lt_attn_kernel_at(variants[v], 1, k)) != NULL; k++) {
             lt_train_config c = small_config(variants[v], 1, 0.0f);
@@ -333,9 +353,9 @@ Test(model, causal_prefix_equals_full_forward)
  * training, and weights less than inference. */
 Test(model, plans_equal_allocations_for_every_use)
 {
-    const char *variants[] = {"softmax", "linear", "linformer"};
-    for (int v = 0; v < 3; v++) {
-        lt_train_config c = small_config(variants[v], v < 2, 0.1f);
+    const char *variants[] = {"softmax", "linear", "linformer", "delta", "gated-delta", "gla"};
+    for (int v = 0; v < 6; v++) {
+        lt_train_config c = small_config(variants[v], v != 2, 0.1f);
         c.model.pos = v == 1 ? LT_POS_CONCAT : LT_POS_ADD;
         c.model.pos_dim = 3;
         size_t planned[3];
@@ -442,6 +462,15 @@ Test(generate, recurrent_linear_equals_causal_forward)
     check_generation("linear", "linear-causal-prefix", LT_GEN_RECURRENT, LT_POS_CONCAT);
 }
 
+/* The gated variants step their constant state with the position's gates,
+ * computed from its own row as the forward computes them for all. */
+Test(generate, recurrent_gated_equals_causal_forward)
+{
+    check_generation("delta", NULL, LT_GEN_RECURRENT, LT_POS_ADD);
+    check_generation("gated-delta", NULL, LT_GEN_RECURRENT, LT_POS_CONCAT);
+    check_generation("gla", NULL, LT_GEN_RECURRENT, LT_POS_ADD);
+}
+
 Test(generate, cached_softmax_equals_causal_forward)
 {
     check_generation("softmax", NULL, LT_GEN_RECURRENT, LT_POS_ADD);
@@ -535,8 +564,8 @@ static void stepped_logits(const char *variant, int threads, int batch, float *l
 
 Test(generate, step_same_bits_for_any_threads_and_batch_past_few_rows)
 {
-    const char *variants[] = {"linear", "softmax"};
-    for (int v = 0; v < 2; v++) {
+    const char *variants[] = {"linear", "softmax", "delta", "gated-delta", "gla"};
+    for (int v = 0; v < 5; v++) {
         float one[STEPS * FEW * LT_COPY_VOCAB], two[STEPS * FEW * LT_COPY_VOCAB],
             three[STEPS * FEW * LT_COPY_VOCAB], wide[STEPS * FEW * LT_COPY_VOCAB];
         stepped_logits(variants[v], 1, FEW, one);
@@ -728,13 +757,14 @@ Test(train, same_numbers_for_one_and_two_threads)
     check_every_kernel_set();
     /* Wide enough that OpenBLAS would share the layers' products between
      * threads; softmax (heads across threads), linformer (parameter
-     * gradients summed over the heads). */
-    const char *variants[] = {"softmax", "linformer"};
-    for (int v = 0; v < 2; v++) {
+     * gradients summed over the heads), the gated variants (their chunked
+     * kernels and gate projections). */
+    const char *variants[] = {"softmax", "linformer", "delta", "gated-delta", "gla"};
+    for (int v = 0; v < 5; v++) {
         double losses[2][5];
         for (int threads = 1; threads <= 2; threads++) {
             lt_threads_set(threads);
-            lt_train_config c = small_config(variants[v], v == 0, 0.1f);
+            lt_train_config c = small_config(variants[v], v != 1, 0.1f);
             c.model.heads = 4;
             c.model.head_dim = 16;
             c.model.ffn = 256;
@@ -765,29 +795,37 @@ static void straight_curve(const lt_train_config *c, int threads, int updates, d
     lt_trainer_free(&t);
 }
 
+/* Saved after 5 updates and resumed, a run gives the curve straight
+ * through: linear attention, and gated-delta, whose gate projections (both
+ * gates) the checkpoint keeps with the other weights. */
 Test(train, resume_continues_the_identical_curve)
 {
     lt_threads_set(2);
-    lt_train_config c = small_config("linear", 1, 0.1f);
-    lt_trainer t;
-    double straight[12], resumed[12];
-    straight_curve(&c, 2, 12, straight);
+    const char *variants[] = {"linear", "gated-delta"};
+    for (int v = 0; v < 2; v++) {
+        lt_train_config c = small_config(variants[v], 1, 0.1f);
+        lt_trainer t;
+        double straight[12], resumed[12];
+        straight_curve(&c, 2, 12, straight);
 
-    char dir[64], path[128];
-    temp_path(path, sizeof path, dir, "run.ckpt");
-    cr_assert_eq(lt_trainer_init(&t, &c, 2), LT_OK);
-    run_updates(&t, 5, resumed);
-    cr_assert_eq(lt_trainer_save(&t, path), LT_OK, "%s", lt_last_error());
-    lt_trainer_free(&t);
+        char dir[64], path[128];
+        temp_path(path, sizeof path, dir, "run.ckpt");
+        cr_assert_eq(lt_trainer_init(&t, &c, 2), LT_OK);
+        run_updates(&t, 5, resumed);
+        cr_assert_eq(lt_trainer_save(&t, path), LT_OK, "%s", lt_last_error());
+        lt_trainer_free(&t);
 
-    cr_assert_eq(lt_trainer_init(&t, &c, 2), LT_OK);
-    cr_assert_eq(lt_trainer_load(&t, path), LT_OK, "%s", lt_last_error());
-    cr_assert_eq(t.step, 5);
-    run_updates(&t, 7, resumed + 5);
-    lt_trainer_free(&t);
-    for (int i = 0; i < 12; i++)
-        cr_assert_eq(resumed[i], straight[i], "update %d: %.17g vs %.17g", i + 1, resumed[i],
-                     straight[i]);
+        cr_assert_eq(lt_trainer_init(&t, &c, 2), LT_OK);
+        cr_assert_eq(lt_trainer_load(&t, path), LT_OK, "%s", lt_last_error());
+        cr_assert_eq(t.step, 5);
+        run_updates(&t, 7, resumed + 5);
+        lt_trainer_free(&t);
+        for (int i = 0; i < 12; i++)
+            cr_assert_eq(resumed[i], straight[i], "%s update %d: %.17g vs %.17g", variants[v],
+                         i + 1, resumed[i], straight[i]);
+        unlink(path);
+        rmdir(dir);
+    }
 }
 
 /* A checkpoint goes on under a longer schedule (drops it has not reached

@@ -443,6 +443,72 @@ Test(nn, gelu_tails_stay_finite)
               "gelu' tails: %g %g %g %g", d_in[0], d_in[1], d_in[2], d_in[3]);
 }
 
+static void ref_sigmoid(double *out, const ref_layer *ref)
+{
+    for (size_t i = 0; i < ref->n_out; i++)
+        out[i] = sigmoid_d(ref->in[i]);
+}
+
+static void ref_log_sigmoid(double *out, const ref_layer *ref)
+{
+    for (size_t i = 0; i < ref->n_out; i++) /* -softplus(-x) */
+        out[i] = fmin(ref->in[i], 0.0) - log1p(exp(-fabs(ref->in[i])));
+}
+
+typedef struct unary {
+    const char *name;
+    void (*forward)(float *out, const float *in, long n);
+    void (*forward_own)(float *out, const float *in, long n);
+    void (*backward)(float *d_in, const float *d_out, const float *in, long n);
+    void (*ref)(double *out, const ref_layer *ref);
+} unary;
+
+/* The gates' functions (attention's beta and log decay): forward against
+ * the double reference, backward against its finite differences and
+ * adding, the calling thread's version the same bits. */
+static void check_gate_function(const unary *f)
+{
+    enum { N = 43 };
+    float *in = random_f(N, -6, 6, 1);
+    ref_layer ref = {.forward = f->ref, .in = widen(in, N)};
+    float *d_out = ref_prepare(&ref, N, 2);
+    float *out = take_f(N), *own = take_f(N);
+    f->forward(out, in, N);
+    expect_forward(out, &ref, f->name);
+    f->forward_own(own, in, N);
+    cr_expect(memcmp(out, own, sizeof(float) * N) == 0, "%s: own pass differs", f->name);
+    float *d_in = take_f(N), *once = take_f(N);
+    f->backward(d_in, d_out, in, N);
+    expect_gradient(d_in, ref.in, N, &ref, f->name);
+    memcpy(once, d_in, sizeof(float) * N);
+    f->backward(d_in, d_out, in, N);
+    expect_doubled(d_in, once, N, f->name);
+}
+
+Test(nn, gate_functions_gradients_and_tails)
+{
+    const unary fs[] = {
+        {"sigmoid", lt_sigmoid_forward, lt_sigmoid_forward_own, lt_sigmoid_backward, ref_sigmoid},
+        {"log_sigmoid", lt_log_sigmoid_forward, lt_log_sigmoid_forward_own,
+         lt_log_sigmoid_backward, ref_log_sigmoid}};
+    for (int i = 0; i < 2; i++)
+        check_gate_function(&fs[i]);
+    /* log sigmoid stays finite and <= 0 where sigmoid underflows, and keeps
+     * its relative accuracy near 0 (a decay of almost 1) */
+    float in[4] = {-200.0f, -30.0f, 30.0f, 200.0f}, out[4], d_in[4] = {0}, d_out[4] = {1, 1, 1, 1};
+    lt_log_sigmoid_forward(out, in, 4);
+    lt_log_sigmoid_backward(d_in, d_out, in, 4);
+    cr_expect(out[0] == -200.0f && out[1] == -30.0f, "log sigmoid tails: %g %g", out[0], out[1]);
+    cr_expect(out[2] < 0 && fabs(out[2] + exp(-30.0)) < 1e-3 * exp(-30.0) && out[3] <= 0.0f,
+              "log sigmoid near 0: %g %g", out[2], out[3]);
+    cr_expect(d_in[0] == 1.0f && d_in[3] == 0.0f, "log sigmoid' tails: %g %g", d_in[0], d_in[3]);
+    float s[4], ds[4] = {0};
+    lt_sigmoid_forward(s, in, 4);
+    lt_sigmoid_backward(ds, d_out, in, 4);
+    cr_expect(s[0] == 0.0f && s[3] == 1.0f && ds[0] == 0.0f && ds[3] == 0.0f,
+              "sigmoid tails: %g %g, slopes %g %g", s[0], s[3], ds[0], ds[3]);
+}
+
 Test(nn, relu_gradients)
 {
     enum { N = 40 };

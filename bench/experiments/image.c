@@ -688,7 +688,8 @@ int main(int argc, char **argv)
         .default_preset = "small",
         .models_flag = "--variants",
         .models_help = "comma-separated attention variants (lsh-R: Reformer with R hashing "
-                       "rounds, the paper's LSH-R; those that cannot be causal, "
+                       "rounds, the paper's LSH-R; delta, gated-delta, gla: recurrences with "
+                       "learned per-position gates; those that cannot be causal, "
                        "linformer, are not applicable)",
         .default_models = "softmax,linear,lsh-1,lsh-4",
         .sequence = "images",

@@ -316,33 +316,46 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A model's epochs in the curves: the row of the best dev PER and the last
+ * (-1: none), and the median time per epoch over every epoch of the run,
+ * resumed or not. */
+static double epoch_rows(const lt_table *curves, const char *model, long *best_row,
+                         long *last_row)
+{
+    long epochs = 0;
+    double epoch_s[4096];
+    *best_row = *last_row = -1;
+    for (long i = 0; i < curves->rows; i++) {
+        if (strcmp(lt_cell(curves, i, "model"), model) != 0)
+            continue;
+        *last_row = i;
+        if (epochs < 4096)
+            epoch_s[epochs++] = lt_cell_num(curves, i, "epoch_s");
+        if (*best_row < 0 ||
+            lt_cell_num(curves, i, "dev_per") < lt_cell_num(curves, *best_row, "dev_per"))
+            *best_row = i;
+    }
+    qsort(epoch_s, (size_t)epochs, sizeof *epoch_s, by_value);
+    return epochs == 0       ? NAN
+           : epochs % 2 == 1 ? epoch_s[epochs / 2]
+                             : 0.5 * (epoch_s[epochs / 2 - 1] + epoch_s[epochs / 2]);
+}
+
+/* t and out->state are NULL for a model not applicable (causal-only
+ * attention): its row says why, with nothing measured. */
 static lt_status speech_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_trainer *t,
                                lt_exp_outcome *out)
 {
     speech_run *c = self;
     int decoded = 0;
-    if (lt_dist_is_root())
+    if (lt_dist_is_root() && t != NULL)
         LT_TRY(decode_example(c, t, &decoded));
-    lt_fit_note_peak(out->state, lt_mem_peak() - out->state->peak_base);
-    /* model selection: the epoch with the best dev PER; time per epoch over
-     * every epoch of the run, resumed or not */
+    if (out->state != NULL)
+        lt_fit_note_peak(out->state, lt_mem_peak() - out->state->peak_base);
+    /* model selection: the epoch with the best dev PER */
     const lt_table *curves = &run->curves;
-    long best_row = -1, last_row = -1, epochs = 0;
-    double epoch_s[4096];
-    for (long i = 0; i < curves->rows; i++) {
-        if (strcmp(lt_cell(curves, i, "model"), m->name) != 0)
-            continue;
-        last_row = i;
-        if (epochs < 4096)
-            epoch_s[epochs++] = lt_cell_num(curves, i, "epoch_s");
-        if (best_row < 0 ||
-            lt_cell_num(curves, i, "dev_per") < lt_cell_num(curves, best_row, "dev_per"))
-            best_row = i;
-    }
-    qsort(epoch_s, (size_t)epochs, sizeof *epoch_s, by_value);
-    double median = epochs == 0       ? NAN
-                    : epochs % 2 == 1 ? epoch_s[epochs / 2]
-                                      : 0.5 * (epoch_s[epochs / 2 - 1] + epoch_s[epochs / 2]);
+    long best_row, last_row;
+    double median = epoch_rows(curves, m->name, &best_row, &last_row);
     int lstm = !m->attention;
     lt_table *r = &run->results;
     lt_exp_row_begin(run, r, m);
@@ -357,7 +370,7 @@ static lt_status speech_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_
     lt_speech_lengths len = lt_speech_split_lengths(&c->corpus.train, (int)c->stack);
     lt_set_num(r, "mean_positions", len.mean_positions);
     lt_set_int(r, "max_positions", len.max_positions);
-    lt_set_int(r, "epochs", t->step / c->source.updates_per_epoch);
+    lt_set_int(r, "epochs", t != NULL ? t->step / c->source.updates_per_epoch : 0);
     lt_set_num(r, "best_epoch", best_row >= 0 ? lt_cell_num(curves, best_row, "epoch") : NAN);
     lt_set_num(r, "dev_per", best_row >= 0 ? lt_cell_num(curves, best_row, "dev_per") : NAN);
     lt_set_num(r, "test_per", best_row >= 0 ? lt_cell_num(curves, best_row, "test_per") : NAN);
@@ -365,8 +378,8 @@ static lt_status speech_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_
                                                   : NAN);
     lt_set_num(r, "baseline_per", c->baseline_per);
     lt_set_num(r, "seconds_per_epoch", median);
-    lt_set_num(r, "train_s", out->state->wall_seconds);
-    lt_set_int(r, "peak_bytes", (long long)out->state->peak_bytes);
+    lt_set_num(r, "train_s", out->state != NULL ? out->state->wall_seconds : NAN);
+    lt_set_int(r, "peak_bytes", out->state != NULL ? (long long)out->state->peak_bytes : 0);
     lt_set_int(r, "planned_bytes", (long long)out->planned_bytes);
     lt_set_str(r, "note", out->note);
     LT_TRY(lt_row_end(r));
@@ -431,7 +444,9 @@ int main(int argc, char **argv)
         .default_preset = "small",
         .models_flag = "--models",
         .models_help = "comma-separated: attention variants (transformer encoders; lsh-R: "
-                       "Reformer with R hashing rounds, the paper's LSH-R) and bilstm",
+                       "Reformer with R hashing rounds, the paper's LSH-R; the causal-only "
+                       "decay, delta, gated-delta and gla are reported as not applicable) "
+                       "and bilstm",
         .default_models = "softmax,linear,lsh-4,linformer,bilstm",
         .own_models = "bilstm",
         .sequence = "utterances (of similar lengths)",

@@ -102,7 +102,9 @@ static void standard_flags(lt_flag *f, lt_exp_run *run)
     const lt_experiment *e = run->exp;
     lt_exp_options *o = &run->o;
     static char models_help[512], batch_help[128], out_help[320];
-    snprintf(models_help, sizeof models_help, "%s", e->models_help);
+    /* the variants from the attention core, so a new one shows up here */
+    snprintf(models_help, sizeof models_help, "%s; variants: %s", e->models_help,
+             lt_attn_variant_names());
     snprintf(batch_help, sizeof batch_help, "%s per update", e->sequence);
     snprintf(out_help, sizeof out_help, "folder for %s, %s and checkpoints/", run->curves_file,
              run->results_file);
@@ -296,7 +298,7 @@ static lt_status list_models(lt_exp_run *run)
             m->applicable = 0;
             snprintf(m->why_not, sizeof m->why_not, "%s attention cannot be %s: %s", m->name,
                      e->causal ? "causal" : "non-causal",
-                     e->causal ? caps.no_causal_reason : "it has no non-causal form");
+                     e->causal ? caps.no_causal_reason : caps.no_noncausal_reason);
             continue;
         }
         LT_TRY(lt_attn_choose_kernel(run->o.kernel, variants, nvariants, e->causal,

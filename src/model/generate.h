@@ -3,9 +3,10 @@
  *
  *   LT_GEN_RECURRENT  the model's layers run on the new position only, over
  *                     each layer's attention state (linear: the constant
- *                     (S, z); softmax: a key/value cache, the paper's
- *                     "stateful softmax"). Any model use works: only the
- *                     weights are read.
+ *                     (S, z); delta, gated-delta, gla: the constant S,
+ *                     stepped with the position's gates; softmax: a
+ *                     key/value cache, the paper's "stateful softmax"). Any
+ *                     model use works: only the weights are read.
  *   LT_GEN_RECOMPUTE  the whole causal forward re-runs on the prefix for
  *                     every new position (the paper's softmax baseline); the
  *                     model must be allocated for inference (or training)

@@ -163,6 +163,13 @@ lt_status lt_model_backward(lt_model *model);
 /* Sets every gradient to zero. */
 void lt_model_zero_grads(lt_model *model);
 
+/* Where layer `layer`'s gate projections (W_beta, b_beta, W_alpha,
+ * b_alpha: those the attention variant reads, one after another) sit in
+ * the parameters: [*first, *first + *count); *count is 0 for a model
+ * without gates (other variants, the Bi-LSTM body). For tests and tools
+ * that look at them apart. */
+void lt_model_gate_params(const lt_model *model, int layer, size_t *first, size_t *count);
+
 /* Input values per position and the input's name, for messages. */
 int lt_model_input_width(const lt_model_config *config);
 

@@ -8,11 +8,19 @@
  * post-norm trains without learning-rate warm-up, which keeps the copy
  * task's short schedules stable.
  *
+ * Gated variants (delta, gated-delta, gla) read per-position gates, which
+ * each layer projects from the same layernormed rows as q, k and v, with
+ * its own parameters (one gate a head, or a head's D key channels for
+ * gla's decay):
+ *               beta      = sigmoid(W_beta layernorm(x) + b_beta)
+ *               log_alpha = log_sigmoid(W_alpha layernorm(x) + b_alpha)
+ *
  * TRAIN keeps every layer's activations for backward; INFER points every
  * layer at one shared set (two residual buffers ping-pong), so its memory
  * does not grow with depth and nothing is saved for backward. The recurrent
  * step runs the same layers on one position per sequence over each layer's
- * attention state (linear (S, z), softmax key/value cache). */
+ * attention state (linear (S, z), softmax key/value cache, the gated
+ * variants' S with the position's gates projected from its own row). */
 #include <math.h>
 #include <string.h>
 
@@ -24,18 +32,39 @@
 #include "nn/layernorm.h"
 #include "nn/linear.h"
 
+/* The gates a layer can compute (lt_attn_gates' beta and log_alpha), each
+ * with `width` floats a head (lt_attn_gate_widths; 0: the variant reads no
+ * such gate, and the layer has no parameters for it). */
+enum { GATE_BETA, GATE_ALPHA, GATES };
+
 /* Where each parameter tensor of a layer lives in the flat parameter array;
  * the same offsets index the gradient array. */
 typedef struct layer_offsets {
     size_t ln1_gamma, ln1_beta, w_qkv, b_qkv, w_o, b_o, attn_params;
+    size_t w_gate[GATES], b_gate[GATES]; /* (H width, C), (H width); 0 floats without */
     size_t ln2_gamma, ln2_beta, w_ff1, b_ff1, w_ff2, b_ff2;
 } layer_offsets;
+
+typedef struct gate_kind {
+    void (*forward)(float *out, const float *in, long n);
+    void (*forward_own)(float *out, const float *in, long n);
+    void (*backward)(float *d_in, const float *d_out, const float *in, long n);
+} gate_kind;
+
+/* beta in [0, 1]; the decay as its logarithm, log_sigmoid(z) = -softplus(-z),
+ * which stays finite where sigmoid(z) underflows. */
+static const gate_kind gate_kinds[GATES] = {
+    {lt_sigmoid_forward, lt_sigmoid_forward_own, lt_sigmoid_backward},
+    {lt_log_sigmoid_forward, lt_log_sigmoid_forward_own, lt_log_sigmoid_backward}};
 
 /* A layer's activations. TRAIN: its own, kept for backward. INFER: shared
  * by every layer (statistics and masks NULL). */
 typedef struct layer_acts {
     float *ln1, *ln1_mean, *ln1_rstd; /* (R, C), (R), (R) */
     float *heads;                     /* (3, B, H, N, Dh): q, k, v */
+    float *gate_pre[GATES];           /* (B, H, N, width) before the gate's function (INFER:
+                                         gate itself, activated in place); NULL without */
+    float *gate[GATES];               /* (B, H, N, width) beta, log_alpha */
     void *attn_saved;                 /* variant-specific; NULL for INFER */
     float *attn_cat;                  /* (R, C) attention output, heads merged */
     uint8_t *drop1;                   /* (R, C) */
@@ -50,6 +79,10 @@ typedef struct layer_acts {
 /* The body's table: offsets, activations and shared scratch. */
 typedef struct body_table {
     size_t lnf_gamma, lnf_beta;
+    int gate_width[GATES];          /* floats a head and position */
+    float *gate_rows;               /* (R, H max width) a gate's rows: forward and backward */
+    float *d_gate[GATES];           /* (B, H, N, width) TRAIN only */
+    float *d_gate_pre;              /* (B, H, N, max width) TRAIN only */
     float *final_mean, *final_rstd; /* (R) */
     float *qkv;                     /* (R, 3C) forward scratch */
     float *attn_out;                /* (B, H, N, Dh) forward scratch */
@@ -89,17 +122,6 @@ static lt_status transformer_check(const lt_model_config *cfg)
                        (int)cfg->activation);
     lt_attn attn;
     LT_TRY(lt_attn_init(&attn, &cfg->attn));
-    /* Gated variants need, per layer, projections of the input to beta
-     * (sigmoid) and log_alpha (log-sigmoid; D a head for gla), their
-     * parameters, activations and gradients, passed through
-     * lt_attn_forward_gated / lt_attn_backward_gated / lt_attn_step_gated
-     * (issue 43's second part). Until then they are refused here. */
-    lt_attn_caps caps;
-    LT_TRY(lt_attn_variant_caps(cfg->attn.variant, &caps));
-    if (caps.gates != 0)
-        return lt_fail(LT_E_USAGE, "attention: the model does not yet compute the per-position "
-                                   "gates %s attention reads (beta, log_alpha)",
-                       cfg->attn.variant);
     return lt_attn_check_shape(&attn, planned_shape(cfg));
 }
 
@@ -125,6 +147,8 @@ static size_t transformer_layout_params(lt_model *m, size_t at)
     const lt_model_config *cfg = &m->config;
     body_table *t = place_table(m);
     size_t C = (size_t)transformer_width(cfg), F = (size_t)cfg->ffn;
+    lt_attn_gate_widths(&m->attn, cfg->head_dim, &t->gate_width[GATE_BETA],
+                        &t->gate_width[GATE_ALPHA]);
 #define TAKE(field, count) ((field) = at, at += (count))
     for (int l = 0; l < cfg->layers; l++) {
         layer_offsets *o = &t->layer[l];
@@ -135,6 +159,11 @@ static size_t transformer_layout_params(lt_model *m, size_t at)
         TAKE(o->w_o, C * C);
         TAKE(o->b_o, C);
         TAKE(o->attn_params, lt_attn_param_count(&m->attn));
+        for (int g = 0; g < GATES; g++) {
+            size_t outputs = (size_t)cfg->heads * t->gate_width[g];
+            TAKE(o->w_gate[g], outputs * C);
+            TAKE(o->b_gate[g], outputs);
+        }
         TAKE(o->ln2_gamma, C);
         TAKE(o->ln2_beta, C);
         TAKE(o->w_ff1, F * C);
@@ -158,6 +187,39 @@ static lt_attn_shape call_shape(const lt_model *m)
     s.seed = m->seed;
     s.step = m->last_step;
     return s;
+}
+
+/* Floats of gate g over `rows` positions (H x width a position). */
+static size_t gate_floats(const lt_model *m, int g, size_t rows)
+{
+    return rows * (size_t)m->config.heads * (size_t)table_of(m)->gate_width[g];
+}
+
+/* A layer's gates (NULL for a gate the variant does not read); TRAIN
+ * keeps the projections before the gate functions for backward, INFER
+ * activates them in place. */
+static void carve_gates(const lt_model *m, lt_carver *c, layer_acts *a, size_t R, int train)
+{
+    for (int g = 0; g < GATES; g++) {
+        size_t bytes = gate_floats(m, g, R) * sizeof(float);
+        a->gate[g] = bytes ? lt_carve(c, bytes) : NULL;
+        a->gate_pre[g] = bytes && train ? lt_carve(c, bytes) : a->gate[g];
+    }
+}
+
+/* The body's gate scratch: a gate's rows, and in TRAIN the gradients. */
+static void carve_gate_scratch(lt_model *m, lt_carver *c, size_t R, int train)
+{
+    body_table *t = table_of(m);
+    size_t widest = gate_floats(m, GATE_BETA, R);
+    if (gate_floats(m, GATE_ALPHA, R) > widest)
+        widest = gate_floats(m, GATE_ALPHA, R);
+    t->gate_rows = lt_carve(c, widest * sizeof(float));
+    if (!train)
+        return;
+    for (int g = 0; g < GATES; g++)
+        t->d_gate[g] = lt_carve(c, gate_floats(m, g, R) * sizeof(float));
+    t->d_gate_pre = lt_carve(c, widest * sizeof(float));
 }
 
 /* TRAIN: every layer keeps its own activations. INFER: one shared set;
@@ -185,6 +247,7 @@ static void transformer_layout_acts(lt_model *m, lt_carver *c)
         memset(a, 0, sizeof *a);
         a->ln1 = lt_carve(c, R * C * f);
         a->heads = lt_carve(c, 3 * R * C * f);
+        carve_gates(m, c, a, R, train);
         a->attn_cat = lt_carve(c, R * C * f);
         a->x_mid = lt_carve(c, R * C * f);
         a->hidden = lt_carve(c, R * F * f);
@@ -209,6 +272,7 @@ static void transformer_layout_acts(lt_model *m, lt_carver *c)
     t->qkv = lt_carve(c, 3 * R * C * f);
     t->attn_out = lt_carve(c, R * C * f);
     t->branch = lt_carve(c, R * C * f);
+    carve_gate_scratch(m, c, R, train);
     if (train) {
         t->final_mean = lt_carve(c, R * f);
         t->final_rstd = lt_carve(c, R * f);
@@ -233,6 +297,42 @@ static size_t transformer_workspace_bytes(const lt_model *m, int threads)
     return lt_attn_workspace_bytes(&m->attn, planned_shape(cfg), threads);
 }
 
+void lt_model_gate_params(const lt_model *m, int layer, size_t *first, size_t *count)
+{
+    *first = *count = 0;
+    if (m->config.body != LT_BODY_TRANSFORMER || layer < 0 || layer >= m->config.layers)
+        return;
+    const layer_offsets *o = &table_of(m)->layer[layer];
+    *first = o->w_gate[GATE_BETA]; /* the four follow one another (layout_params) */
+    *count = o->b_gate[GATE_ALPHA] + gate_floats(m, GATE_ALPHA, 1) - *first;
+}
+
+/* The decay's bias: alpha starts at sigmoid(4) = 0.982 (log_alpha -0.018,
+ * spread by W_alpha's uniform init around it), a memory of about 1 /
+ * (1 - alpha) = 55 positions, so the state first keeps what a short
+ * sequence wrote (the copy task's first half) and gradients reach back
+ * through it; training then learns where to forget. A bias near 0 would
+ * halve the state at every position, forgetting before anything is
+ * learned. beta's bias stays 0: beta starts near 1/2, a half-strength
+ * delta-rule correction, as DeltaNet's sigmoid gate without bias. */
+#define GATE_ALPHA_BIAS 4.0f
+
+/* Uniform weights (as the other projections), the biases above; no rng
+ * stream is drawn for an absent gate, so the other variants' draws stay
+ * as they were. */
+static void init_gates(lt_model *m, const layer_offsets *o, uint64_t seed, uint64_t *stream)
+{
+    size_t C = (size_t)m->width;
+    for (int g = 0; g < GATES; g++) {
+        size_t outputs = gate_floats(m, g, 1);
+        if (outputs == 0)
+            continue;
+        lt_model_init_uniform(m->params + o->w_gate[g], outputs * C, C, seed, stream);
+        for (size_t i = 0; i < outputs; i++)
+            m->params[o->b_gate[g] + i] = g == GATE_ALPHA ? GATE_ALPHA_BIAS : 0.0f;
+    }
+}
+
 static void transformer_init_params(lt_model *m, uint64_t seed, uint64_t *stream)
 {
     const lt_model_config *cfg = &m->config;
@@ -247,6 +347,7 @@ static void transformer_init_params(lt_model *m, uint64_t seed, uint64_t *stream
         lt_model_init_uniform(p + o->w_o, C * C, C, seed, stream);
         lt_model_init_uniform(p + o->w_ff1, F * C, C, seed, stream);
         lt_model_init_uniform(p + o->w_ff2, C * F, F, seed, stream);
+        init_gates(m, o, seed, stream);
         lt_attn_init_params(&m->attn, p + o->attn_params, seed + 1000003ull * (uint64_t)(l + 1));
     }
     for (size_t i = 0; i < C; i++)
@@ -297,6 +398,57 @@ static void activation_forward(const lt_model_config *cfg, float *out, const flo
         lt_relu_forward(out, in, n);
 }
 
+/* Layer l's gates for its attention call (NULL where the variant reads
+ * none); with `grads`, their gradients' buffers too, zeroed, since the
+ * attention backward adds into them. */
+static lt_attn_gates layer_gates(const lt_model *m, int l, int grads)
+{
+    const body_table *t = table_of(m);
+    const layer_acts *a = &t->acts[l];
+    lt_attn_gates gates = {.beta = a->gate[GATE_BETA], .log_alpha = a->gate[GATE_ALPHA]};
+    if (grads) {
+        const size_t R = (size_t)m->last.batch * m->last.n;
+        for (int g = 0; g < GATES; g++)
+            if (a->gate[g] != NULL)
+                lt_zero_floats(t->d_gate[g], gate_floats(m, g, R));
+        gates.d_beta = a->gate[GATE_BETA] ? t->d_gate[GATE_BETA] : NULL;
+        gates.d_log_alpha = a->gate[GATE_ALPHA] ? t->d_gate[GATE_ALPHA] : NULL;
+    }
+    return gates;
+}
+
+/* Forward: layer l's gates from its ln1 rows, z = ln1 W^T + b (R, H
+ * width), the heads apart as q's are (B, H, N, width), then the gate's
+ * function. Backward: back through that from the gradients the attention
+ * left in t->d_gate, into the projections' gradients and d ln1 (added into
+ * t->d_tmp). */
+static void gates_pass(lt_model *m, int l, int backward)
+{
+    const body_table *t = table_of(m);
+    const layer_offsets *o = &t->layer[l];
+    const layer_acts *a = &t->acts[l];
+    const int batch = m->last.batch, N = m->last.n, H = m->config.heads, R = batch * N;
+    for (int g = 0; g < GATES; g++) {
+        const int w = t->gate_width[g];
+        const size_t n = gate_floats(m, g, (size_t)R);
+        const float *weight = m->params + o->w_gate[g];
+        if (w == 0)
+            continue;
+        if (!backward) {
+            lt_linear_forward(t->gate_rows, a->ln1, weight, m->params + o->b_gate[g], R,
+                              m->width, H * w);
+            split_heads(a->gate_pre[g], t->gate_rows, 1, batch, H, N, w);
+            gate_kinds[g].forward(a->gate[g], a->gate_pre[g], (long)n);
+            continue;
+        }
+        lt_zero_floats(t->d_gate_pre, n);
+        gate_kinds[g].backward(t->d_gate_pre, t->d_gate[g], a->gate_pre[g], (long)n);
+        merge_heads(t->gate_rows, t->d_gate_pre, 1, batch, H, N, w);
+        lt_linear_backward(t->d_tmp, m->grads + o->w_gate[g], m->grads + o->b_gate[g],
+                           t->gate_rows, a->ln1, weight, R, m->width, H * w);
+    }
+}
+
 static lt_status transformer_forward(lt_model *m)
 {
     const lt_model_config *cfg = &m->config;
@@ -314,9 +466,12 @@ static lt_status transformer_forward(lt_model *m)
                              p + o->ln1_beta, R, C);
         lt_linear_forward(t->qkv, a->ln1, p + o->w_qkv, p + o->b_qkv, R, C, 3 * C);
         split_heads(a->heads, t->qkv, 3, batch, H, N, Dh);
+        gates_pass(m, l, 0);
+        const lt_attn_gates gates = layer_gates(m, l, 0);
         shape.layer = l;
-        LT_TRY(lt_attn_forward(&m->attn, shape, t->attn_out, a->attn_saved, m->attn_workspace,
-                               a->heads, a->heads + rc, a->heads + 2 * rc, p + o->attn_params));
+        LT_TRY(lt_attn_forward_gated(&m->attn, shape, &gates, t->attn_out, a->attn_saved,
+                                     m->attn_workspace, a->heads, a->heads + rc,
+                                     a->heads + 2 * rc, p + o->attn_params));
         merge_heads(a->attn_cat, t->attn_out, 1, batch, H, N, Dh);
         lt_linear_forward(t->branch, a->attn_cat, p + o->w_o, p + o->b_o, R, C, C);
         lt_dropout_key key = {m->last_seed, m->last_step, 2 * (uint64_t)l};
@@ -397,15 +552,17 @@ static lt_status transformer_backward(lt_model *m)
                            R, C, C);
         split_heads(t->d_attn_out, t->d_x2, 1, batch, H, N, Dh);
         lt_zero_floats(t->d_heads, 3 * rc);
+        const lt_attn_gates gates = layer_gates(m, l, 1);
         shape.layer = l;
-        LT_TRY(lt_attn_backward(&m->attn, shape, t->d_heads, t->d_heads + rc,
-                                t->d_heads + 2 * rc, g + o->attn_params, m->attn_workspace,
-                                t->d_attn_out, a->attn_saved, a->heads, a->heads + rc,
-                                a->heads + 2 * rc, p + o->attn_params));
+        LT_TRY(lt_attn_backward_gated(&m->attn, shape, &gates, t->d_heads, t->d_heads + rc,
+                                      t->d_heads + 2 * rc, g + o->attn_params,
+                                      m->attn_workspace, t->d_attn_out, a->attn_saved, a->heads,
+                                      a->heads + rc, a->heads + 2 * rc, p + o->attn_params));
         merge_heads(t->d_qkv, t->d_heads, 3, batch, H, N, Dh);
         lt_zero_floats(t->d_tmp, rc);
         lt_linear_backward(t->d_tmp, g + o->w_qkv, g + o->b_qkv, t->d_qkv, a->ln1,
                            p + o->w_qkv, R, C, 3 * C);
+        gates_pass(m, l, 1);
         lt_layernorm_backward(t->d_x, g + o->ln1_gamma, g + o->ln1_beta, t->d_tmp, x_in,
                               a->ln1_mean, a->ln1_rstd, p + o->ln1_gamma, R, C);
     }
@@ -423,27 +580,38 @@ typedef struct step_block {
     float *x, *ln;           /* (batch, C) */
     float *qkv;              /* (batch, 3C) */
     float *q, *k, *v;        /* (batch, C) each: (batch, H, Dh) for the attention */
+    float *gate[GATES];      /* (batch, H, width): beta, log_alpha; NULL without */
     float *att, *branch;     /* (batch, C) */
     float *hidden, *hidden_act; /* (batch, F) */
     float *out;              /* (batch, C) */
-    /* up to LT_LINEAR_FEW_ROWS rows: every layer's four weight matrices as
-     * packed panels (lt_linear_panels_pack), in the order qkv, o, ff1, ff2;
-     * NULL for larger batches (the BLAS product) */
+    /* up to LT_LINEAR_FEW_ROWS rows: every layer's weight matrices as
+     * packed panels (lt_linear_panels_pack), in the order qkv, o, ff1, ff2
+     * and the gates'; NULL for larger batches (the BLAS product) */
     float *panels;
 } step_block;
 
 /* Floats of one product's panels within a layer's, and of a layer's. */
 typedef struct layer_panels {
-    size_t qkv, o, ff1, ff2, layer;
+    size_t qkv, o, ff1, ff2, gate[GATES], layer;
 } layer_panels;
 
 static layer_panels panel_sizes(const lt_model *m)
 {
     const int C = m->width, F = m->config.ffn;
     layer_panels p = {lt_linear_panels_floats(C, 3 * C), lt_linear_panels_floats(C, C),
-                      lt_linear_panels_floats(C, F), lt_linear_panels_floats(F, C), 0};
+                      lt_linear_panels_floats(C, F), lt_linear_panels_floats(F, C), {0}, 0};
     p.layer = p.qkv + p.o + p.ff1 + p.ff2;
+    for (int g = 0; g < GATES; g++) {
+        p.gate[g] = lt_linear_panels_floats(C, (int)gate_floats(m, g, 1));
+        p.layer += p.gate[g];
+    }
     return p;
+}
+
+/* Where gate g's panels start within a layer's. */
+static size_t gate_panel(const layer_panels *n, int g)
+{
+    return n->qkv + n->o + n->ff1 + n->ff2 + (g == GATE_ALPHA ? n->gate[GATE_BETA] : 0);
 }
 
 static void step_layout(const lt_model *m, lt_carver *c, step_block *s, int batch,
@@ -458,6 +626,10 @@ static void step_layout(const lt_model *m, lt_carver *c, step_block *s, int batc
     s->q = lt_carve(c, B * C * f);
     s->k = lt_carve(c, B * C * f);
     s->v = lt_carve(c, B * C * f);
+    for (int g = 0; g < GATES; g++) {
+        size_t bytes = gate_floats(m, g, B) * f;
+        s->gate[g] = bytes ? lt_carve(c, bytes) : NULL;
+    }
     s->att = lt_carve(c, B * C * f);
     s->branch = lt_carve(c, B * C * f);
     s->hidden = lt_carve(c, B * F * f);
@@ -484,6 +656,10 @@ static void pack_panels(const lt_model *m, const step_block *s)
         lt_linear_panels_pack_team(at + n.qkv, p + o->w_o, C, C);
         lt_linear_panels_pack_team(at + n.qkv + n.o, p + o->w_ff1, C, F);
         lt_linear_panels_pack_team(at + n.qkv + n.o + n.ff1, p + o->w_ff2, F, C);
+        for (int g = 0; g < GATES; g++)
+            if (n.gate[g] > 0)
+                lt_linear_panels_pack_team(at + gate_panel(&n, g), p + o->w_gate[g], C,
+                                           (int)gate_floats(m, g, 1));
     }
 }
 
@@ -511,8 +687,7 @@ static lt_status transformer_step_init(const lt_model *m, void *block, int batch
 {
     size_t state;
     LT_TRY(one_state_bytes(m, batch, max_steps, &state));
-    step_block s = {batch, max_steps, state, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                    NULL, NULL, NULL, NULL, NULL, NULL};
+    step_block s = {.batch = batch, .max_steps = max_steps, .state_bytes = state};
     lt_carver placer = {block, 0};
     step_layout(m, &placer, &s, batch, state);
     /* Variants that draw from (seed, layer) (the favor feature map) draw
@@ -599,7 +774,35 @@ static void add_own_columns(const step_pass *t, float *x, const float *branch, i
                    branch + (size_t)b * C + first, end - first);
 }
 
-/* Layer l up to its attention: ln1, the qkv product, q, k, v apart. */
+/* Layer l's gates of the position from s->ln: (batch, H width) rows are
+ * already (B, H, width), the layout a step reads. Team steps: each thread
+ * applies the gate's function to the columns it computed (the caller's
+ * barrier follows). */
+static void step_gates(const step_pass *t, int l)
+{
+    const layer_offsets *o = &table_of(t->m)->layer[l];
+    const layer_panels n = panel_sizes(t->m);
+    step_block *s = t->s;
+    const int C = t->m->width;
+    for (int g = 0; g < GATES; g++) {
+        const int width = (int)gate_floats(t->m, g, 1);
+        int first = 0, end = width;
+        if (width == 0)
+            continue;
+        if (t->team)
+            pass_product_own(t, s->gate[g], s->ln, l, gate_panel(&n, g), o->b_gate[g], C,
+                             width, &first, &end);
+        else
+            pass_product(t, s->gate[g], s->ln, o->w_gate[g], o->b_gate[g], C, width);
+        for (int b = 0; b < s->batch; b++) {
+            float *row = s->gate[g] + (size_t)b * width + first;
+            gate_kinds[g].forward_own(row, row, end - first);
+        }
+    }
+}
+
+/* Layer l up to its attention: ln1, the qkv product, q, k, v apart, the
+ * gates. */
 static void step_before_attention(const step_pass *t, int l)
 {
     const layer_offsets *o = &table_of(t->m)->layer[l];
@@ -617,6 +820,7 @@ static void step_before_attention(const step_pass *t, int l)
                     memcpy(part[p] + (size_t)b * C + lo - p * C, s->qkv + (size_t)b * 3 * C + lo,
                            (size_t)(hi - lo) * sizeof(float));
             }
+        step_gates(t, l);
         return; /* the caller's barrier follows: the attention step reads every head */
     }
     pass_product(t, s->qkv, s->ln, o->w_qkv, o->b_qkv, C, 3 * C);
@@ -628,6 +832,7 @@ static void step_before_attention(const step_pass *t, int l)
         memcpy(s->k + (size_t)b * C, row + C, (size_t)C * sizeof(float));
         memcpy(s->v + (size_t)b * C, row + 2 * C, (size_t)C * sizeof(float));
     }
+    step_gates(t, l);
 }
 
 /* Layer l after its attention: the output product, the residual, ln2, the
@@ -682,6 +887,7 @@ static lt_status transformer_step(const lt_model *m, void *block, const float *x
     step_pass t = {m, s, s->batch <= LT_LINEAR_FEW_ROWS};
     memcpy(s->x, x_in, (size_t)s->batch * m->width * sizeof(float));
     lt_status status = LT_OK;
+    const lt_attn_gates gates = {.beta = s->gate[GATE_BETA], .log_alpha = s->gate[GATE_ALPHA]};
     /* team steps: one region for the whole position, the attention steps
      * split by heads; more rows: an inactive region, each pass with its own
      * threads */
@@ -692,8 +898,10 @@ static lt_status transformer_step(const lt_model *m, void *block, const float *x
         for (int l = 0; l < m->config.layers && mine == LT_OK; l++) {
             void *state = s->states + (size_t)l * s->state_bytes;
 #pragma omp barrier
-            mine = t.team ? lt_attn_step_team(&m->attn, state, s->att, s->q, s->k, s->v)
-                          : lt_attn_step(&m->attn, state, s->att, s->q, s->k, s->v);
+            mine = t.team ? lt_attn_step_team_gated(&m->attn, state, s->att, s->q, s->k, s->v,
+                                                    &gates)
+                          : lt_attn_step_gated(&m->attn, state, s->att, s->q, s->k, s->v,
+                                               &gates);
             if (mine == LT_OK) /* every thread has the same verdict */
                 step_after_attention(&t, l);
         }

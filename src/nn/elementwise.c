@@ -108,3 +108,54 @@ void lt_add(float *out, const float *a, const float *b, long n)
 #pragma omp parallel if (n > PARALLEL_MIN)
     lt_add_team(out, a, b, n);
 }
+
+/* ---- gates ---- */
+
+static inline float log_sigmoid(float x)
+{
+    return fminf(x, 0.0f) - log1pf(lt_exp_nonpositive(-fabsf(x)));
+}
+
+void lt_sigmoid_forward_own(float *out, const float *in, long n)
+{
+    for (long i = 0; i < n; i++)
+        out[i] = lt_sigmoid(in[i]);
+}
+
+void lt_log_sigmoid_forward_own(float *out, const float *in, long n)
+{
+    for (long i = 0; i < n; i++)
+        out[i] = log_sigmoid(in[i]);
+}
+
+void lt_sigmoid_forward(float *out, const float *in, long n)
+{
+    LT_ASSERT(n >= 0);
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (long i = 0; i < n; i++)
+        out[i] = lt_sigmoid(in[i]);
+}
+
+void lt_log_sigmoid_forward(float *out, const float *in, long n)
+{
+    LT_ASSERT(n >= 0);
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (long i = 0; i < n; i++)
+        out[i] = log_sigmoid(in[i]);
+}
+
+void lt_sigmoid_backward(float *d_in, const float *d_out, const float *in, long n)
+{
+    LT_ASSERT(n >= 0);
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (long i = 0; i < n; i++)
+        d_in[i] += d_out[i] * lt_sigmoid(in[i]) * lt_sigmoid(-in[i]);
+}
+
+void lt_log_sigmoid_backward(float *d_in, const float *d_out, const float *in, long n)
+{
+    LT_ASSERT(n >= 0);
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (long i = 0; i < n; i++)
+        d_in[i] += d_out[i] * lt_sigmoid(-in[i]);
+}

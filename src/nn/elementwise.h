@@ -31,6 +31,21 @@ void lt_relu_backward(float *d_in,            /* (n) */
                       const float *in_or_out, /* (n) */
                       long n);
 
+/* sigmoid(x) = 1 / (1 + exp(-x)), in [0, 1] (a gate). */
+void lt_sigmoid_forward(float *out, const float *in, long n);
+
+/* d_in += d_out * sigmoid(x) sigmoid(-x): from the forward INPUT, since
+ * 1 - sigmoid(x) cancels for large x. */
+void lt_sigmoid_backward(float *d_in, const float *d_out, const float *in, long n);
+
+/* log sigmoid(x) = -softplus(-x) = min(x, 0) - log1p(exp(-|x|)), <= 0 and
+ * finite for every finite x (a decay given as its logarithm; log of the
+ * sigmoid would give -inf once sigmoid underflows). */
+void lt_log_sigmoid_forward(float *out, const float *in, long n);
+
+/* d_in += d_out * sigmoid(-x), from the forward input. */
+void lt_log_sigmoid_backward(float *d_in, const float *d_out, const float *in, long n);
+
 /* out = a + b (a residual connection); out may equal a or b. Its backward
  * is adding d_out into both d_a and d_b, for which lt_add serves again. */
 void lt_add(float *out,     /* (n) */
@@ -45,11 +60,14 @@ void lt_gelu_forward_team(float *out, const float *in, long n);
 void lt_relu_forward_team(float *out, const float *in, long n);
 void lt_add_team(float *out, const float *a, const float *b, long n);
 
-/* The same three on the calling thread alone, inside a parallel region or
- * not, with no barrier: a thread's pass over the part of a team's output
- * it computed itself. The same bits as the others, element by element. */
+/* The same three, and the two gates' forwards, on the calling thread
+ * alone, inside a parallel region or not, with no barrier: a thread's pass
+ * over the part of a team's output it computed itself. The same bits as
+ * the others, element by element. */
 void lt_gelu_forward_own(float *out, const float *in, long n);
 void lt_relu_forward_own(float *out, const float *in, long n);
 void lt_add_own(float *out, const float *a, const float *b, long n);
+void lt_sigmoid_forward_own(float *out, const float *in, long n);
+void lt_log_sigmoid_forward_own(float *out, const float *in, long n);
 
 #endif
