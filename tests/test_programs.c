@@ -1195,6 +1195,48 @@ Test(scaling, decay_and_the_new_feature_maps)
     }
 }
 
+/* delta, gated-delta and gla are timed with gates (planned with the case),
+ * both kernels of each side by side; their non-causal rows are refused as
+ * decay's are. */
+Test(scaling, gated_variants_both_kernels_causal_only)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(args, sizeof args,
+             "scaling --variants delta,gated-delta,gla --kernels all --min-log2 5 --max-log2 6 "
+             "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --roofline off "
+             "--quiet --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 3 * (1 + 2) * 2, "variants x (refused non-causal, two kernels) x N");
+    int recurrent = 0;
+    for (long long r = 0; r < t.nrows; r++) {
+        const char *kernel = cell_str(&t, r, "kernel"), *status = cell_str(&t, r, "status");
+        if (cell_num(&t, r, "causal") == 0) {
+            cr_expect_str_eq(status, "refused");
+            cr_expect(strstr(cell_str(&t, r, "note"), "causal only") != NULL, "%s",
+                      cell_str(&t, r, "note"));
+            continue;
+        }
+        cr_expect_str_eq(status, "ok", "%s: %s", kernel, cell_str(&t, r, "note"));
+        cr_expect_gt(cell_num(&t, r, "fwd_bwd_median_s"), 0);
+        cr_expect_gt(cell_num(&t, r, "peak_bytes"), 0);
+        cr_expect_leq(cell_num(&t, r, "peak_bytes"), cell_num(&t, r, "planned_bytes"),
+                      "the gates are in the plan");
+        if (strstr(kernel, "-causal-recurrent") == NULL)
+            continue;
+        recurrent++;
+        /* the recurrent kernel performs the method's products, no more */
+        cr_expect_float_eq(cell_num(&t, r, "flops_performed_fwd"),
+                           cell_num(&t, r, "flop_model_fwd"), 1e-6);
+    }
+    cr_expect_eq(recurrent, 3 * 2);
+    lt_csv_table_free(&t);
+}
+
 Test(scaling, budget_skips_instead_of_running)
 {
     char dir[64], args[512], path[160];
