@@ -1334,6 +1334,73 @@ Test(sweeps, crossover_writes_every_case_and_the_crossover_table, .timeout = 120
     lt_csv_table_free(&table);
 }
 
+/* The second question beside the first in one run: each gated variant's
+ * chunked kernel against its own recurrent kernel (never another
+ * variant's, never softmax's), each pair's crossover what the rule gives
+ * on the cases' own times; a gated kernel without its partner, or gated
+ * kernels alone where non-causal attention is measured, are refused. */
+Test(sweeps, crossover_chunked_against_recurrent, .timeout = 120)
+{
+    char dir[64], args[640], path[160], table_path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/c.csv", dir);
+    snprintf(table_path, sizeof table_path, "%s/c-table.csv", dir);
+    snprintf(args, sizeof args,
+             TINY_CROSSOVER "--head-dims 8 --causal causal --confirm 4 --kernels "
+                            "delta-causal-chunked,delta-causal-recurrent,gla-causal-chunked,"
+                            "gla-causal-recurrent,linear-causal-chunked,softmax-gemm --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table cases, table;
+    cr_assert_eq(lt_csv_read(&cases, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(cases.nrows, 6 * 3, "kernels x N");
+    for (long long r = 0; r < cases.nrows; r++)
+        cr_expect_str_eq(cell_str(&cases, r, "status"), "ok", "%s", cell_str(&cases, r, "note"));
+    cr_assert_eq(lt_csv_read(&table, table_path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(table.nrows, 3 * 2, "(delta, gla, linear against softmax) x passes");
+    const int n[] = {16, 32, 64};
+    int gated = 0;
+    for (long long r = 0; r < table.nrows; r++) {
+        const char *kernel = cell_str(&table, r, "linear_kernel");
+        const char *against = cell_str(&table, r, "softmax_kernel");
+        int softmax = strncmp(against, "softmax", 7) == 0;
+        cr_expect_str_eq(cell_str(&table, r, "question"),
+                         softmax ? "linear-vs-softmax" : "chunked-vs-recurrent");
+        const char *map = softmax ? "elu" : "none";
+        if (!softmax) { /* one variant: the names agree up to "-causal-" */
+            gated++;
+            size_t stem = (size_t)(strstr(kernel, "-causal-") - kernel);
+            cr_expect(strstr(kernel, "-chunked") != NULL && strstr(against, "-recurrent"));
+            cr_expect(strncmp(kernel, against, stem + 8) == 0, "%s against %s", kernel, against);
+            cr_expect_str_eq(cell_str(&table, r, "feature_map"), "none");
+        }
+        int fb = strcmp(cell_str(&table, r, "pass"), "fwd+bwd") == 0;
+        const char *column = fb ? "fwd_bwd_per_sample_s" : "fwd_per_sample_s";
+        double a[3], b[3];
+        case_times(&cases, kernel, map, 1, 8, column, a);
+        case_times(&cases, against, "none", 1, 8, column, b);
+        lt_crossover c = lt_crossover_find(n, a, b, 3, 4, 1.2);
+        cr_expect_eq(c.measured, 3);
+        cr_expect_str_eq(cell_str(&table, r, "result"), lt_crossover_kind_name(c.kind));
+    }
+    cr_expect_eq(gated, 2 * 2);
+    lt_csv_table_free(&cases);
+    lt_csv_table_free(&table);
+    char other[64];
+    make_temp_dir(other);
+    struct { const char *args, *mention; } bad[] = {
+        {"--causal causal --kernels delta-causal-chunked,gla-causal-recurrent",
+         "list delta-causal-recurrent too"},
+        {"--kernels gla-causal-chunked,gla-causal-recurrent", "--causal causal"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "crossover %s --out %s/c.csv", bad[i].args, other);
+        cr_assert_eq(ltbench(args), 2, "%s:\n%s", bad[i].args, output);
+        ASSERT_MENTIONS(bad[i].mention);
+    }
+    cr_assert_eq(check_count_entries(other), 0, "nothing written");
+}
+
 /* A feature map that cannot serve the head dimension, and a kernel over the
  * budget, stop with a row that says why; their pairs say so. */
 Test(sweeps, crossover_refusals_and_budget, .timeout = 120)
