@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attn/attn.h"
+#include "attn/measure.h"
 #include "check.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -716,5 +717,32 @@ Test(attn_gated, empty_sequence_in_a_batch)
             cr_expect(c.dq[j] == 0.0f && c.dk[j] == 0.0f, "%s: gradient of an empty sequence",
                       kernel);
         release(&c);
+    }
+}
+
+/* The sweeps' timing (lt_attn_time_case) gives every kernel its gates:
+ * both passes run, within the case's plan, which holds the gates and
+ * their gradients beside the other tensors. */
+Test(attn_gated, timed_with_gates_within_the_plan)
+{
+    const lt_attn_shape s = shape_of(2, 2, 64, 8, 6);
+    for (int i = 0; i < VARIANTS * KERNELS; i++) {
+        lt_attn_config config = lt_attn_default_config(variants[i / KERNELS]);
+        config.kernel = kernels[i / KERNELS][i % KERNELS];
+        lt_attn a;
+        cr_assert_eq(lt_attn_init(&a, &config), LT_OK);
+        double samples[2];
+        lt_attn_timing t;
+        cr_assert_eq(lt_attn_time_case(&a, s, 7, 0, 0, 1, samples, &t), LT_OK, "%s: %s",
+                     config.kernel, lt_last_error());
+        cr_expect(t.fwd.median > 0 && t.fwd_bwd.median > 0, "%s", config.kernel);
+        cr_expect_leq(t.peak_bytes, t.planned_bytes, "%s", config.kernel);
+        int wb, wa;
+        lt_attn_gate_widths(&a, s.D, &wb, &wa);
+        const size_t gates = 2 * (size_t)2 * 2 * 64 * (wb + wa) * sizeof(float);
+        const size_t tensors = (4 * (size_t)2 * 2 * 64 * 8 + 5 * (size_t)2 * 2 * 64 * 6) *
+                               sizeof(float);
+        cr_expect_geq(t.peak_bytes, tensors + gates, "%s: the gates are allocated",
+                      config.kernel);
     }
 }
