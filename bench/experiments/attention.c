@@ -453,6 +453,28 @@ static lt_status run(const attention_options *o, tensors *t)
     return o->dout ? run_backward(t, &j) : commit_outputs(t, &j.config);
 }
 
+static const char details[] =
+    "Inputs may be float32 or float64 (C order, .npy version 1.0); outputs are float32.\n"
+    "softmax: softmax(Q K^T / sqrt(D)) V. linear: phi(Q) (phi(K)^T V) / (phi(Q) . sum_j\n"
+    "phi(K_j) + eps) with phi(x) = elu(x) + 1 (or relu; favor: FAVOR+ with 64 random\n"
+    "features drawn from seed 0, layer 0; taylor: 1 + D + D^2 features, phi(q) . phi(k)\n"
+    "= 1 + s + s^2/2 with s = q . k / sqrt(D)), prefix sums when causal. decay: causal\n"
+    "linear attention whose state decays by RetNet's 1 - 2^(-5-h) per position in head h.\n"
+    "linformer: softmax(Q (E K)^T / sqrt(D)) (F V) using the first N columns of E and F;\n"
+    "it cannot be causal. lsh: Reformer's LSH attention, keys = Q scaled to unit length,\n"
+    "--rounds hashings by random rotations drawn from --seed, softmax within chunks of\n"
+    "--chunk sorted positions and the chunk before, without a query's own key unless\n"
+    "it has no other; it does not read --k and its --dk is 0. delta: DeltaNet, the state\n"
+    "S_t = S_{t-1} + beta_t (v_t - S_{t-1} k_t) k_t^T, out_t = S_t q_t, with q and k\n"
+    "normalised to unit length inside; gated-delta: S_t = alpha_t S_{t-1} (I - beta_t k_t\n"
+    "k_t^T) + beta_t v_t k_t^T, alpha_t = exp(log_alpha_t); gla: S_t = diag(alpha_t)\n"
+    "S_{t-1} + k_t v_t^T, out_t = S_t^T q_t, alpha per key channel. The three are causal\n"
+    "only (--causal) and read their gates from --beta and --log-alpha, which the others\n"
+    "refuse. Backward gives dL/dQ, dL/dK, dL/dV (and dL/dE, dL/dF; dL/dbeta,\n"
+    "dL/dlog_alpha) for dL/dout = --dout. Missing folders of output paths are created.\n"
+    "An output that exists is refused (exit 2) before anything is read unless\n"
+    "--overwrite, and one that is an input or another output whatever the flags.";
+
 static const lt_field_flag field_flags[] = {
     {"eps", "--eps"},       {"feature_map", "--feature-map"}, {"causal", "--causal"},
     {"rounds", "--rounds"}, {"buckets", "--buckets"},         {"chunk", "--chunk"},
@@ -520,27 +542,7 @@ int main(int argc, char **argv)
         "ltbench attention",
         "Run one attention kernel on .npy inputs and write its output (and, with --dout, its\n"
         "gradients), to check it against NumPy, PyTorch or JAX.",
-        "Inputs may be float32 or float64 (C order, .npy version 1.0); outputs are float32.\n"
-        "softmax: softmax(Q K^T / sqrt(D)) V. linear: phi(Q) (phi(K)^T V) / (phi(Q) . sum_j\n"
-        "phi(K_j) + eps) with phi(x) = elu(x) + 1 (or relu; favor: FAVOR+ with 64 random\n"
-        "features drawn from seed 0, layer 0; taylor: 1 + D + D^2 features, phi(q) . phi(k)\n"
-        "= 1 + s + s^2/2 with s = q . k / sqrt(D)), prefix sums when causal. decay: causal\n"
-        "linear attention whose state decays by RetNet's 1 - 2^(-5-h) per position in head h.\n"
-        "linformer: softmax(Q (E K)^T / sqrt(D)) (F V) using the first N columns of E and F;\n"
-        "it cannot be causal. lsh: Reformer's LSH attention, keys = Q scaled to unit length,\n"
-        "--rounds hashings by random rotations drawn from --seed, softmax within chunks of\n"
-        "--chunk sorted positions and the chunk before, without a query's own key unless\n"
-        "it has no other; it does not read --k and its --dk is 0. delta: DeltaNet, the state\n"
-        "S_t = S_{t-1} + beta_t (v_t - S_{t-1} k_t) k_t^T, out_t = S_t q_t, with q and k\n"
-        "normalised to unit length inside; gated-delta: S_t = alpha_t S_{t-1} (I - beta_t k_t\n"
-        "k_t^T) + beta_t v_t k_t^T, alpha_t = exp(log_alpha_t); gla: S_t = diag(alpha_t)\n"
-        "S_{t-1} + k_t v_t^T, out_t = S_t^T q_t, alpha per key channel. The three are causal\n"
-        "only (--causal) and read their gates from --beta and --log-alpha, which the others\n"
-        "refuse. Backward gives dL/dQ, dL/dK, dL/dV (and dL/dE, dL/dF; dL/dbeta,\n"
-        "dL/dlog_alpha) for dL/dout = --dout. Missing folders of output\n"
-        "paths are created. An output that exists is refused (exit 2) before anything is\n"
-        "read unless --overwrite, and one that is an input or another output whatever\n"
-        "the flags.",
+        details,
         /* threads, memory budget and seed (lsh's rotations): quiet means nothing here */
         flags, OWN_FLAGS + 3};
     int exit_now;
