@@ -1,8 +1,9 @@
-/* The gated recurrences (delta, gated-delta, gla): chunked kernels against
- * float64 recurrences written from the formulas in attn.h, steps against
- * the chunked forward, every gradient (q, k, v, beta, log_alpha) against
- * finite differences of the float64 recurrence, the same bits on 1, 2 and
- * 3 threads, extreme gates over long sequences, and refusals. */
+/* The gated recurrences (delta, gated-delta, gla): their chunked and
+ * recurrent kernels against float64 recurrences written from the formulas
+ * in attn.h and against each other, steps against both forwards (the
+ * recurrent one to the bit), every gradient (q, k, v, beta, log_alpha)
+ * against finite differences of the float64 recurrence, the same bits on
+ * 1, 2 and 3 threads, extreme gates over long sequences, and refusals. */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "attn/attn.h"
+#include "attn/measure.h"
 #include "check.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -17,6 +19,15 @@
 
 static const char *const variants[] = {"delta", "gated-delta", "gla"};
 #define VARIANTS 3
+
+/* Each variant's kernels: the chunked one (its default), then the
+ * recurrent one. */
+#define KERNELS 2
+static const char *const kernels[VARIANTS][KERNELS] = {
+    {"delta-causal-chunked", "delta-causal-recurrent"},
+    {"gated-delta-causal-chunked", "gated-delta-causal-recurrent"},
+    {"gla-causal-chunked", "gla-causal-recurrent"},
+};
 
 #define GUARD_BYTES 256
 #define GUARD_BYTE 0xA5
@@ -46,13 +57,16 @@ static lt_attn_shape shape_of(int B, int H, int N, int D, int M)
 }
 
 /* Random inputs: q, k, v uniform in [-1, 1), beta in [0.05, 0.95),
- * log_alpha in [-2, 0), d_out normal. */
-static void setup(gcase *c, const char *variant, lt_attn_shape s, unsigned seed)
+ * log_alpha in [-2, 0), d_out normal; `kernel` NULL: the default. */
+static void setup(gcase *c, const char *variant, const char *kernel, lt_attn_shape s,
+                  unsigned seed)
 {
     memset(c, 0, sizeof *c);
     lt_attn_config config = lt_attn_default_config(variant);
     cr_assert_eq(config.causal, 1, "%s is causal only, so causal by default", variant);
+    config.kernel = kernel;
     cr_assert_eq(lt_attn_init(&c->attn, &config), LT_OK, "%s", lt_last_error());
+    cr_assert(kernel == NULL || strcmp(c->attn.config.kernel, kernel) == 0);
     int wb, wa;
     lt_attn_gate_widths(&c->attn, s.D, &wb, &wa);
     const size_t pairs = (size_t)s.B * s.H * s.N;
@@ -243,21 +257,23 @@ static double forward_error(const gcase *c)
 /* float32 chunked sums against the float64 recurrence */
 #define FORWARD_BOUND 2e-5
 
-Test(attn_gated, chunked_forward_equals_float64_recurrence)
+Test(attn_gated, forward_equals_float64_recurrence)
 {
-    /* several chunks and a partial last one; D = M = 32 uses chunks of 16 */
+    /* several chunks (and recurrent segments) and a partial last one; D = M
+     * = 32 uses chunks of 16 */
     const lt_attn_shape shapes[] = {shape_of(2, 2, 70, 8, 6), shape_of(1, 2, 150, 32, 32),
                                     shape_of(1, 1, 1, 3, 2)};
     for (int i = 0; i < VARIANTS; i++)
-        for (int s = 0; s < 3; s++) {
-            gcase c;
-            setup(&c, variants[i], shapes[s], 5 + s);
-            forward(&c);
-            double err = forward_error(&c);
-            cr_expect_lt(err, FORWARD_BOUND, "%s N=%d D=%d: relative error %g", variants[i],
-                         shapes[s].N, shapes[s].D, err);
-            release(&c);
-        }
+        for (int kn = 0; kn < KERNELS; kn++)
+            for (int s = 0; s < 3; s++) {
+                gcase c;
+                setup(&c, variants[i], kernels[i][kn], shapes[s], 5 + s);
+                forward(&c);
+                double err = forward_error(&c);
+                cr_expect_lt(err, FORWARD_BOUND, "%s N=%d D=%d: relative error %g",
+                             kernels[i][kn], shapes[s].N, shapes[s].D, err);
+                release(&c);
+            }
 }
 
 /* ---- gradients ---- */
@@ -283,10 +299,10 @@ static double ref_loss(const double *x, void *ctx_)
 #define GRAD_BOUND 1e-4
 #define GRAD_FLOOR 1e-3
 
-static void check_gradients(const char *variant, lt_attn_shape s)
+static void check_gradients(const char *variant, const char *kernel, lt_attn_shape s)
 {
     gcase c;
-    setup(&c, variant, s, 11);
+    setup(&c, variant, kernel, s, 11);
     forward(&c);
     backward(&c);
     const size_t n = inputs_of(&c);
@@ -301,8 +317,8 @@ static void check_gradients(const char *variant, lt_attn_shape s)
         if (counts[t] == 0)
             continue;
         double err = check_rel_error_f(analytic[t], grad + at, counts[t], GRAD_FLOOR);
-        cr_expect_lt(err, GRAD_BOUND, "%s N=%d: %s relative error %g", variant, s.N, names[t],
-                     err);
+        cr_expect_lt(err, GRAD_BOUND, "%s N=%d: %s relative error %g", c.attn.config.kernel, s.N,
+                     names[t], err);
     }
     free(x);
     free(grad);
@@ -312,11 +328,13 @@ static void check_gradients(const char *variant, lt_attn_shape s)
 
 Test(attn_gated, gradients_against_float64_finite_differences)
 {
-    /* one position, and three chunks of 16 with a partial last one */
-    for (int i = 0; i < VARIANTS; i++) {
-        check_gradients(variants[i], shape_of(1, 2, 1, 5, 3));
-        check_gradients(variants[i], shape_of(1, 2, 37, 5, 3));
-    }
+    /* one position, and three chunks of 16 (seven recurrent segments of 6)
+     * with a partial last one */
+    for (int i = 0; i < VARIANTS; i++)
+        for (int kn = 0; kn < KERNELS; kn++) {
+            check_gradients(variants[i], kernels[i][kn], shape_of(1, 2, 1, 5, 3));
+            check_gradients(variants[i], kernels[i][kn], shape_of(1, 2, 37, 5, 3));
+        }
 }
 
 /* ---- recurrent steps ---- */
@@ -329,10 +347,12 @@ static void take_position(float *row, const float *x, int heads, int N, int widt
                sizeof(float) * width);
 }
 
-static void check_steps(const char *variant, lt_attn_shape s)
+/* Steps against the forward of `kernel`: the recurrent kernel runs the
+ * step's own token update, so it must agree to the bit. */
+static void check_steps(const char *variant, const char *kernel, lt_attn_shape s)
 {
     gcase c;
-    setup(&c, variant, s, 17);
+    setup(&c, variant, kernel, s, 17);
     forward(&c);
     const int heads = s.B * s.H;
     size_t bytes;
@@ -363,8 +383,10 @@ static void check_steps(const char *variant, lt_attn_shape s)
                    sizeof(float) * s.M);
     }
     double err = check_rel_error_ff(stepped, c.out, c.nv, 1e-6);
-    cr_expect_lt(err, FORWARD_BOUND, "%s: %d steps against the chunked forward: %g", variant,
-                 s.N, err);
+    cr_expect_lt(err, FORWARD_BOUND, "%s: %d steps against its forward: %g", kernel, s.N, err);
+    if (strstr(kernel, "recurrent") != NULL)
+        cr_expect(memcmp(stepped, c.out, c.nv * sizeof(float)) == 0,
+                  "%s: the steps' bits differ from the forward's", kernel);
     float *all[] = {q, k, v, out, beta, la, stepped};
     for (int i = 0; i < 7; i++)
         lt_mem_free(all[i]);
@@ -372,12 +394,53 @@ static void check_steps(const char *variant, lt_attn_shape s)
     release(&c);
 }
 
-Test(attn_gated, steps_equal_chunked_forward)
+Test(attn_gated, steps_equal_both_forwards)
 {
-    for (int i = 0; i < VARIANTS; i++) {
-        check_steps(variants[i], shape_of(2, 3, 75, 5, 4));
-        check_steps(variants[i], shape_of(1, 2, 100, 32, 32));
+    for (int i = 0; i < VARIANTS; i++)
+        for (int kn = 0; kn < KERNELS; kn++) {
+            check_steps(variants[i], kernels[i][kn], shape_of(2, 3, 75, 5, 4));
+            check_steps(variants[i], kernels[i][kn], shape_of(1, 2, 100, 32, 32));
+        }
+}
+
+/* ---- the recurrent kernels against the chunked ones ---- */
+
+/* Relative error of every output and gradient of `b` against `a`. */
+static void expect_same_results(const gcase *a, const gcase *b, double bound, const char *what)
+{
+    const char *names[] = {"out", "dq", "dk", "dv", "d_beta", "d_log_alpha"};
+    const float *x[] = {a->out, a->dq, a->dk, a->dv, a->d_beta, a->d_la};
+    const float *y[] = {b->out, b->dq, b->dk, b->dv, b->d_beta, b->d_la};
+    const size_t n[] = {a->nv, a->nq, a->nq, a->nv, a->nb, a->na};
+    for (int t = 0; t < 6; t++) {
+        if (n[t] == 0)
+            continue;
+        double err = check_rel_error_ff(y[t], x[t], n[t], 1e-3);
+        cr_expect_lt(err, bound, "%s %s: %s relative error %g", b->attn.config.kernel, what,
+                     names[t], err);
     }
+}
+
+Test(attn_gated, recurrent_equals_chunked_forward_and_every_gradient)
+{
+    /* many chunks and segments with partial last ones, several heads, and
+     * one sequence shorter than the padded length */
+    const int32_t lengths[] = {150, 61};
+    const lt_attn_shape shapes[] = {shape_of(2, 2, 150, 12, 10), shape_of(1, 2, 200, 32, 32)};
+    for (int i = 0; i < VARIANTS; i++)
+        for (int s = 0; s < 2; s++) {
+            gcase c[KERNELS];
+            for (int kn = 0; kn < KERNELS; kn++) {
+                setup(&c[kn], variants[i], kernels[i][kn], shapes[s], 23);
+                if (s == 0)
+                    c[kn].shape.lengths = lengths;
+                forward(&c[kn]);
+                backward(&c[kn]);
+            }
+            expect_same_results(&c[0], &c[1], FORWARD_BOUND, "against the chunked kernel");
+            for (int kn = 0; kn < KERNELS; kn++)
+                release(&c[kn]);
+        }
 }
 
 /* ---- threads ---- */
@@ -387,14 +450,15 @@ Test(attn_gated, same_bits_for_1_2_and_3_threads)
     /* one head (threads idle), and three heads over 1, 2 and 3 threads */
     const lt_attn_shape shapes[] = {shape_of(1, 1, 90, 12, 10), shape_of(1, 3, 90, 12, 10)};
     const int before = lt_threads_get();
-    for (int i = 0; i < VARIANTS; i++)
+    for (int i = 0; i < VARIANTS * KERNELS; i++)
         for (int s = 0; s < 2; s++) {
+            const char *kernel = kernels[i / KERNELS][i % KERNELS];
             gcase first;
             memset(&first, 0, sizeof first);
             for (int threads = 1; threads <= 3; threads++) {
                 cr_assert_eq(lt_threads_set(threads), LT_OK);
                 gcase c;
-                setup(&c, variants[i], shapes[s], 29);
+                setup(&c, variants[i / KERNELS], kernel, shapes[s], 29);
                 forward(&c);
                 backward(&c);
                 if (threads == 1) {
@@ -407,7 +471,7 @@ Test(attn_gated, same_bits_for_1_2_and_3_threads)
                 const size_t n[] = {c.nv, c.nq, c.nq, c.nv, c.nb, c.na};
                 for (int t = 0; t < 6; t++)
                     cr_expect(n[t] == 0 || memcmp(a[t], b[t], n[t] * sizeof(float)) == 0,
-                              "%s H=%d: tensor %d differs on %d threads", variants[i],
+                              "%s H=%d: tensor %d differs on %d threads", kernel,
                               shapes[s].H, t, threads);
                 release(&c);
             }
@@ -445,20 +509,25 @@ static void extreme_gates(gcase *c)
 Test(attn_gated, stable_with_decays_of_1e_12_and_beta_0_and_1)
 {
     for (int i = 0; i < VARIANTS; i++) {
-        gcase c;
-        setup(&c, variants[i], shape_of(1, 2, 4096, 16, 16), 41);
-        extreme_gates(&c);
-        forward(&c);
-        backward(&c);
-        cr_expect(all_finite(c.out, c.nv), "%s: non-finite output", variants[i]);
-        const float *grads[] = {c.dq, c.dk, c.dv, c.d_beta, c.d_la};
-        const size_t counts[] = {c.nq, c.nq, c.nv, c.nb, c.na};
-        for (int t = 0; t < 5; t++)
-            cr_expect(all_finite(grads[t], counts[t]), "%s: non-finite gradient %d",
-                      variants[i], t);
-        double err = forward_error(&c);
-        cr_expect_lt(err, 1e-4, "%s over 4096 positions: relative error %g", variants[i], err);
-        release(&c);
+        gcase c[KERNELS];
+        for (int kn = 0; kn < KERNELS; kn++) {
+            const char *kernel = kernels[i][kn];
+            setup(&c[kn], variants[i], kernel, shape_of(1, 2, 4096, 16, 16), 41);
+            extreme_gates(&c[kn]);
+            forward(&c[kn]);
+            backward(&c[kn]);
+            cr_expect(all_finite(c[kn].out, c[kn].nv), "%s: non-finite output", kernel);
+            const float *grads[] = {c[kn].dq, c[kn].dk, c[kn].dv, c[kn].d_beta, c[kn].d_la};
+            const size_t counts[] = {c[kn].nq, c[kn].nq, c[kn].nv, c[kn].nb, c[kn].na};
+            for (int t = 0; t < 5; t++)
+                cr_expect(all_finite(grads[t], counts[t]), "%s: non-finite gradient %d", kernel,
+                          t);
+            double err = forward_error(&c[kn]);
+            cr_expect_lt(err, 1e-4, "%s over 4096 positions: relative error %g", kernel, err);
+        }
+        expect_same_results(&c[0], &c[1], FORWARD_BOUND, "with extreme gates");
+        for (int kn = 0; kn < KERNELS; kn++)
+            release(&c[kn]);
     }
 }
 
@@ -467,10 +536,12 @@ Test(attn_gated, stable_with_decays_of_1e_12_and_beta_0_and_1)
 Test(attn_gated, padded_rows_are_zero_and_get_no_gradient)
 {
     const int32_t lengths[] = {40, 23};
-    for (int i = 0; i < VARIANTS; i++) {
+    for (int ik = 0; ik < VARIANTS * KERNELS; ik++) {
+        const int i = ik / KERNELS;
+        const char *kernel = kernels[i][ik % KERNELS];
         gcase full, padded;
-        setup(&full, variants[i], shape_of(2, 2, 40, 6, 5), 3);
-        setup(&padded, variants[i], shape_of(2, 2, 40, 6, 5), 3);
+        setup(&full, variants[i], kernel, shape_of(2, 2, 40, 6, 5), 3);
+        setup(&padded, variants[i], kernel, shape_of(2, 2, 40, 6, 5), 3);
         padded.shape.lengths = lengths;
         for (int bh = 2; bh < 4; bh++) /* the gradient of the padded rows reaches nothing */
             memset(full.d_out + ((size_t)bh * 40 + 23) * 5, 0, sizeof(float) * 17 * 5);
@@ -488,15 +559,14 @@ Test(attn_gated, padded_rows_are_zero_and_get_no_gradient)
             const size_t per_row = n[t] / (4 * 40); /* padded rows get 0, as full's do */
             for (size_t j = (size_t)2 * 40 * per_row; j < n[t]; j++)
                 if ((j / per_row) % 40 >= 23)
-                    cr_expect_eq(a[t][j], 0.0f, "%s: gradient %d on a padded row", variants[i],
-                                 t);
+                    cr_expect_eq(a[t][j], 0.0f, "%s: gradient %d on a padded row", kernel, t);
             if (n[t] > 0)
                 cr_expect_lt(check_rel_error_ff(a[t], b[t], (size_t)2 * 40 * per_row +
                                                                 23 * per_row, 1e-6),
-                             1e-6, "%s: gradient %d", variants[i], t);
+                             1e-6, "%s: gradient %d", kernel, t);
         }
         cr_expect_lt(check_rel_error_ff(padded.out, full.out, (size_t)2 * 40 * 5 + 23 * 5, 1e-6),
-                     1e-6, "%s: outputs of the valid rows", variants[i]);
+                     1e-6, "%s: outputs of the valid rows", kernel);
         release(&full);
         release(&padded);
     }
@@ -524,7 +594,7 @@ Test(attn_gated, refusals)
     config.causal = 0;
     expect_refused(lt_attn_init(&a, &config), LT_E_USAGE, "non-causal", "causal only");
     gcase c;
-    setup(&c, "gated-delta", shape_of(1, 1, 8, 4, 3), 1);
+    setup(&c, "gated-delta", NULL, shape_of(1, 1, 8, 4, 3), 1);
     expect_refused(lt_attn_forward(&c.attn, c.shape, c.out, NULL, c.ws, c.q, c.k, c.v, NULL),
                    LT_E_USAGE, "plain forward", "lt_attn_forward_gated");
     lt_attn_gates g = gates_of(&c);
@@ -549,7 +619,7 @@ Test(attn_gated, refusals)
                    "beta");
     lt_mem_free(state);
     release(&c);
-    setup(&c, "gla", shape_of(1, 1, 8, 4, 3), 1);
+    setup(&c, "gla", NULL, shape_of(1, 1, 8, 4, 3), 1);
     g = gates_of(&c);
     g.beta = c.q; /* gla reads no beta */
     expect_refused(forward_with(&c, &g), LT_E_USAGE, "beta to gla", "reads no beta");
@@ -561,17 +631,19 @@ Test(attn_gated, caps_kernels_and_plans)
     const int flags[] = {LT_ATTN_GATE_BETA, LT_ATTN_GATE_BETA | LT_ATTN_GATE_ALPHA,
                          LT_ATTN_GATE_ALPHA_KEYS};
     const int widths[][2] = {{1, 0}, {1, 1}, {0, 7}};
-    const char *kernels[] = {"delta-causal-chunked", "gated-delta-causal-chunked",
-                             "gla-causal-chunked"};
     for (int i = 0; i < VARIANTS; i++) {
         lt_attn_caps caps;
         cr_assert_eq(lt_attn_variant_caps(variants[i], &caps), LT_OK);
         cr_expect(caps.causal && !caps.noncausal && caps.recurrent && !caps.params);
         cr_expect_eq(caps.gates, flags[i]);
         cr_expect_neq(caps.no_noncausal_reason, NULL);
-        cr_expect_str_eq(lt_attn_kernel_at(variants[i], 1, 0), kernels[i]);
+        cr_expect_str_eq(lt_attn_kernel_at(variants[i], 1, 0), kernels[i][0]);
+        cr_expect_str_eq(lt_attn_kernel_at(variants[i], 1, 1), kernels[i][1]);
+        cr_expect_eq(lt_attn_kernel_at(variants[i], 1, 2), NULL);
         cr_expect_eq(lt_attn_kernel_at(variants[i], 0, 0), NULL);
-        cr_expect_str_eq(lt_attn_kernel_names(variants[i]), kernels[i]);
+        char names[128];
+        snprintf(names, sizeof names, "%s|%s", kernels[i][0], kernels[i][1]);
+        cr_expect_str_eq(lt_attn_kernel_names(variants[i]), names);
         lt_attn_config config = lt_attn_default_config("linear");
         cr_assert_eq(lt_attn_parse_variant(variants[i], &config), LT_OK);
         cr_expect_str_eq(config.variant, variants[i]);
@@ -593,6 +665,20 @@ Test(attn_gated, caps_kernels_and_plans)
         /* workspace per thread, linear in N: the chunk starts' states */
         size_t w1 = lt_attn_workspace_bytes(&a, s, 1), w2 = lt_attn_workspace_bytes(&a, s, 2);
         cr_expect_eq(w2, 2 * w1);
+        /* the recurrent kernel: 6 D M a row forward (gla 4), backward more;
+         * about 2 sqrt(N) states a thread, so 16 times N is 4 times the bytes */
+        config.kernel = kernels[i][1];
+        cr_assert_eq(lt_attn_init(&a, &config), LT_OK, "%s", lt_last_error());
+        const double per_row = i == 2 ? 4.0 : 6.0;
+        cr_expect_float_eq(lt_attn_flops_performed(&a, s, 0), per_row * 2 * 2 * 300 * 16 * 16,
+                           1e-9, "%s", kernels[i][1]);
+        cr_expect_gt(lt_attn_flops_performed(&a, s, 1), 2 * lt_attn_flops_performed(&a, s, 0));
+        cr_expect_eq(lt_attn_flops(&a, s, 0), per_row * 2 * 2 * 300 * 16 * 16,
+                     "the model counts the method, whichever kernel");
+        lt_attn_shape longer = shape_of(2, 2, 16 * 300, 16, 16);
+        const double ratio = (double)lt_attn_workspace_bytes(&a, longer, 1) /
+                             (double)lt_attn_workspace_bytes(&a, s, 1);
+        cr_expect(ratio > 3.5 && ratio < 4.5, "%s: workspace ratio %g", kernels[i][1], ratio);
     }
     cr_expect_neq(strstr(lt_attn_variant_names(), "gated-delta"), NULL);
 }
@@ -601,14 +687,15 @@ Test(attn_gated, kernels_allocate_nothing)
 {
     /* forward, backward and steps use only the planned buffers: the
      * tracked allocator sees no allocation while they run */
-    for (int i = 0; i < VARIANTS; i++) {
+    for (int i = 0; i < VARIANTS * KERNELS; i++) {
         gcase c;
-        setup(&c, variants[i], shape_of(1, 2, 100, 8, 6), 2);
+        setup(&c, variants[i / KERNELS], kernels[i / KERNELS][i % KERNELS],
+              shape_of(1, 2, 100, 8, 6), 2);
         const size_t before = lt_mem_current();
         lt_mem_reset_peak();
         forward(&c);
         backward(&c);
-        cr_expect_eq(lt_mem_peak(), before, "%s allocated while running", variants[i]);
+        cr_expect_eq(lt_mem_peak(), before, "%s allocated while running", c.attn.config.kernel);
         release(&c);
     }
 }
@@ -616,17 +703,46 @@ Test(attn_gated, kernels_allocate_nothing)
 Test(attn_gated, empty_sequence_in_a_batch)
 {
     const int32_t lengths[] = {0, 5};
-    for (int i = 0; i < VARIANTS; i++) {
+    for (int i = 0; i < VARIANTS * KERNELS; i++) {
         gcase c;
-        setup(&c, variants[i], shape_of(2, 1, 40, 6, 5), 4);
+        setup(&c, variants[i / KERNELS], kernels[i / KERNELS][i % KERNELS],
+              shape_of(2, 1, 40, 6, 5), 4);
+        const char *kernel = c.attn.config.kernel;
         c.shape.lengths = lengths;
         forward(&c);
         backward(&c);
         for (size_t j = 0; j < (size_t)40 * 5; j++)
-            cr_expect_eq(c.out[j], 0.0f, "%s: output of an empty sequence", variants[i]);
+            cr_expect_eq(c.out[j], 0.0f, "%s: output of an empty sequence", kernel);
         for (size_t j = 0; j < (size_t)40 * 6; j++)
             cr_expect(c.dq[j] == 0.0f && c.dk[j] == 0.0f, "%s: gradient of an empty sequence",
-                      variants[i]);
+                      kernel);
         release(&c);
+    }
+}
+
+/* The sweeps' timing (lt_attn_time_case) gives every kernel its gates:
+ * both passes run, within the case's plan, which holds the gates and
+ * their gradients beside the other tensors. */
+Test(attn_gated, timed_with_gates_within_the_plan)
+{
+    const lt_attn_shape s = shape_of(2, 2, 64, 8, 6);
+    for (int i = 0; i < VARIANTS * KERNELS; i++) {
+        lt_attn_config config = lt_attn_default_config(variants[i / KERNELS]);
+        config.kernel = kernels[i / KERNELS][i % KERNELS];
+        lt_attn a;
+        cr_assert_eq(lt_attn_init(&a, &config), LT_OK);
+        double samples[2];
+        lt_attn_timing t;
+        cr_assert_eq(lt_attn_time_case(&a, s, 7, 0, 0, 1, samples, &t), LT_OK, "%s: %s",
+                     config.kernel, lt_last_error());
+        cr_expect(t.fwd.median > 0 && t.fwd_bwd.median > 0, "%s", config.kernel);
+        cr_expect_leq(t.peak_bytes, t.planned_bytes, "%s", config.kernel);
+        int wb, wa;
+        lt_attn_gate_widths(&a, s.D, &wb, &wa);
+        const size_t gates = 2 * (size_t)2 * 2 * 64 * (wb + wa) * sizeof(float);
+        const size_t tensors = (4 * (size_t)2 * 2 * 64 * 8 + 5 * (size_t)2 * 2 * 64 * 6) *
+                               sizeof(float);
+        cr_expect_geq(t.peak_bytes, tensors + gates, "%s: the gates are allocated",
+                      config.kernel);
     }
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attn/attn.h"
 #include "check.h"
 #include "core/rng.h"
 #include "io/checkpoint.h"
@@ -1227,6 +1228,48 @@ Test(scaling, decay_and_the_new_feature_maps)
     }
 }
 
+/* delta, gated-delta and gla are timed with gates (planned with the case),
+ * both kernels of each side by side; their non-causal rows are refused as
+ * decay's are. */
+Test(scaling, gated_variants_both_kernels_causal_only)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(args, sizeof args,
+             "scaling --variants delta,gated-delta,gla --kernels all --min-log2 5 --max-log2 6 "
+             "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --roofline off "
+             "--quiet --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_assert_eq(t.nrows, 3 * (1 + 2) * 2, "variants x (refused non-causal, two kernels) x N");
+    int recurrent = 0;
+    for (long long r = 0; r < t.nrows; r++) {
+        const char *kernel = cell_str(&t, r, "kernel"), *status = cell_str(&t, r, "status");
+        if (cell_num(&t, r, "causal") == 0) {
+            cr_expect_str_eq(status, "refused");
+            cr_expect(strstr(cell_str(&t, r, "note"), "causal only") != NULL, "%s",
+                      cell_str(&t, r, "note"));
+            continue;
+        }
+        cr_expect_str_eq(status, "ok", "%s: %s", kernel, cell_str(&t, r, "note"));
+        cr_expect_gt(cell_num(&t, r, "fwd_bwd_median_s"), 0);
+        cr_expect_gt(cell_num(&t, r, "peak_bytes"), 0);
+        cr_expect_leq(cell_num(&t, r, "peak_bytes"), cell_num(&t, r, "planned_bytes"),
+                      "the gates are in the plan");
+        if (strstr(kernel, "-causal-recurrent") == NULL)
+            continue;
+        recurrent++;
+        /* the recurrent kernel performs the method's products, no more */
+        cr_expect_float_eq(cell_num(&t, r, "flops_performed_fwd"),
+                           cell_num(&t, r, "flop_model_fwd"), 1e-6);
+    }
+    cr_expect_eq(recurrent, 3 * 2);
+    lt_csv_table_free(&t);
+}
+
 Test(scaling, budget_skips_instead_of_running)
 {
     char dir[64], args[512], path[160];
@@ -1322,6 +1365,73 @@ Test(sweeps, crossover_writes_every_case_and_the_crossover_table, .timeout = 120
     }
     lt_csv_table_free(&cases);
     lt_csv_table_free(&table);
+}
+
+/* The second question beside the first in one run: each gated variant's
+ * chunked kernel against its own recurrent kernel (never another
+ * variant's, never softmax's), each pair's crossover what the rule gives
+ * on the cases' own times; a gated kernel without its partner, or gated
+ * kernels alone where non-causal attention is measured, are refused. */
+Test(sweeps, crossover_chunked_against_recurrent, .timeout = 120)
+{
+    char dir[64], args[640], path[160], table_path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/c.csv", dir);
+    snprintf(table_path, sizeof table_path, "%s/c-table.csv", dir);
+    snprintf(args, sizeof args,
+             TINY_CROSSOVER "--head-dims 8 --causal causal --confirm 4 --kernels "
+                            "delta-causal-chunked,delta-causal-recurrent,gla-causal-chunked,"
+                            "gla-causal-recurrent,linear-causal-chunked,softmax-gemm --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table cases, table;
+    cr_assert_eq(lt_csv_read(&cases, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(cases.nrows, 6 * 3, "kernels x N");
+    for (long long r = 0; r < cases.nrows; r++)
+        cr_expect_str_eq(cell_str(&cases, r, "status"), "ok", "%s", cell_str(&cases, r, "note"));
+    cr_assert_eq(lt_csv_read(&table, table_path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(table.nrows, 3 * 2, "(delta, gla, linear against softmax) x passes");
+    const int n[] = {16, 32, 64};
+    int gated = 0;
+    for (long long r = 0; r < table.nrows; r++) {
+        const char *kernel = cell_str(&table, r, "linear_kernel");
+        const char *against = cell_str(&table, r, "softmax_kernel");
+        int softmax = strncmp(against, "softmax", 7) == 0;
+        cr_expect_str_eq(cell_str(&table, r, "question"),
+                         softmax ? "linear-vs-softmax" : "chunked-vs-recurrent");
+        const char *map = softmax ? "elu" : "none";
+        if (!softmax) { /* one variant: the names agree up to "-causal-" */
+            gated++;
+            size_t stem = (size_t)(strstr(kernel, "-causal-") - kernel);
+            cr_expect(strstr(kernel, "-chunked") != NULL && strstr(against, "-recurrent"));
+            cr_expect(strncmp(kernel, against, stem + 8) == 0, "%s against %s", kernel, against);
+            cr_expect_str_eq(cell_str(&table, r, "feature_map"), "none");
+        }
+        int fb = strcmp(cell_str(&table, r, "pass"), "fwd+bwd") == 0;
+        const char *column = fb ? "fwd_bwd_per_sample_s" : "fwd_per_sample_s";
+        double a[3], b[3];
+        case_times(&cases, kernel, map, 1, 8, column, a);
+        case_times(&cases, against, "none", 1, 8, column, b);
+        lt_crossover c = lt_crossover_find(n, a, b, 3, 4, 1.2);
+        cr_expect_eq(c.measured, 3);
+        cr_expect_str_eq(cell_str(&table, r, "result"), lt_crossover_kind_name(c.kind));
+    }
+    cr_expect_eq(gated, 2 * 2);
+    lt_csv_table_free(&cases);
+    lt_csv_table_free(&table);
+    char other[64];
+    make_temp_dir(other);
+    struct { const char *args, *mention; } bad[] = {
+        {"--causal causal --kernels delta-causal-chunked,gla-causal-recurrent",
+         "list delta-causal-recurrent too"},
+        {"--kernels gla-causal-chunked,gla-causal-recurrent", "--causal causal"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "crossover %s --out %s/c.csv", bad[i].args, other);
+        cr_assert_eq(ltbench(args), 2, "%s:\n%s", bad[i].args, output);
+        ASSERT_MENTIONS(bad[i].mention);
+    }
+    cr_assert_eq(check_count_entries(other), 0, "nothing written");
 }
 
 /* A feature map that cannot serve the head dimension, and a kernel over the
@@ -1652,15 +1762,20 @@ static void reference(double *out, const double *q, const double *k, const doubl
         }
 }
 
-static void write_random(const char *path, double *data, int ndim, const long long *shape,
-                         uint64_t stream)
+static long long count_of(int ndim, const long long *shape)
 {
     long long count = 1;
     for (int i = 0; i < ndim; i++)
         count *= shape[i];
+    return count;
+}
+
+static void write_random(const char *path, double *data, int ndim, const long long *shape,
+                         uint64_t stream)
+{
     lt_rng rng;
     lt_rng_seed(&rng, 11, stream);
-    for (long long i = 0; i < count; i++)
+    for (long long i = 0; i < count_of(ndim, shape); i++)
         data[i] = lt_rng_normal(&rng);
     cr_assert_eq(lt_npy_write_f64(path, data, ndim, shape), LT_OK);
 }
@@ -2047,6 +2162,201 @@ Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
     cr_assert(fgets(text, sizeof text, f) != NULL);
     fclose(f);
     cr_assert_str_eq(text, "earlier", "dq.npy kept");
+}
+
+/* ---- ltbench attention with gates (delta, gated-delta, gla) ---- */
+
+/* Gate files as a model gives them: beta uniform in [0, 1]; log_alpha the
+ * logarithm of alpha uniform in [0.5, 1). */
+static void write_gate(const char *path, double *data, int ndim, const long long *shape,
+                       int log_alpha, uint64_t stream)
+{
+    lt_rng rng;
+    lt_rng_seed(&rng, 13, stream);
+    for (long long i = 0; i < count_of(ndim, shape); i++)
+        data[i] = log_alpha ? log(0.5 + 0.5 * lt_rng_uniform(&rng)) : lt_rng_uniform(&rng);
+    cr_assert_eq(lt_npy_write_f64(path, data, ndim, shape), LT_OK);
+}
+
+/* The inputs of a gated run in dir (q, k, v, dout, beta, log_alpha, gla's
+ * (B,H,N,D)), as float for the library. */
+typedef struct gated_files {
+    char q[128], k[128], v[128], dout[128], beta[128], la[128], la_keys[128];
+    float fq[B * H * N * D], fk[B * H * N * D], fv[B * H * N * M], fdout[B * H * N * M];
+    float fbeta[B * H * N], fla[B * H * N], fla_keys[B * H * N * D];
+} gated_files;
+
+static void to_floats(float *out, const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (float)x[i];
+}
+
+static void write_gated_files(gated_files *g, const char *dir)
+{
+    static double x[B * H * N * D];
+    const long long qk[4] = {B, H, N, D}, vo[4] = {B, H, N, M}, pairs[3] = {B, H, N};
+    struct { char *path; const char *name; float *f; int ndim, gate; const long long *shape; }
+        files[] = {{g->q, "q", g->fq, 4, -1, qk},         {g->k, "k", g->fk, 4, -1, qk},
+                   {g->v, "v", g->fv, 4, -1, vo},         {g->dout, "dout", g->fdout, 4, -1, vo},
+                   {g->beta, "beta", g->fbeta, 3, 0, pairs},
+                   {g->la, "la", g->fla, 3, 1, pairs},
+                   {g->la_keys, "lak", g->fla_keys, 4, 1, qk}};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(files[i].path, 128, "%s/%s.npy", dir, files[i].name);
+        if (files[i].gate < 0)
+            write_random(files[i].path, x, files[i].ndim, files[i].shape, 20 + i);
+        else
+            write_gate(files[i].path, x, files[i].ndim, files[i].shape, files[i].gate, 20 + i);
+        to_floats(files[i].f, x, (size_t)count_of(files[i].ndim, files[i].shape));
+    }
+}
+
+/* The file's floats equal `want` bit for bit (the kernels' bits do not
+ * depend on the thread count), with the shape given. */
+static void expect_file_equals(const char *path, const float *want, int ndim,
+                               const long long *shape)
+{
+    lt_npy a;
+    cr_assert_eq(lt_npy_read(&a, path), LT_OK, "%s", lt_last_error());
+    cr_expect_eq(a.ndim, ndim, "%s", path);
+    for (int d = 0; d < ndim; d++)
+        cr_expect_eq(a.shape[d], shape[d], "%s dimension %d", path, d);
+    cr_expect(memcmp(a.data, want, (size_t)count_of(ndim, shape) * sizeof(float)) == 0,
+              "%s differs", path);
+    lt_npy_free(&a);
+}
+
+/* The tool's output and every gradient equal the library's, called here
+ * on the same inputs. */
+static void check_gated_tool(const char *variant)
+{
+    char dir[64], args[2048];
+    make_temp_dir(dir);
+    static gated_files g;
+    write_gated_files(&g, dir);
+    lt_attn_config config = lt_attn_default_config(variant);
+    lt_attn attn;
+    cr_assert_eq(lt_attn_init(&attn, &config), LT_OK);
+    int wb, wa;
+    lt_attn_gate_widths(&attn, D, &wb, &wa);
+    const char *la_path = wa == D ? g.la_keys : g.la;
+    snprintf(args, sizeof args,
+             "attention --variant %s --causal --q %s --k %s --v %s --dout %s%s%s%s%s --out "
+             "%s/out.npy --dq %s/dq.npy --dk %s/dk.npy --dv %s/dv.npy%s%s%s%s",
+             variant, g.q, g.k, g.v, g.dout, wb ? " --beta " : "", wb ? g.beta : "",
+             wa ? " --log-alpha " : "", wa ? la_path : "", dir, dir, dir, dir,
+             wb ? " --dbeta " : "", wb ? dir : "", wb ? "/dbeta.npy" : "",
+             wa ? " --dlog-alpha DIR/dla.npy" : "");
+    char expanded[2048];
+    const char *names[] = {"DIR"}, *paths[] = {dir};
+    expand(expanded, sizeof expanded, args, names, paths, 1);
+    cr_assert_eq(ltbench(expanded), 0, "%s:\n%s", expanded, output);
+
+    const lt_attn_shape s = {.B = B, .H = H, .N = N, .D = D, .M = M};
+    static float out[B * H * N * M], dq[B * H * N * D], dk[B * H * N * D], dv[B * H * N * M];
+    static float dbeta[B * H * N], dla[B * H * N * D];
+    memset(dq, 0, sizeof dq), memset(dk, 0, sizeof dk), memset(dv, 0, sizeof dv);
+    memset(dbeta, 0, sizeof dbeta), memset(dla, 0, sizeof dla);
+    lt_attn_gates gates = {wb ? g.fbeta : NULL, wa ? (wa == D ? g.fla_keys : g.fla) : NULL,
+                           wb ? dbeta : NULL, wa ? dla : NULL};
+    void *ws = NULL;
+    cr_assert_eq(lt_mem_alloc(&ws, lt_attn_workspace_bytes(&attn, s, 0), "workspace"), LT_OK);
+    cr_assert_eq(lt_attn_forward_gated(&attn, s, &gates, out, NULL, ws, g.fq, g.fk, g.fv, NULL),
+                 LT_OK, "%s", lt_last_error());
+    cr_assert_eq(lt_attn_backward_gated(&attn, s, &gates, dq, dk, dv, NULL, ws, g.fdout, NULL,
+                                        g.fq, g.fk, g.fv, NULL),
+                 LT_OK, "%s", lt_last_error());
+    lt_mem_free(ws);
+    const long long qk[4] = {B, H, N, D}, vo[4] = {B, H, N, M}, pairs[3] = {B, H, N};
+    const char *files[] = {"out", "dq", "dk", "dv", "dbeta", "dla"};
+    const float *want[] = {out, dq, dk, dv, dbeta, dla};
+    const long long *shapes[] = {vo, qk, qk, vo, pairs, wa == D ? qk : pairs};
+    const int ndims[] = {4, 4, 4, 4, 3, wa == D ? 4 : 3};
+    for (int i = 0; i < 6; i++) {
+        if ((i == 4 && !wb) || (i == 5 && !wa))
+            continue;
+        char path[160];
+        snprintf(path, sizeof path, "%s/%s.npy", dir, files[i]);
+        expect_file_equals(path, want[i], ndims[i], shapes[i]);
+    }
+    check_remove_tree(dir);
+}
+
+Test(attention_tool, gated_variants_match_the_library)
+{
+    check_gated_tool("delta");
+    check_gated_tool("gated-delta");
+    check_gated_tool("gla");
+}
+
+/* Gates are required where the variant reads them and refused where it
+ * does not, shaped and in range, never an output's path; their gradient
+ * files follow --overwrite as the others do. Nothing is written by a
+ * refused run. */
+Test(attention_tool, gates_required_refused_and_checked)
+{
+    char dir[64];
+    make_temp_dir(dir);
+    static gated_files g;
+    write_gated_files(&g, dir);
+    static double x[B * H * N * D];
+    const long long pairs[3] = {B, H, N}, longer[3] = {B, H, N + 1};
+    char big[128], positive[128], pshort[128];
+    snprintf(big, sizeof big, "%s/big.npy", dir);
+    snprintf(positive, sizeof positive, "%s/positive.npy", dir);
+    snprintf(pshort, sizeof pshort, "%s/long.npy", dir);
+    write_gate(big, x, 3, pairs, 0, 1);
+    x[5] = 1.5;
+    cr_assert_eq(lt_npy_write_f64(big, x, 3, pairs), LT_OK);
+    write_gate(positive, x, 3, pairs, 1, 2);
+    x[4] = 0.25;
+    cr_assert_eq(lt_npy_write_f64(positive, x, 3, pairs), LT_OK);
+    write_gate(pshort, x, 3, longer, 0, 3);
+    int files = check_count_entries(dir);
+    struct { const char *fmt, *mention; } bad[] = {
+        {"--variant delta --causal", "needs --beta"},
+        {"--variant gated-delta --causal --beta @BETA", "needs --log-alpha"},
+        {"--variant gla --causal --log-alpha @LA", "--log-alpha @LA: expected a 4-d array"},
+        {"--variant gla --causal --log-alpha @LAK --beta @BETA", "--beta belongs to"},
+        {"--variant linear --log-alpha @LA", "--log-alpha belongs to"},
+        {"--variant delta --causal --beta @BETA --dbeta @D/db.npy", "need --dout"},
+        {"--variant delta --causal --beta @BIG", "--beta @BIG: element 5 is 1.5"},
+        {"--variant gated-delta --causal --beta @BETA --log-alpha @POS", "element 4 is 0.25"},
+        {"--variant delta --causal --beta @LONG", "--beta has shape"},
+        {"--variant delta --beta @BETA", "causal only"},
+        {"--variant delta --causal --beta @BETA --dout @DOUT --dbeta @BETA",
+         "the same file as the input --beta"},
+        {"--variant gla --causal --log-alpha @LAK --dout @DOUT --dlog-alpha @D/x.npy --dq "
+         "@D/x.npy", "--dlog-alpha @D/x.npy: the same file as --dq"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *names[] = {"@BETA", "@LAK", "@LA", "@BIG", "@POS", "@LONG", "@DOUT", "@D"};
+        const char *paths[] = {g.beta, g.la_keys, g.la, big, positive, pshort, g.dout, dir};
+        char tail[1024], mention[512], cmd[2048];
+        expand(tail, sizeof tail, bad[i].fmt, names, paths, 8);
+        expand(mention, sizeof mention, bad[i].mention, names, paths, 8);
+        snprintf(cmd, sizeof cmd, "attention --q %s --k %s --v %s --out %s/out.npy %s", g.q,
+                 g.k, g.v, dir, tail);
+        cr_assert_eq(ltbench(cmd), 2, "%s:\n%s", cmd, output);
+        ASSERT_MENTIONS(mention);
+        cr_assert_eq(check_count_entries(dir), files, "nothing written by: %s", cmd);
+    }
+    /* an earlier --dbeta is kept without --overwrite, replaced with it */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "attention --variant delta --causal --q %s --k %s --v %s --beta %s --dout %s "
+             "--out %s/out.npy --dbeta %s/db.npy",
+             g.q, g.k, g.v, g.beta, g.dout, dir, dir);
+    cr_assert_eq(ltbench(cmd), 0, "%s:\n%s", cmd, output);
+    cr_assert_eq(ltbench(cmd), 2, "%s:\n%s", cmd, output);
+    ASSERT_MENTIONS("--overwrite");
+    strcat(cmd, " --overwrite");
+    cr_assert_eq(ltbench(cmd), 0, "%s:\n%s", cmd, output);
+    cr_assert_eq(ltbench("attention --help"), 0);
+    ASSERT_MENTIONS("softmax|linear|linformer|lsh|decay|delta|gated-delta|gla");
+    ASSERT_MENTIONS("--dlog-alpha");
+    check_remove_tree(dir);
 }
 
 /* ---- image ---- */

@@ -17,6 +17,7 @@ typedef struct attention_options {
     const char *variant;
     int causal;
     const char *q, *k, *v, *e, *f, *out, *dout, *dq, *dk, *dv, *de, *df;
+    const char *beta, *log_alpha, *dbeta, *dlog_alpha; /* delta, gated-delta, gla */
     double eps;
     const char *feature_map;
     long rounds, buckets, chunk;
@@ -85,11 +86,11 @@ typedef struct output {
     long long shape[4];
 } output;
 
-enum { MAX_OUTPUTS = 6 };
+enum { MAX_OUTPUTS = 8 };
 
 typedef struct tensors {
-    lt_npy q, k, v, e, f, dout;
-    float *out, *params, *dq, *dk, *dv, *d_params;
+    lt_npy q, k, v, e, f, dout, beta, log_alpha;
+    float *out, *params, *dq, *dk, *dv, *d_params, *d_beta, *d_log_alpha;
     void *saved, *workspace;
     output outputs[MAX_OUTPUTS];
     int output_count;
@@ -175,16 +176,47 @@ static lt_status commit_outputs(tensors *t, const lt_attn_config *config)
 static void release(tensors *t)
 {
     abort_outputs(t);
-    lt_npy *arrays[] = {&t->q, &t->k, &t->v, &t->e, &t->f, &t->dout};
+    lt_npy *arrays[] = {&t->q, &t->k, &t->v, &t->e, &t->f, &t->dout, &t->beta, &t->log_alpha};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         lt_npy_free(arrays[i]);
-    void *blocks[] = {t->out, t->params, t->dq, t->dk, t->dv, t->d_params, t->saved,
-                      t->workspace};
+    void *blocks[] = {t->out, t->params,  t->dq,          t->dk,    t->dv,
+                      t->d_params, t->d_beta, t->d_log_alpha, t->saved, t->workspace};
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
         lt_mem_free(blocks[i]);
 }
 
-static lt_status check_flags(const attention_options *o, int linformer, int lsh)
+/* The gates a variant reads (lt_attn_caps.gates) and their gradients:
+ * required where it reads them, refused where it does not. */
+static lt_status check_gate_flags(const attention_options *o, int gates)
+{
+    const int beta = (gates & LT_ATTN_GATE_BETA) != 0;
+    const int alpha = (gates & (LT_ATTN_GATE_ALPHA | LT_ATTN_GATE_ALPHA_KEYS)) != 0;
+    const struct {
+        const char *flag, *path;
+        int read;
+        const char *readers;
+    } g[] = {
+        {"--beta", o->beta, beta, "delta and gated-delta"},
+        {"--dbeta", o->dbeta, beta, "delta and gated-delta"},
+        {"--log-alpha", o->log_alpha, alpha, "gated-delta and gla"},
+        {"--dlog-alpha", o->dlog_alpha, alpha, "gated-delta and gla"},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        if (g[i].path != NULL && !g[i].read)
+            return lt_fail(LT_E_USAGE, "%s belongs to --variant %s only (%s reads no such gate)",
+                           g[i].flag, g[i].readers, o->variant);
+    if (beta && o->beta == NULL)
+        return lt_fail(LT_E_USAGE, "--variant %s needs --beta: the delta rule's step size per "
+                                   "position and head, (B, H, N) in [0, 1]",
+                       o->variant);
+    if (alpha && o->log_alpha == NULL)
+        return lt_fail(LT_E_USAGE, "--variant %s needs --log-alpha: the logarithm of the decay "
+                                   "per position and head, %s, each <= 0",
+                       o->variant, gates & LT_ATTN_GATE_ALPHA_KEYS ? "(B, H, N, D)" : "(B, H, N)");
+    return LT_OK;
+}
+
+static lt_status check_flags(const attention_options *o, int linformer, int lsh, int gates)
 {
     if (!o->q || !o->v || !o->out)
         return lt_fail(LT_E_USAGE, "--q, --v and --out are required");
@@ -195,9 +227,12 @@ static lt_status check_flags(const attention_options *o, int linformer, int lsh)
         return lt_fail(LT_E_USAGE, "--variant linformer needs --e and --f (shape (k, N_max))");
     if (!linformer && (o->e || o->f || o->de || o->df))
         return lt_fail(LT_E_USAGE, "--e, --f, --de and --df belong to --variant linformer only");
-    if (!o->dout && (o->dq || o->dk || o->dv || o->de || o->df))
-        return lt_fail(LT_E_USAGE, "gradient outputs (--dq, --dk, --dv, --de, --df) need --dout");
-    if (o->dout && !(o->dq || o->dk || o->dv || o->de || o->df))
+    LT_TRY(check_gate_flags(o, gates));
+    int grads = o->dq || o->dk || o->dv || o->de || o->df || o->dbeta || o->dlog_alpha;
+    if (!o->dout && grads)
+        return lt_fail(LT_E_USAGE, "gradient outputs (--dq, --dk, --dv, --de, --df, --dbeta, "
+                                   "--dlog-alpha) need --dout");
+    if (o->dout && !grads)
         return lt_fail(LT_E_USAGE, "--dout given but no gradient to write (--dq, --dk, --dv...)");
     return LT_OK;
 }
@@ -210,11 +245,15 @@ static lt_status check_flags(const attention_options *o, int linformer, int lsh)
  * program's outputs). */
 static lt_status check_output_paths(const attention_options *o)
 {
-    const char *const in_flags[] = {"--q", "--k", "--v", "--e", "--f", "--dout"};
-    const char *const in_paths[] = {o->q, o->k, o->v, o->e, o->f, o->dout};
-    const char *const out_flags[] = {"--out", "--dq", "--dk", "--dv", "--de", "--df"};
-    const char *const out_paths[] = {o->out, o->dq, o->dk, o->dv, o->de, o->df};
-    enum { INPUTS = 6, OUTPUTS = 6 };
+    const char *const in_flags[] = {"--q", "--k", "--v", "--e", "--f", "--dout", "--beta",
+                                    "--log-alpha"};
+    const char *const in_paths[] = {o->q, o->k, o->v, o->e, o->f, o->dout, o->beta,
+                                    o->log_alpha};
+    const char *const out_flags[] = {"--out", "--dq", "--dk", "--dv",
+                                     "--de",  "--df", "--dbeta", "--dlog-alpha"};
+    const char *const out_paths[] = {o->out, o->dq, o->dk, o->dv,
+                                     o->de,  o->df, o->dbeta, o->dlog_alpha};
+    enum { INPUTS = 8, OUTPUTS = 8 };
     for (int i = 0; i < OUTPUTS; i++) {
         if (out_paths[i] == NULL)
             continue;
@@ -233,19 +272,20 @@ static lt_status check_output_paths(const attention_options *o)
     return LT_OK;
 }
 
-static lt_status run(const attention_options *o, tensors *t)
-{
-    int linformer = strcmp(o->variant, "linformer") == 0, lsh = strcmp(o->variant, "lsh") == 0;
-    LT_TRY(check_flags(o, linformer, lsh));
-    LT_TRY(check_output_paths(o));
-    lt_attn_config config = lt_attn_default_config(o->variant);
-    config.causal = o->causal;
-    config.eps = (float)o->eps;
-    config.rounds = (int)o->rounds;
-    config.buckets = (int)o->buckets;
-    config.chunk = (int)o->chunk;
-    LT_TRY(lt_attn_parse_feature_map(&config.feature_map, o->feature_map, "--feature-map"));
+/* What a run computes on, once its inputs are read. */
+typedef struct job {
+    lt_attn_config config;
+    lt_attn attn;
+    lt_attn_shape shape;
+    lt_attn_gates gates; /* the gates the variant reads; the others NULL */
+    const float *keys;   /* k, or q where lsh runs without --k */
+    int linformer;
+} job;
 
+/* q, k and v (and linformer's E and F) read and checked; the shape, and
+ * the configuration's projection sizes, from them. */
+static lt_status read_inputs(const attention_options *o, tensors *t, job *j)
+{
     LT_TRY(read_tensor(&t->q, o->q, "--q", 4, "(B, H, N, D)"));
     if (o->k)
         LT_TRY(read_tensor(&t->k, o->k, "--k", 4, "(B, H, N, D)"));
@@ -255,41 +295,144 @@ static lt_status run(const attention_options *o, tensors *t)
     if (o->k)
         LT_TRY(same_dims(&t->k, "--k", &t->q, "--q", 4, "keys must match queries (B, H, N, D)"));
     /* lsh never reads k: without --k the queries stand in for the buffer */
-    const float *keys = o->k ? t->k.data : t->q.data;
+    j->keys = o->k ? t->k.data : t->q.data;
     LT_TRY(same_dims(&t->v, "--v", &t->q, "--q", 3,
                      "values must share (B, H, N) with the queries"));
-    lt_attn_shape shape = {.B = (int)t->q.shape[0], .H = (int)t->q.shape[1],
-                           .N = (int)t->q.shape[2], .D = (int)t->q.shape[3],
-                           .M = (int)t->v.shape[3], .seed = (uint64_t)o->common.seed};
-    if (linformer) {
-        LT_TRY(read_tensor(&t->e, o->e, "--e", 2, "(k, N_max)"));
-        LT_TRY(read_tensor(&t->f, o->f, "--f", 2, "(k, N_max)"));
-        LT_TRY(check_int_dims(&t->e, "--e"));
-        LT_TRY(same_dims(&t->f, "--f", &t->e, "--e", 2, "E and F must have the same shape"));
-        config.proj_k = (int)t->e.shape[0];
-        config.n_max = (int)t->e.shape[1];
-        if (config.n_max < shape.N)
-            return lt_fail(LT_E_INPUT, "--e %s: has %d columns but the sequence length is %d; "
-                                       "expected (k, N_max) with N_max >= N",
-                           o->e, config.n_max, shape.N);
-    }
-    lt_attn attn;
-    LT_TRY(lt_attn_init(&attn, &config));
-    LT_TRY(lt_attn_check_shape(&attn, shape));
+    j->shape = (lt_attn_shape){.B = (int)t->q.shape[0], .H = (int)t->q.shape[1],
+                               .N = (int)t->q.shape[2], .D = (int)t->q.shape[3],
+                               .M = (int)t->v.shape[3], .seed = (uint64_t)o->common.seed};
+    if (!j->linformer)
+        return LT_OK;
+    LT_TRY(read_tensor(&t->e, o->e, "--e", 2, "(k, N_max)"));
+    LT_TRY(read_tensor(&t->f, o->f, "--f", 2, "(k, N_max)"));
+    LT_TRY(check_int_dims(&t->e, "--e"));
+    LT_TRY(same_dims(&t->f, "--f", &t->e, "--e", 2, "E and F must have the same shape"));
+    j->config.proj_k = (int)t->e.shape[0];
+    j->config.n_max = (int)t->e.shape[1];
+    if (j->config.n_max < j->shape.N)
+        return lt_fail(LT_E_INPUT, "--e %s: has %d columns but the sequence length is %d; "
+                                   "expected (k, N_max) with N_max >= N",
+                       o->e, j->config.n_max, j->shape.N);
+    return LT_OK;
+}
 
+/* Every element of a gate in [lo, hi], or LT_E_INPUT naming the flag, the
+ * file and the element (before the attention core would refuse it with
+ * neither). */
+static lt_status check_range(const lt_npy *a, const char *flag, const char *path, float lo,
+                             float hi, const char *expected)
+{
+    for (long long i = 0; i < lt_npy_count(a); i++)
+        if (!(a->data[i] >= lo && a->data[i] <= hi))
+            return lt_fail(LT_E_INPUT, "%s %s: element %lld is %g; expected %s", flag, path, i,
+                           (double)a->data[i], expected);
+    return LT_OK;
+}
+
+/* The gates the variant reads, one per position and head as q's (B, H, N)
+ * (gla's log_alpha one per key channel too, q's shape), read and checked
+ * into j->gates. */
+static lt_status read_gates(const attention_options *o, tensors *t, job *j)
+{
+    lt_attn_caps caps;
+    LT_TRY(lt_attn_variant_caps(j->config.variant, &caps));
+    memset(&j->gates, 0, sizeof j->gates);
+    if (caps.gates & LT_ATTN_GATE_BETA) {
+        LT_TRY(read_tensor(&t->beta, o->beta, "--beta", 3, "(B, H, N)"));
+        LT_TRY(same_dims(&t->beta, "--beta", &t->q, "--q", 3,
+                         "beta has one value per position and head (B, H, N)"));
+        LT_TRY(check_range(&t->beta, "--beta", o->beta, 0.0f, 1.0f, "values in [0, 1]"));
+        j->gates.beta = t->beta.data;
+    }
+    if (caps.gates & (LT_ATTN_GATE_ALPHA | LT_ATTN_GATE_ALPHA_KEYS)) {
+        const int keys = (caps.gates & LT_ATTN_GATE_ALPHA_KEYS) != 0;
+        LT_TRY(read_tensor(&t->log_alpha, o->log_alpha, "--log-alpha", keys ? 4 : 3,
+                           keys ? "(B, H, N, D)" : "(B, H, N)"));
+        LT_TRY(same_dims(&t->log_alpha, "--log-alpha", &t->q, "--q", keys ? 4 : 3,
+                         keys ? "gla's log_alpha has one value per position, head and key "
+                                "channel (B, H, N, D)"
+                              : "log_alpha has one value per position and head (B, H, N)"));
+        LT_TRY(check_range(&t->log_alpha, "--log-alpha", o->log_alpha, -INFINITY, 0.0f,
+                           "values <= 0 (the logarithm of a decay in (0, 1])"));
+        j->gates.log_alpha = t->log_alpha.data;
+    }
+    return LT_OK;
+}
+
+/* Backward into zeroed gradients, which become the outputs. */
+static lt_status run_backward(tensors *t, job *j)
+{
+    const lt_attn_shape s = j->shape;
     size_t qk = (size_t)lt_npy_count(&t->q), vo = (size_t)lt_npy_count(&t->v);
-    size_t pc = lt_attn_param_count(&attn), f = sizeof(float);
-    int threads = lt_threads_get();
+    size_t pc = lt_attn_param_count(&j->attn), f = sizeof(float);
+    LT_TRY(lt_mem_calloc((void **)&t->dq, qk * f, "query gradients"));
+    LT_TRY(lt_mem_calloc((void **)&t->dk, qk * f, "key gradients"));
+    LT_TRY(lt_mem_calloc((void **)&t->dv, vo * f, "value gradients"));
+    LT_TRY(lt_mem_calloc((void **)&t->d_params, pc * f, "projection gradients"));
+    if (j->gates.beta != NULL) {
+        LT_TRY(lt_mem_calloc((void **)&t->d_beta, lt_npy_count(&t->beta) * f, "beta gradient"));
+        j->gates.d_beta = t->d_beta;
+    }
+    if (j->gates.log_alpha != NULL) {
+        LT_TRY(lt_mem_calloc((void **)&t->d_log_alpha, lt_npy_count(&t->log_alpha) * f,
+                             "log_alpha gradient"));
+        j->gates.d_log_alpha = t->d_log_alpha;
+    }
+    LT_TRY(lt_attn_backward_gated(&j->attn, s, &j->gates, t->dq, t->dk, t->dv, t->d_params,
+                                  t->workspace, t->dout.data, t->saved, t->q.data, j->keys,
+                                  t->v.data, t->params));
+    const long long qk_shape[4] = {s.B, s.H, s.N, s.D}, vo_shape[4] = {s.B, s.H, s.N, s.M};
+    const long long ef_shape[2] = {j->config.proj_k, j->config.n_max};
+    set_output(t, "--dq", t->dq, 4, qk_shape);
+    set_output(t, "--dk", t->dk, 4, qk_shape);
+    set_output(t, "--dv", t->dv, 4, vo_shape);
+    set_output(t, "--de", t->d_params, 2, ef_shape);
+    set_output(t, "--df", t->d_params + pc / 2, 2, ef_shape);
+    set_output(t, "--dbeta", t->d_beta, t->beta.ndim, t->beta.shape);
+    set_output(t, "--dlog-alpha", t->d_log_alpha, t->log_alpha.ndim, t->log_alpha.shape);
+    return commit_outputs(t, &j->config);
+}
+
+/* The output, the parameters (linformer's E and F), saved activations and
+ * workspace. */
+static lt_status alloc_forward(tensors *t, const job *j)
+{
+    size_t vo = (size_t)lt_npy_count(&t->v), f = sizeof(float);
+    size_t pc = lt_attn_param_count(&j->attn);
     LT_TRY(lt_mem_alloc((void **)&t->out, vo * f, "output"));
     LT_TRY(lt_mem_alloc((void **)&t->params, pc * f, "projections"));
-    if (linformer) {
-        size_t half = pc / 2;
-        memcpy(t->params, t->e.data, half * f);
-        memcpy(t->params + half, t->f.data, half * f);
+    if (j->linformer) {
+        memcpy(t->params, t->e.data, pc / 2 * f);
+        memcpy(t->params + pc / 2, t->f.data, pc / 2 * f);
     }
-    LT_TRY(lt_mem_alloc(&t->saved, lt_attn_saved_bytes(&attn, shape), "saved activations"));
-    LT_TRY(lt_mem_alloc(&t->workspace, lt_attn_workspace_bytes(&attn, shape, threads),
-                        "workspace"));
+    LT_TRY(lt_mem_alloc(&t->saved, lt_attn_saved_bytes(&j->attn, j->shape),
+                        "saved activations"));
+    return lt_mem_alloc(&t->workspace,
+                        lt_attn_workspace_bytes(&j->attn, j->shape, lt_threads_get()),
+                        "workspace");
+}
+
+static lt_status run(const attention_options *o, tensors *t)
+{
+    job j;
+    memset(&j, 0, sizeof j);
+    j.linformer = strcmp(o->variant, "linformer") == 0;
+    lt_attn_caps caps;
+    LT_TRY(lt_attn_variant_caps(o->variant, &caps));
+    LT_TRY(check_flags(o, j.linformer, strcmp(o->variant, "lsh") == 0, caps.gates));
+    LT_TRY(check_output_paths(o));
+    j.config = lt_attn_default_config(o->variant);
+    j.config.causal = o->causal;
+    j.config.eps = (float)o->eps;
+    j.config.rounds = (int)o->rounds;
+    j.config.buckets = (int)o->buckets;
+    j.config.chunk = (int)o->chunk;
+    LT_TRY(lt_attn_parse_feature_map(&j.config.feature_map, o->feature_map, "--feature-map"));
+    LT_TRY(read_inputs(o, t, &j));
+    LT_TRY(lt_attn_init(&j.attn, &j.config));
+    LT_TRY(lt_attn_check_shape(&j.attn, j.shape));
+    LT_TRY(read_gates(o, t, &j));
+    LT_TRY(alloc_forward(t, &j));
     /* Every input is read and checked, and every output opened, before
      * anything is computed. */
     if (o->dout) {
@@ -297,32 +440,40 @@ static lt_status run(const attention_options *o, tensors *t)
         LT_TRY(same_dims(&t->dout, "--dout", &t->v, "--v", 4,
                          "the output gradient must have the output's shape (B, H, N, M)"));
     }
-    const char *const out_flags[MAX_OUTPUTS] = {"--out", "--dq", "--dk", "--dv", "--de", "--df"};
-    const char *const out_paths[MAX_OUTPUTS] = {o->out, o->dq, o->dk, o->dv, o->de, o->df};
+    const char *const out_flags[MAX_OUTPUTS] = {"--out", "--dq", "--dk",    "--dv",
+                                                "--de",  "--df", "--dbeta", "--dlog-alpha"};
+    const char *const out_paths[MAX_OUTPUTS] = {o->out, o->dq, o->dk,    o->dv,
+                                                o->de,  o->df, o->dbeta, o->dlog_alpha};
     for (int i = 0; i < MAX_OUTPUTS; i++)
         LT_TRY(open_output(t, out_flags[i], out_paths[i]));
-    LT_TRY(lt_attn_forward(&attn, shape, t->out, t->saved, t->workspace, t->q.data, keys,
-                           t->v.data, t->params));
-    const long long out_shape[4] = {shape.B, shape.H, shape.N, shape.M};
+    LT_TRY(lt_attn_forward_gated(&j.attn, j.shape, &j.gates, t->out, t->saved, t->workspace,
+                                 t->q.data, j.keys, t->v.data, t->params));
+    const long long out_shape[4] = {j.shape.B, j.shape.H, j.shape.N, j.shape.M};
     set_output(t, "--out", t->out, 4, out_shape);
-    if (!o->dout)
-        return commit_outputs(t, &config);
-
-    LT_TRY(lt_mem_calloc((void **)&t->dq, qk * f, "query gradients"));
-    LT_TRY(lt_mem_calloc((void **)&t->dk, qk * f, "key gradients"));
-    LT_TRY(lt_mem_calloc((void **)&t->dv, vo * f, "value gradients"));
-    LT_TRY(lt_mem_calloc((void **)&t->d_params, pc * f, "projection gradients"));
-    LT_TRY(lt_attn_backward(&attn, shape, t->dq, t->dk, t->dv, t->d_params, t->workspace,
-                            t->dout.data, t->saved, t->q.data, keys, t->v.data, t->params));
-    const long long qk_shape[4] = {shape.B, shape.H, shape.N, shape.D};
-    const long long ef_shape[2] = {config.proj_k, config.n_max};
-    set_output(t, "--dq", t->dq, 4, qk_shape);
-    set_output(t, "--dk", t->dk, 4, qk_shape);
-    set_output(t, "--dv", t->dv, 4, out_shape);
-    set_output(t, "--de", t->d_params, 2, ef_shape);
-    set_output(t, "--df", t->d_params + pc / 2, 2, ef_shape);
-    return commit_outputs(t, &config);
+    return o->dout ? run_backward(t, &j) : commit_outputs(t, &j.config);
 }
+
+static const char details[] =
+    "Inputs may be float32 or float64 (C order, .npy version 1.0); outputs are float32.\n"
+    "softmax: softmax(Q K^T / sqrt(D)) V. linear: phi(Q) (phi(K)^T V) / (phi(Q) . sum_j\n"
+    "phi(K_j) + eps) with phi(x) = elu(x) + 1 (or relu; favor: FAVOR+ with 64 random\n"
+    "features drawn from seed 0, layer 0; taylor: 1 + D + D^2 features, phi(q) . phi(k)\n"
+    "= 1 + s + s^2/2 with s = q . k / sqrt(D)), prefix sums when causal. decay: causal\n"
+    "linear attention whose state decays by RetNet's 1 - 2^(-5-h) per position in head h.\n"
+    "linformer: softmax(Q (E K)^T / sqrt(D)) (F V) using the first N columns of E and F;\n"
+    "it cannot be causal. lsh: Reformer's LSH attention, keys = Q scaled to unit length,\n"
+    "--rounds hashings by random rotations drawn from --seed, softmax within chunks of\n"
+    "--chunk sorted positions and the chunk before, without a query's own key unless\n"
+    "it has no other; it does not read --k and its --dk is 0. delta: DeltaNet, the state\n"
+    "S_t = S_{t-1} + beta_t (v_t - S_{t-1} k_t) k_t^T, out_t = S_t q_t, with q and k\n"
+    "normalised to unit length inside; gated-delta: S_t = alpha_t S_{t-1} (I - beta_t k_t\n"
+    "k_t^T) + beta_t v_t k_t^T, alpha_t = exp(log_alpha_t); gla: S_t = diag(alpha_t)\n"
+    "S_{t-1} + k_t v_t^T, out_t = S_t^T q_t, alpha per key channel. The three are causal\n"
+    "only (--causal) and read their gates from --beta and --log-alpha, which the others\n"
+    "refuse. Backward gives dL/dQ, dL/dK, dL/dV (and dL/dE, dL/dF; dL/dbeta,\n"
+    "dL/dlog_alpha) for dL/dout = --dout. Missing folders of output paths are created.\n"
+    "An output that exists is refused (exit 2) before anything is read unless\n"
+    "--overwrite, and one that is an input or another output whatever the flags.";
 
 static const lt_field_flag field_flags[] = {
     {"eps", "--eps"},       {"feature_map", "--feature-map"}, {"causal", "--causal"},
@@ -336,10 +487,10 @@ int main(int argc, char **argv)
                            .rounds = defaults.rounds, .buckets = defaults.buckets,
                            .chunk = defaults.chunk};
     lt_common_defaults(&o.common);
-    enum { OWN_FLAGS = 20 };
+    enum { OWN_FLAGS = 24 };
     lt_flag flags[OWN_FLAGS + LT_COMMON_FLAGS] = {
         {"--variant", LT_FLAG_CHOICE, &o.variant, NULL, "attention variant", 0, 0,
-         "softmax|linear|linformer|lsh|decay", 0},
+         "softmax|linear|linformer|lsh|decay|delta|gated-delta|gla", 0},
         {"--causal", LT_FLAG_BOOL, &o.causal, NULL, "position i attends to positions <= i only",
          0, 0, NULL, 0},
         {"--q", LT_FLAG_STRING, &o.q, "PATH", "queries .npy, (B, H, N, D)", 0, 0, NULL, 0},
@@ -361,6 +512,17 @@ int main(int argc, char **argv)
          NULL, 0},
         {"--df", LT_FLAG_STRING, &o.df, "PATH", "write the gradient of F here (linformer)", 0, 0,
          NULL, 0},
+        {"--beta", LT_FLAG_STRING, &o.beta, "PATH",
+         "delta and gated-delta: the step size per position and head .npy, (B, H, N) in [0, 1]",
+         0, 0, NULL, 0},
+        {"--log-alpha", LT_FLAG_STRING, &o.log_alpha, "PATH",
+         "gated-delta: the log decay per position and head .npy, (B, H, N); gla: per key "
+         "channel too, (B, H, N, D); each <= 0",
+         0, 0, NULL, 0},
+        {"--dbeta", LT_FLAG_STRING, &o.dbeta, "PATH", "write the gradient of beta here", 0, 0,
+         NULL, 0},
+        {"--dlog-alpha", LT_FLAG_STRING, &o.dlog_alpha, "PATH",
+         "write the gradient of log_alpha here", 0, 0, NULL, 0},
         {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
          "replace the output files if they exist (an earlier run's are kept otherwise)", 0, 0,
          NULL, 0},
@@ -380,21 +542,7 @@ int main(int argc, char **argv)
         "ltbench attention",
         "Run one attention kernel on .npy inputs and write its output (and, with --dout, its\n"
         "gradients), to check it against NumPy, PyTorch or JAX.",
-        "Inputs may be float32 or float64 (C order, .npy version 1.0); outputs are float32.\n"
-        "softmax: softmax(Q K^T / sqrt(D)) V. linear: phi(Q) (phi(K)^T V) / (phi(Q) . sum_j\n"
-        "phi(K_j) + eps) with phi(x) = elu(x) + 1 (or relu; favor: FAVOR+ with 64 random\n"
-        "features drawn from seed 0, layer 0; taylor: 1 + D + D^2 features, phi(q) . phi(k)\n"
-        "= 1 + s + s^2/2 with s = q . k / sqrt(D)), prefix sums when causal. decay: causal\n"
-        "linear attention whose state decays by RetNet's 1 - 2^(-5-h) per position in head h.\n"
-        "linformer: softmax(Q (E K)^T / sqrt(D)) (F V) using the first N columns of E and F;\n"
-        "it cannot be causal. lsh: Reformer's LSH attention, keys = Q scaled to unit length,\n"
-        "--rounds hashings by random rotations drawn from --seed, softmax within chunks of\n"
-        "--chunk sorted positions and the chunk before, without a query's own key unless\n"
-        "it has no other; it does not read --k and its --dk is 0. Backward gives dL/dQ,\n"
-        "dL/dK, dL/dV (and dL/dE, dL/dF) for dL/dout = --dout. Missing folders of output\n"
-        "paths are created. An output that exists is refused (exit 2) before anything is\n"
-        "read unless --overwrite, and one that is an input or another output whatever\n"
-        "the flags.",
+        details,
         /* threads, memory budget and seed (lsh's rotations): quiet means nothing here */
         flags, OWN_FLAGS + 3};
     int exit_now;

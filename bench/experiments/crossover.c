@@ -1,8 +1,11 @@
 /* ltbench crossover: beyond the paper. For each head dimension, the
  * smallest sequence length N from which each linear attention kernel is
  * faster per sample than each softmax kernel, forward and
- * forward+backward, causal and not. Every case is timed as scaling times
- * it (lt_attn_time_case); the rule is lt_crossover_find's (src/results). */
+ * forward+backward, causal and not; and, for the gated variants (delta,
+ * gated-delta, gla), the N from which each one's chunked kernel is faster
+ * than its recurrent one. Every case is timed as scaling times it
+ * (lt_attn_time_case, gates included); the rule is lt_crossover_find's
+ * (src/results). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,13 +22,29 @@
 #include "results/table.h"
 #include "tables.h"
 
-enum { MAX_HEAD_DIMS = 16, MAX_LENGTHS = 24, MAX_KERNELS = 8, MAX_MAPS = 4,
+enum { MAX_HEAD_DIMS = 16, MAX_LENGTHS = 24, MAX_KERNELS = 16, MAX_MAPS = 4,
        MAX_ENTRIES = MAX_KERNELS * MAX_MAPS, MAX_REPEATS = 100 };
 
-/* The variants whose kernels the sweep compares: softmax's are the
- * incumbents, the others' the challengers. */
-static const char *const variants[] = {"softmax", "linear", "decay"};
+/* The variants whose kernels the sweep compares. */
+static const char *const variants[] = {"softmax", "linear", "decay", "delta", "gated-delta",
+                                       "gla"};
 enum { VARIANTS = sizeof variants / sizeof variants[0] };
+
+/* The two questions, each a challenger's kernels against an incumbent's:
+ * linear's and decay's kernels against softmax's, and a gated variant's
+ * chunked kernel against its own recurrent one (the same recurrence a
+ * token at a time, as generation runs it; only kernels of one variant are
+ * paired). */
+typedef enum question { LINEAR_VS_SOFTMAX, CHUNKED_VS_RECURRENT } question;
+static const char *const question_names[] = {"linear-vs-softmax", "chunked-vs-recurrent"};
+
+/* What a kernel is to the sweep. */
+typedef struct kernel_role {
+    const char *variant;
+    int serves[2];  /* the masking modes it serves, by causal */
+    question q;
+    int challenger; /* 1: a linear, decay or chunked kernel; 0: softmax's or a recurrent one */
+} kernel_role;
 
 typedef struct options {
     const char *head_dims, *causal_mode, *kernels, *feature_maps, *out;
@@ -39,7 +58,8 @@ typedef struct options {
  * dimension and causal mode: its time per sample at each N. */
 typedef struct entry {
     lt_attn_config config;
-    const char *map; /* feature map's name, "none" for softmax */
+    const char *map; /* feature map's name; "none" for softmax and the gated variants */
+    question q;
     int challenger;
     int stopped;     /* skipped for memory or time, or refused: no larger N */
     char why[300];   /* why it stopped */
@@ -53,7 +73,8 @@ typedef struct sweep {
     long head_dims[MAX_HEAD_DIMS];
     int head_dim_count;
     int lengths[MAX_LENGTHS], length_count;
-    const char *kernels[MAX_KERNELS], *kernel_variant[MAX_KERNELS];
+    const char *kernels[MAX_KERNELS];
+    kernel_role roles[MAX_KERNELS];
     int kernel_count;
     lt_feature_map maps[MAX_MAPS];
     int map_count;
@@ -83,8 +104,10 @@ static int crossover_flags(options *o, lt_flag *f)
                        "which masking to measure", 0, 0, "both|causal|noncausal", 0};
     f[n++] = (lt_flag){"--kernels", LT_FLAG_STRING, &o->kernels, "LIST",
                        "kernels compared: softmax's against linear's (and decay's, e.g. "
-                       "decay-causal-chunked,decay-causal-prefix); each runs in the masking "
-                       "modes it serves",
+                       "decay-causal-chunked,decay-causal-prefix), and a gated variant's chunked "
+                       "kernel against its recurrent one (e.g. delta-causal-chunked,"
+                       "delta-causal-recurrent; causal only); each runs in the masking modes it "
+                       "serves",
                        0, 0, NULL, 0};
     f[n++] = (lt_flag){"--feature-maps", LT_FLAG_STRING, &o->feature_maps, "LIST",
                        "feature maps of the linear and decay kernels, each a kernel of its own "
@@ -145,26 +168,103 @@ static const char details[] =
     "whose planned bytes exceed --mem-budget is recorded as skipped-budget, one whose case\n"
     "would take longer than --max-case-seconds as skipped-time, and neither runs at larger\n"
     "N. Non-causal: linear-gemm against softmax-gemm and softmax-tiled; causal:\n"
-    "linear-causal-chunked and linear-causal-prefix against both. Writes PATH (every case,\n"
-    "as scaling's rows) and PATH's NAME-table.csv (a row per head dimension x masking x\n"
-    "pass x linear kernel x softmax kernel); ltbench plot draws the crossover against D.\n"
+    "linear-causal-chunked and linear-causal-prefix against both.\n"
+    "The second question, chunked against recurrent: list a gated variant's chunked and\n"
+    "recurrent kernels (delta-, gated-delta-, gla-causal-chunked and -causal-recurrent),\n"
+    "with --causal causal unless softmax and linear kernels are listed too; each chunked\n"
+    "kernel is paired with its own variant's recurrent kernel only (the same recurrence\n"
+    "a position at a time, as generation steps), timed with the gates scaling draws.\n"
+    "Both cost O(N), so a settled pair is one whose ratio has held. Writes PATH (every\n"
+    "case, as scaling's rows) and PATH's NAME-table.csv (a row per head dimension x\n"
+    "masking x pass x pair of kernels; column question: linear-vs-softmax or\n"
+    "chunked-vs-recurrent); ltbench plot draws the crossover against D.\n"
     "Ctrl-C stops after the current case and writes what was measured (exit status 130).";
 
-/* The variant a kernel belongs to and which masking modes it serves. */
-static const char *kernel_variant(const char *kernel, int serves[2])
+/* The variant a kernel belongs to, the masking modes it serves, the
+ * question it takes part in and its side; NULL variant: none of ours. */
+static kernel_role role_of(const char *kernel)
 {
-    const char *found = NULL;
-    serves[0] = serves[1] = 0;
+    kernel_role r = {0};
     for (int v = 0; v < VARIANTS; v++)
         for (int causal = 0; causal <= 1; causal++) {
             const char *name;
             for (int i = 0; (name = lt_attn_kernel_at(variants[v], causal, i)) != NULL; i++)
                 if (strcmp(name, kernel) == 0) {
-                    found = variants[v];
-                    serves[causal] = 1;
+                    r.variant = variants[v];
+                    r.serves[causal] = 1;
                 }
         }
-    return found;
+    lt_attn_caps caps = {0};
+    if (r.variant != NULL)
+        lt_attn_variant_caps(r.variant, &caps);
+    r.q = caps.gates != 0 ? CHUNKED_VS_RECURRENT : LINEAR_VS_SOFTMAX;
+    if (r.q == LINEAR_VS_SOFTMAX)
+        r.challenger = r.variant != NULL && strcmp(r.variant, "softmax") != 0;
+    else /* the gated variants' kernels: chunked ones, and a -recurrent one */
+        r.challenger = strstr(kernel, "-recurrent") == NULL;
+    return r;
+}
+
+/* Whether entries or kernels a and b make a pair: one question, one of
+ * each side, and for chunked against recurrent one variant. */
+static int paired(question qa, int ca, const char *va, question qb, int cb, const char *vb)
+{
+    return qa == qb && ca != cb && (qa == LINEAR_VS_SOFTMAX || strcmp(va, vb) == 0);
+}
+
+/* A gated kernel whose partner (its variant's kernel of the other side)
+ * is not listed for masking mode `causal`: LT_E_USAGE naming it. */
+static lt_status check_partner(const sweep *w, int k, int causal)
+{
+    const kernel_role *r = &w->roles[k];
+    for (int j = 0; j < w->kernel_count; j++)
+        if (w->roles[j].serves[causal] &&
+            paired(r->q, r->challenger, r->variant, w->roles[j].q, w->roles[j].challenger,
+                   w->roles[j].variant))
+            return LT_OK;
+    const char *name, *partner = "";
+    for (int i = 0; (name = lt_attn_kernel_at(r->variant, causal, i)) != NULL; i++)
+        if (role_of(name).challenger != r->challenger)
+            partner = name;
+    return lt_fail(LT_E_USAGE, "--kernels: '%s' is measured against %s's %s kernel: list %s "
+                               "too",
+                   w->kernels[k], r->variant, r->challenger ? "recurrent" : "chunked", partner);
+}
+
+/* Each masking mode measured must ask a question whole: a softmax kernel
+ * and a linear or decay one, or a gated variant's chunked and recurrent
+ * kernels (each gated kernel listed needs its partner). */
+static lt_status check_questions(const sweep *w)
+{
+    for (int m = 0; m < w->mode_count; m++) {
+        int causal = w->modes[m], sides[2] = {0, 0}, gated = 0;
+        for (int k = 0; k < w->kernel_count; k++) {
+            const kernel_role *r = &w->roles[k];
+            if (!r->serves[causal])
+                continue;
+            if (r->q == LINEAR_VS_SOFTMAX)
+                sides[r->challenger]++;
+            else
+                gated = 1;
+            if (r->q == CHUNKED_VS_RECURRENT)
+                LT_TRY(check_partner(w, k, causal));
+        }
+        int half = (sides[0] > 0) != (sides[1] > 0), any_gated = 0;
+        for (int k = 0; k < w->kernel_count; k++)
+            any_gated |= w->roles[k].q == CHUNKED_VS_RECURRENT;
+        if (half || (!gated && !(sides[0] && sides[1])))
+            return lt_fail(LT_E_USAGE, "--kernels: %s attention needs a softmax kernel and a "
+                                       "linear or decay kernel that serve it%s (--causal %s)%s",
+                           causal ? "causal" : "non-causal",
+                           causal && !half ? ", or a gated variant's chunked and recurrent "
+                                             "kernels"
+                                           : "",
+                           w->opt->causal_mode,
+                           !causal && any_gated ? "; the gated variants' kernels serve causal "
+                                                  "attention only: --causal causal"
+                                                : "");
+    }
+    return LT_OK;
 }
 
 static lt_status parse_kernels(sweep *w)
@@ -172,37 +272,27 @@ static lt_status parse_kernels(sweep *w)
     static char text[512];
     snprintf(text, sizeof text, "%s", w->opt->kernels);
     LT_TRY(lt_cli_split_unique(text, w->kernels, MAX_KERNELS, &w->kernel_count, "--kernels"));
-    int incumbents[2] = {0, 0}, challengers[2] = {0, 0};
     for (int k = 0; k < w->kernel_count; k++) {
-        int serves[2];
-        w->kernel_variant[k] = kernel_variant(w->kernels[k], serves);
-        if (w->kernel_variant[k] == NULL)
-            return lt_fail(LT_E_USAGE, "--kernels: '%s' is not a kernel of softmax, linear or "
-                                       "decay attention (softmax: %s; linear: %s; decay: %s)",
+        w->roles[k] = role_of(w->kernels[k]);
+        const kernel_role *r = &w->roles[k];
+        if (r->variant == NULL)
+            return lt_fail(LT_E_USAGE, "--kernels: '%s' is not a kernel of softmax, linear, "
+                                       "decay, delta, gated-delta or gla attention (softmax: "
+                                       "%s; linear: %s; decay: %s; delta: %s; gated-delta: %s; "
+                                       "gla: %s)",
                            w->kernels[k], lt_attn_kernel_names("softmax"),
-                           lt_attn_kernel_names("linear"), lt_attn_kernel_names("decay"));
+                           lt_attn_kernel_names("linear"), lt_attn_kernel_names("decay"),
+                           lt_attn_kernel_names("delta"), lt_attn_kernel_names("gated-delta"),
+                           lt_attn_kernel_names("gla"));
         int used = 0;
-        for (int m = 0; m < w->mode_count; m++) {
-            int causal = w->modes[m];
-            used |= serves[causal];
-            if (serves[causal] && strcmp(w->kernel_variant[k], "softmax") == 0)
-                incumbents[causal]++;
-            else if (serves[causal])
-                challengers[causal]++;
-        }
+        for (int m = 0; m < w->mode_count; m++)
+            used |= r->serves[w->modes[m]];
         if (!used && w->kernels_given)
             return lt_fail(LT_E_USAGE, "--kernels: '%s' serves none of the masking modes "
                                        "measured (--causal %s)",
                            w->kernels[k], w->opt->causal_mode);
     }
-    for (int m = 0; m < w->mode_count; m++) {
-        int causal = w->modes[m];
-        if (!incumbents[causal] || !challengers[causal])
-            return lt_fail(LT_E_USAGE, "--kernels: %s attention needs a softmax kernel and a "
-                                       "linear or decay kernel that serve it (--causal %s)",
-                           causal ? "causal" : "non-causal", w->opt->causal_mode);
-    }
-    return LT_OK;
+    return check_questions(w);
 }
 
 static lt_status parse_maps(sweep *w)
@@ -251,9 +341,11 @@ static const lt_field_flag field_flags[] = {{"eps", "--eps"}, {NULL, NULL}};
 
 /* ---- one group: a head dimension and a masking mode ---- */
 
-static void add_entry(sweep *w, const char *variant, const char *kernel, int causal,
-                      lt_feature_map map, int challenger)
+static void add_entry(sweep *w, const kernel_role *role, const char *kernel, int causal,
+                      lt_feature_map map)
 {
+    const char *variant = role->variant;
+    const int challenger = role->challenger;
     entry *e = &w->entries[w->entry_count++];
     memset(e, 0, sizeof *e);
     e->config = lt_attn_default_config(variant);
@@ -261,8 +353,10 @@ static void add_entry(sweep *w, const char *variant, const char *kernel, int cau
     e->config.kernel = kernel;
     e->config.feature_map = map;
     e->config.eps = (float)w->opt->eps;
+    e->q = role->q;
     e->challenger = challenger;
-    e->map = challenger ? lt_attn_feature_map_name(map) : "none";
+    /* the gated variants have no feature map */
+    e->map = challenger && role->q == LINEAR_VS_SOFTMAX ? lt_attn_feature_map_name(map) : "none";
     for (int i = 0; i < MAX_LENGTHS; i++)
         e->fwd[i] = e->fwd_bwd[i] = NAN;
     e->last_seconds = e->last_flops = NAN;
@@ -273,16 +367,20 @@ static void build_group(sweep *w, int causal)
     w->entry_count = 0;
     w->measured = 0;
     for (int k = 0; k < w->kernel_count; k++) {
-        int serves[2];
-        kernel_variant(w->kernels[k], serves);
-        if (!serves[causal])
+        const kernel_role *r = &w->roles[k];
+        if (!r->serves[causal])
             continue;
-        if (strcmp(w->kernel_variant[k], "softmax") == 0)
-            add_entry(w, "softmax", w->kernels[k], causal, LT_FEATURE_ELU, 0);
-        else
-            for (int m = 0; m < w->map_count; m++)
-                add_entry(w, w->kernel_variant[k], w->kernels[k], causal, w->maps[m], 1);
+        /* a linear or decay kernel once per feature map */
+        const int mapped = r->challenger && r->q == LINEAR_VS_SOFTMAX;
+        for (int m = 0; m < (mapped ? w->map_count : 1); m++)
+            add_entry(w, r, w->kernels[k], causal, mapped ? w->maps[m] : LT_FEATURE_ELU);
     }
+}
+
+static int entries_paired(const entry *a, const entry *b)
+{
+    return paired(a->q, a->challenger, a->config.variant, b->q, b->challenger,
+                  b->config.variant);
 }
 
 static lt_crossover pair_result(const sweep *w, const entry *ch, const entry *inc, int pass)
@@ -303,7 +401,7 @@ static int pair_open(const sweep *w, const entry *a, const entry *b)
 static int entry_needed(const sweep *w, const entry *e)
 {
     for (int i = 0; i < w->entry_count; i++)
-        if (w->entries[i].challenger != e->challenger && pair_open(w, e, &w->entries[i]))
+        if (entries_paired(e, &w->entries[i]) && pair_open(w, e, &w->entries[i]))
             return 1;
     return 0;
 }
@@ -425,7 +523,7 @@ static lt_status table_rows(sweep *w, int D, int causal)
     for (int a = 0; a < w->entry_count; a++)
         for (int b = 0; b < w->entry_count; b++) {
             const entry *ch = &w->entries[a], *inc = &w->entries[b];
-            if (!ch->challenger || inc->challenger)
+            if (!ch->challenger || !entries_paired(ch, inc))
                 continue;
             int settled = pair_result(w, ch, inc, 0).settled &&
                           pair_result(w, ch, inc, 1).settled;
@@ -439,6 +537,7 @@ static lt_status table_rows(sweep *w, int D, int causal)
                 lt_set_int(t, "head_dim", D);
                 lt_set_int(t, "causal", causal);
                 lt_set_str(t, "pass", pass_name(pass));
+                lt_set_str(t, "question", question_names[ch->q]);
                 lt_set_str(t, "linear_kernel", ch->config.kernel);
                 lt_set_str(t, "feature_map", ch->map);
                 lt_set_str(t, "softmax_kernel", inc->config.kernel);
@@ -566,9 +665,10 @@ int main(int argc, char **argv)
     if (status == LT_OK) {
         printf("\n");
         lt_table_print(&w.table, stdout);
-        printf("(crossover N: the smallest N from which the linear kernel is faster per sample "
-               "at every larger N measured;\n linear x there: softmax's time over linear's at "
-               "the largest N both ran)\n");
+        printf("(crossover N: the smallest N from which the kernel is faster per sample than "
+               "the one it is against\n (a linear kernel against softmax, a chunked one against "
+               "its recurrent form) at every larger N measured;\n x faster there: the other's "
+               "time over the kernel's at the largest N both ran)\n");
     }
     lt_table *tables[] = {&w.cases, &w.table};
     return lt_program_end_tables(cli.program, status, tables, paths, 2, field_flags);

@@ -222,7 +222,7 @@ static int scaling_flags(scaling_options *opt, lt_flag *f)
     int n = 0;
     f[n++] = (lt_flag){"--variants", LT_FLAG_STRING, &opt->variants, "LIST",
                        "comma-separated attention variants (softmax, linear, linformer, lsh, "
-                       "decay; lsh-R: R hashing rounds)",
+                       "decay, delta, gated-delta, gla; lsh-R: R hashing rounds)",
                        0, 0, NULL, 0};
     f[n++] = (lt_flag){"--causal", LT_FLAG_CHOICE, &opt->causal_mode, NULL,
                        "which masking to measure", 0, 0, "both|causal|noncausal", 0};
@@ -287,7 +287,10 @@ static const char details[] =
     "Time and bytes are also reported per sample (divided by the batch). A case whose\n"
     "planned bytes exceed --mem-budget is recorded as skipped-budget with the bytes it\n"
     "would need; Linformer is not causal and its causal rows are recorded as refused,\n"
-    "as are decay's non-causal rows (decayed linear attention is causal only).\n"
+    "as are the non-causal rows of decay, delta, gated-delta and gla (causal only).\n"
+    "delta, gated-delta and gla run with gates drawn from the case's seed after the\n"
+    "other inputs (beta uniform in [0.1, 0.9], alpha uniform in [0.9, 1), given as\n"
+    "log_alpha), planned and allocated with the case, not timed.\n"
     "Where a kernel is skipped for its memory, the kernel its variant declares to\n"
     "continue it goes on in rows of its own (softmax-gemm, materialised N x N and the\n"
     "paper's baseline, is continued by softmax-tiled, O(N) memory).\n"
@@ -311,7 +314,9 @@ static const char details[] =
     "softmax, O(N) memory), softmax-reference; linear-gemm (non-causal),\n"
     "linear-causal-chunked (causal default), linear-causal-prefix, linear-reference;\n"
     "linformer-gemm; lsh-chunked (default), lsh-reference; decay-causal-chunked\n"
-    "(default), decay-causal-prefix, decay-reference (decay: RetNet's per-head gammas).\n"
+    "(default), decay-causal-prefix, decay-reference (decay: RetNet's per-head gammas);\n"
+    "delta-, gated-delta- and gla-causal-chunked (the defaults) and -causal-recurrent\n"
+    "(a position at a time, as generation steps).\n"
     "LSH (Reformer) rows are labelled lsh-R for R rounds (lsh alone: 4), with chunks of\n"
     "32 and the bucket count Reformer derives from N. Feature maps: elu (elu + 1, the\n"
     "paper's), relu, favor (FAVOR+ positive random features, drawn from --seed), taylor\n"

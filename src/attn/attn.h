@@ -61,9 +61,15 @@
  *              entry points refuse them. Causal only, as decay (a
  *              recurrence over positions); recurrent steps of constant
  *              size (the state S, D x M floats a head). Their chunked
- *              kernels save nothing for backward, which rebuilds the state
- *              at each chunk start in its workspace (N / C x D x M floats
- *              per thread, not per head).
+ *              kernels (the defaults) save nothing for backward, which
+ *              rebuilds the state at each chunk start in its workspace (N /
+ *              C x D x M floats per thread, not per head). Their recurrent
+ *              kernels (delta-causal-recurrent, gated-delta-causal-recurrent,
+ *              gla-causal-recurrent) walk the positions one at a time with
+ *              the step's own update, O(N D M); they save nothing either,
+ *              and backward keeps the state every ceil(sqrt(N)) positions
+ *              and rebuilds each segment's states from it (about 2 sqrt(N)
+ *              x D x M floats per thread).
  *
  * Feature maps of linear and decay (lt_feature_map), each with the size F
  * of phi(x) for head dimension D, which sizes the state (S is F x M, z F):

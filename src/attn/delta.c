@@ -23,7 +23,11 @@
  * (one sweep, into its workspace), then walks the chunks backwards
  * recomputing each chunk's T, W and U. Heads run in parallel, each on one
  * thread with single-threaded products (lt_sgemm_small), so the bits do not
- * depend on the thread count. */
+ * depend on the thread count.
+ *
+ * Kernel delta-causal-recurrent (gated-delta-causal-recurrent): the same
+ * recurrence a position at a time, as the recurrent step runs it
+ * (gated_recurrent.c). */
 #include <math.h>
 #include <string.h>
 
@@ -33,10 +37,12 @@
 
 #define DELTA_CHUNKED "delta-causal-chunked"
 #define GATED_CHUNKED "gated-delta-causal-chunked"
+#define DELTA_RECURRENT "delta-causal-recurrent"
+#define GATED_RECURRENT "gated-delta-causal-recurrent"
 
-/* Added to |x|^2 before the square root, as DeltaNet's l2norm: a zero row
- * stays 0 and its gradient finite. */
-#define L2_EPS 1e-6f
+/* The kernel tables below: the chunked kernel (the default), then the
+ * recurrent one (gated_recurrent.c). */
+enum { CHUNKED, RECURRENT };
 
 /* One head's chunk plan. */
 typedef struct delta_plan {
@@ -111,34 +117,6 @@ static delta_rows rows_of(const attn_call *call, int bh, const delta_plan *p, in
     return r;
 }
 
-/* xn (rows x D) = x / sqrt(|x|^2 + eps) row by row, the roots into norm. */
-static void l2_rows(float *xn, float *norm, const float *x, int rows, int D)
-{
-    for (int t = 0; t < rows; t++) {
-        const float *xt = x + (size_t)t * D;
-        float sq = 0.0f;
-        for (int f = 0; f < D; f++)
-            sq += xt[f] * xt[f];
-        norm[t] = sqrtf(sq + L2_EPS);
-        for (int f = 0; f < D; f++)
-            xn[(size_t)t * D + f] = xt[f] / norm[t];
-    }
-}
-
-/* dx += the gradient through l2_rows: (dxn - xn (xn . dxn)) / norm. */
-static void l2_rows_backward(float *dx, const float *dxn, const float *xn, const float *norm,
-                             int rows, int D)
-{
-    for (int t = 0; t < rows; t++) {
-        const float *g = dxn + (size_t)t * D, *u = xn + (size_t)t * D;
-        float along = 0.0f;
-        for (int f = 0; f < D; f++)
-            along += u[f] * g[f];
-        for (int f = 0; f < D; f++)
-            dx[(size_t)t * D + f] += (g[f] - u[f] * along) / norm[t];
-    }
-}
-
 /* gam_t = exp(g_t), tail_t = exp(g_last - g_t), G_ts = exp(g_t - g_s) for
  * s <= t (0 above): differences of double sums, all <= 0. */
 static void chunk_decays(const delta_plan *p, const delta_space *s, const delta_rows *r)
@@ -174,8 +152,8 @@ static void unit_lower_inverse(float *T, const float *A, int rows, int C)
 static void chunk_prepare(const delta_plan *p, const delta_space *s, const delta_rows *r)
 {
     const int n = r->rows, C = p->C, D = p->D, M = p->M;
-    l2_rows(s->qn, s->qnorm, r->q, n, D);
-    l2_rows(s->kn, s->knorm, r->k, n, D);
+    gated_l2_rows(s->qn, s->qnorm, r->q, n, D);
+    gated_l2_rows(s->kn, s->knorm, r->k, n, D);
     chunk_decays(p, s, r);
     lt_sgemm_small(LT_N, LT_T, n, n, D, 1.0f, s->kn, D, s->kn, D, 0.0f, s->KK, C);
     for (int t = 0; t < n; t++)
@@ -384,8 +362,8 @@ static void chunk_backward(const attn_call *call, int bh, const delta_plan *p,
     back_output(p, s, S, call->d_out + row * p->M, n);
     back_pseudo_values(p, s, S, &r, call->dv + row * p->M);
     back_inverse(p, s, &r);
-    l2_rows_backward(call->dq + row * p->D, s->dqn, s->qn, s->qnorm, n, p->D);
-    l2_rows_backward(call->dk + row * p->D, s->dkn, s->kn, s->knorm, n, p->D);
+    gated_l2_rows_backward(call->dq + row * p->D, s->dqn, s->qn, s->qnorm, n, p->D);
+    gated_l2_rows_backward(call->dk + row * p->D, s->dkn, s->kn, s->knorm, n, p->D);
     for (int t = 0; t < n; t++)
         call->gates.d_beta[row + t] += s->db[t];
     if (call->gates.d_log_alpha != NULL)
@@ -407,7 +385,8 @@ static void head_backward(const attn_call *call, int bh, char *ws, int inner)
 
 static size_t delta_slice_bytes(const lt_attn *attn, lt_attn_shape shape)
 {
-    (void)attn;
+    if (attn->kernel == RECURRENT)
+        return gated_recurrent_slice_bytes(shape);
     const delta_plan p = plan_of(shape, shape.N);
     size_t bytes;
     space_of(NULL, &p, 1, &bytes); /* backward's space holds forward's */
@@ -429,7 +408,12 @@ static double delta_flops(const lt_attn *attn, lt_attn_shape shape, int backward
 static double delta_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
                                int inner)
 {
-    (void)attn, (void)inner;
+    (void)inner;
+    /* recurrent: 6 D M a row forward; backward's sweeps redo the updates
+     * (S^T k and k u^T, 4 D M), then a row back is S' k, S' g, q g^T,
+     * dS u, dS^T k, k dw^T, S' dw and <S', dS'>: 16 D M */
+    if (attn->kernel == RECURRENT)
+        return gated_recurrent_head_flops(shape, n, backward, 6.0, 4.0, 16.0);
     const double D = shape.D, M = shape.M;
     const int C = attn_linear_chunk(shape.D, shape.M);
     double total = 0.0;
@@ -457,30 +441,6 @@ static size_t delta_state_payload_bytes(const lt_attn *attn, int B, int H, int D
     return (size_t)B * H * head_state_floats(D, M) * sizeof(float);
 }
 
-/* S = a S; u = b (v - S^T k); S += k u^T; out = S^T q. */
-static void delta_token(float *S, float *u, float *out, const float *qn, const float *kn,
-                        const float *v, float a, float b, int D, int M)
-{
-    for (int m = 0; m < M; m++)
-        u[m] = out[m] = 0.0f;
-    for (int f = 0; f < D; f++) {
-        float *row = S + (size_t)f * M;
-        for (int m = 0; m < M; m++) {
-            row[m] *= a;
-            u[m] += kn[f] * row[m];
-        }
-    }
-    for (int m = 0; m < M; m++)
-        u[m] = b * (v[m] - u[m]);
-    for (int f = 0; f < D; f++) {
-        float *row = S + (size_t)f * M;
-        for (int m = 0; m < M; m++) {
-            row[m] += kn[f] * u[m];
-            out[m] += qn[f] * row[m];
-        }
-    }
-}
-
 static void delta_step(const lt_attn *attn, char *payload, int B, int H, int D, int M,
                        int max_steps, int steps, int bh0, int bh1, float *out, const float *q,
                        const float *k, const float *v, const lt_attn_gates *gates)
@@ -489,28 +449,32 @@ static void delta_step(const lt_attn *attn, char *payload, int B, int H, int D, 
     for (int bh = bh0; bh < bh1; bh++) {
         float *S = (float *)payload + (size_t)bh * head_state_floats(D, M);
         float *qn = S + (size_t)D * M, *kn = qn + D, *u = kn + D, norm;
-        l2_rows(qn, &norm, q + (size_t)bh * D, 1, D);
-        l2_rows(kn, &norm, k + (size_t)bh * D, 1, D);
+        gated_l2_rows(qn, &norm, q + (size_t)bh * D, 1, D);
+        gated_l2_rows(kn, &norm, k + (size_t)bh * D, 1, D);
         const float a = gates->log_alpha != NULL ? gated_exp(gates->log_alpha[bh]) : 1.0f;
-        delta_token(S, u, out + (size_t)bh * M, qn, kn, v + (size_t)bh * M, a, gates->beta[bh],
-                    D, M);
+        gated_delta_token(S, u, out + (size_t)bh * M, qn, kn, v + (size_t)bh * M, a,
+                          gates->beta[bh], D, M);
     }
 }
 
 /* ---- variant tables ---- */
 
 static const attn_kernel_info delta_kernels[] = {
-    {DELTA_CHUNKED, ATTN_CAUSAL_ONLY, head_forward, head_backward, NULL},
+    [CHUNKED] = {DELTA_CHUNKED, ATTN_CAUSAL_ONLY, head_forward, head_backward, NULL},
+    [RECURRENT] = {DELTA_RECURRENT, ATTN_CAUSAL_ONLY, gated_delta_recurrent_forward,
+                   gated_delta_recurrent_backward, NULL},
 };
 
 static const attn_kernel_info gated_kernels[] = {
-    {GATED_CHUNKED, ATTN_CAUSAL_ONLY, head_forward, head_backward, NULL},
+    [CHUNKED] = {GATED_CHUNKED, ATTN_CAUSAL_ONLY, head_forward, head_backward, NULL},
+    [RECURRENT] = {GATED_RECURRENT, ATTN_CAUSAL_ONLY, gated_delta_recurrent_forward,
+                   gated_delta_recurrent_backward, NULL},
 };
 
-#define DELTA_TABLE(variant_name, kernel_table, kernel_name, gate_flags)                        \
+#define DELTA_TABLE(variant_name, kernel_table, kernel_names_, gate_flags)                      \
     {                                                                                            \
-        .name = variant_name, .kernels = kernel_table, .kernel_count = 1,                       \
-        .kernel_names = kernel_name, .check_config = gated_check_config,                        \
+        .name = variant_name, .kernels = kernel_table, .kernel_count = 2,                       \
+        .kernel_names = kernel_names_, .check_config = gated_check_config,                      \
         .param_count = attn_no_params, .init_params = attn_no_init_params,                      \
         .saved_bytes = gated_no_saved, .slice_bytes = delta_slice_bytes, .flops = delta_flops,  \
         .head_flops = delta_head_flops, .forward = attn_kernel_forward,                         \
@@ -520,7 +484,7 @@ static const attn_kernel_info gated_kernels[] = {
     }
 
 const lt_attn_variant lt_attn_delta_variant =
-    DELTA_TABLE("delta", delta_kernels, DELTA_CHUNKED, LT_ATTN_GATE_BETA);
+    DELTA_TABLE("delta", delta_kernels, DELTA_CHUNKED "|" DELTA_RECURRENT, LT_ATTN_GATE_BETA);
 const lt_attn_variant lt_attn_gated_delta_variant =
-    DELTA_TABLE("gated-delta", gated_kernels, GATED_CHUNKED,
+    DELTA_TABLE("gated-delta", gated_kernels, GATED_CHUNKED "|" GATED_RECURRENT,
                 LT_ATTN_GATE_BETA | LT_ATTN_GATE_ALPHA);

@@ -77,3 +77,79 @@ double gated_model_flops(lt_attn_shape shape, double per_token, int backward)
     double forward = per_token * shape.N * shape.D * shape.M * shape.B * shape.H;
     return backward ? 2.0 * forward : forward;
 }
+
+/* Added to |x|^2 before the square root, as DeltaNet's l2norm: a zero row
+ * stays 0 and its gradient finite. */
+#define L2_EPS 1e-6f
+
+void gated_l2_rows(float *xn, float *norm, const float *x, int rows, int D)
+{
+    for (int t = 0; t < rows; t++) {
+        const float *xt = x + (size_t)t * D;
+        float sq = 0.0f;
+        for (int f = 0; f < D; f++)
+            sq += xt[f] * xt[f];
+        norm[t] = sqrtf(sq + L2_EPS);
+        for (int f = 0; f < D; f++)
+            xn[(size_t)t * D + f] = xt[f] / norm[t];
+    }
+}
+
+void gated_l2_rows_backward(float *dx, const float *dxn, const float *xn, const float *norm,
+                            int rows, int D)
+{
+    for (int t = 0; t < rows; t++) {
+        const float *g = dxn + (size_t)t * D, *u = xn + (size_t)t * D;
+        float along = 0.0f;
+        for (int f = 0; f < D; f++)
+            along += u[f] * g[f];
+        for (int f = 0; f < D; f++)
+            dx[(size_t)t * D + f] += (g[f] - u[f] * along) / norm[t];
+    }
+}
+
+void gated_delta_token(float *S, float *u, float *out, const float *qn, const float *kn,
+                       const float *v, float a, float b, int D, int M)
+{
+    for (int m = 0; m < M; m++)
+        u[m] = 0.0f;
+    for (int f = 0; f < D; f++) {
+        float *row = S + (size_t)f * M;
+        for (int m = 0; m < M; m++) {
+            row[m] *= a;
+            u[m] += kn[f] * row[m];
+        }
+    }
+    for (int m = 0; m < M; m++)
+        u[m] = b * (v[m] - u[m]);
+    if (out == NULL) { /* the state alone: the same updates, no read */
+        for (int f = 0; f < D; f++)
+            for (int m = 0; m < M; m++)
+                S[(size_t)f * M + m] += kn[f] * u[m];
+        return;
+    }
+    for (int m = 0; m < M; m++)
+        out[m] = 0.0f;
+    for (int f = 0; f < D; f++) {
+        float *row = S + (size_t)f * M;
+        for (int m = 0; m < M; m++) {
+            row[m] += kn[f] * u[m];
+            out[m] += qn[f] * row[m];
+        }
+    }
+}
+
+void gated_gla_token(float *S, float *out, const float *q, const float *k, const float *v,
+                     const float *log_alpha, int D, int M)
+{
+    for (int m = 0; out != NULL && m < M; m++)
+        out[m] = 0.0f;
+    for (int f = 0; f < D; f++) {
+        float *row = S + (size_t)f * M;
+        const float a = gated_exp(log_alpha[f]);
+        for (int m = 0; m < M; m++)
+            row[m] = a * row[m] + k[f] * v[m];
+        for (int m = 0; out != NULL && m < M; m++)
+            out[m] += q[f] * row[m];
+    }
+}

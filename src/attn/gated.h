@@ -53,4 +53,46 @@ double gated_model_flops(lt_attn_shape shape, double per_token, int backward);
  * products). */
 size_t gated_no_saved(const lt_attn *attn, lt_attn_shape shape);
 
+/* xn (rows x D) = x / sqrt(|x|^2 + 1e-6) row by row, the roots into norm:
+ * DeltaNet's l2norm of q and k (delta, gated-delta). */
+void gated_l2_rows(float *xn, float *norm, const float *x, int rows, int D);
+
+/* dx += the gradient through gated_l2_rows: (dxn - xn (xn . dxn)) / norm. */
+void gated_l2_rows_backward(float *dx, const float *dxn, const float *xn, const float *norm,
+                            int rows, int D);
+
+/* One position of delta / gated-delta on the state S (D x M, S^T of
+ * attn.h): S = a S; u = b (v - S^T k); S += k u^T; out = S^T q, with q, k
+ * normalised and u (M) scratch. out NULL: the state alone (the same bits).
+ * The step, the recurrent kernel and its backward's rebuilt states all
+ * come from here, so they agree to the bit. */
+void gated_delta_token(float *S, float *u, float *out, const float *qn, const float *kn,
+                       const float *v, float a, float b, int D, int M);
+
+/* One position of gla: S = diag(exp(log_alpha)) S + k v^T, out = S^T q
+ * (out NULL: the state alone). Shared as gated_delta_token is. */
+void gated_gla_token(float *S, float *out, const float *q, const float *k, const float *v,
+                     const float *log_alpha, int D, int M);
+
+/* ---- the recurrent kernels (gated_recurrent.c) ---- */
+
+/* Per-head functions of delta-causal-recurrent and
+ * gated-delta-causal-recurrent (one pair: gated-delta's decay is read when
+ * the call has log_alpha), and of gla-causal-recurrent. */
+void gated_delta_recurrent_forward(const attn_call *call, int bh, char *ws, int inner);
+void gated_delta_recurrent_backward(const attn_call *call, int bh, char *ws, int inner);
+void gated_gla_recurrent_forward(const attn_call *call, int bh, char *ws, int inner);
+void gated_gla_recurrent_backward(const attn_call *call, int bh, char *ws, int inner);
+
+/* Workspace bytes of one thread of a recurrent kernel (forward's space
+ * inside backward's). */
+size_t gated_recurrent_slice_bytes(lt_attn_shape shape);
+
+/* FLOPs a recurrent kernel performs on one head of n rows, given per
+ * position (in units of D M FLOPs) its forward (`token`), a state update
+ * alone as backward's sweeps redo it (`advance`), and backward's own walk
+ * back (`back`). */
+double gated_recurrent_head_flops(lt_attn_shape shape, int n, int backward, double token,
+                                  double advance, double back);
+
 #endif

@@ -22,6 +22,11 @@
 #include "core/vexp.h"
 
 #define GLA_CHUNKED "gla-causal-chunked"
+#define GLA_RECURRENT "gla-causal-recurrent"
+
+/* gla_kernels below: the chunked kernel (the default), then the recurrent
+ * one (gated_recurrent.c: a position at a time, as the recurrent step). */
+enum { CHUNKED, RECURRENT };
 
 /* Rows a chunk: the pairwise scores cost C D / 2 exponentials a row, the
  * state products 4 D M multiply-adds a row whatever C. */
@@ -240,7 +245,8 @@ static void head_backward(const attn_call *call, int bh, char *ws, int inner)
 
 static size_t gla_slice_bytes(const lt_attn *attn, lt_attn_shape shape)
 {
-    (void)attn;
+    if (attn->kernel == RECURRENT)
+        return gated_recurrent_slice_bytes(shape);
     const gla_plan p = plan_of(shape, shape.N);
     size_t bytes;
     space_of(NULL, &p, 1, &bytes); /* backward's space holds forward's */
@@ -261,7 +267,12 @@ static double gla_flops(const lt_attn *attn, lt_attn_shape shape, int backward)
 static double gla_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
                              int inner)
 {
-    (void)attn, (void)inner;
+    (void)inner;
+    /* recurrent: 4 D M a row forward; backward's sweeps redo k v^T (2 D M),
+     * then a row back is S_t (k v^T again), S_t g, q g^T, dS v, k dS and
+     * S . dS: 12 D M */
+    if (attn->kernel == RECURRENT)
+        return gated_recurrent_head_flops(shape, n, backward, 4.0, 2.0, 12.0);
     const double D = shape.D, M = shape.M;
     double total = 0.0;
     for (int c0 = 0; c0 < n; c0 += GLA_CHUNK) {
@@ -286,32 +297,23 @@ static void gla_step(const lt_attn *attn, char *payload, int B, int H, int D, in
                      const float *k, const float *v, const lt_attn_gates *gates)
 {
     (void)attn, (void)B, (void)H, (void)max_steps, (void)steps;
-    for (int bh = bh0; bh < bh1; bh++) {
-        float *S = (float *)payload + (size_t)bh * D * M, *o = out + (size_t)bh * M;
-        const float *qh = q + (size_t)bh * D, *kh = k + (size_t)bh * D, *vh = v + (size_t)bh * M;
-        const float *la = gates->log_alpha + (size_t)bh * D;
-        for (int m = 0; m < M; m++)
-            o[m] = 0.0f;
-        for (int f = 0; f < D; f++) {
-            float *row = S + (size_t)f * M;
-            const float a = gated_exp(la[f]);
-            for (int m = 0; m < M; m++) {
-                row[m] = a * row[m] + kh[f] * vh[m];
-                o[m] += qh[f] * row[m];
-            }
-        }
-    }
+    for (int bh = bh0; bh < bh1; bh++)
+        gated_gla_token((float *)payload + (size_t)bh * D * M, out + (size_t)bh * M,
+                        q + (size_t)bh * D, k + (size_t)bh * D, v + (size_t)bh * M,
+                        gates->log_alpha + (size_t)bh * D, D, M);
 }
 
 static const attn_kernel_info gla_kernels[] = {
-    {GLA_CHUNKED, ATTN_CAUSAL_ONLY, head_forward, head_backward, NULL},
+    [CHUNKED] = {GLA_CHUNKED, ATTN_CAUSAL_ONLY, head_forward, head_backward, NULL},
+    [RECURRENT] = {GLA_RECURRENT, ATTN_CAUSAL_ONLY, gated_gla_recurrent_forward,
+                   gated_gla_recurrent_backward, NULL},
 };
 
 const lt_attn_variant lt_attn_gla_variant = {
     .name = "gla",
     .kernels = gla_kernels,
-    .kernel_count = 1,
-    .kernel_names = GLA_CHUNKED,
+    .kernel_count = 2,
+    .kernel_names = GLA_CHUNKED "|" GLA_RECURRENT,
     .check_config = gated_check_config,
     .param_count = attn_no_params,
     .init_params = attn_no_init_params,

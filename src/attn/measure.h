@@ -3,7 +3,11 @@
  * workspace allocated through the tracked allocator, random inputs from
  * (seed, stream), forward and forward+backward each run `warmup` times
  * untimed and `repeats` times timed, and the tracked peak of the case's own
- * buffers. */
+ * buffers. A variant that reads gates (delta, gated-delta, gla) gets them
+ * from the same draws, after the other inputs: beta uniform in [0.1, 0.9],
+ * log_alpha the logarithm of alpha uniform in [0.9, 1), planned and
+ * allocated with the rest, filled before timing, with their gradients
+ * zeroed inside forward+backward as dq's are. */
 #ifndef LT_ATTN_MEASURE_H
 #define LT_ATTN_MEASURE_H
 

@@ -1,6 +1,7 @@
 /* Where one method overtakes another as the sequence length N grows (linear
- * attention against softmax): the rule of `ltbench crossover`, kept apart
- * from the timing loop so it can be tested on crafted timings.
+ * attention against softmax; a gated variant's chunked kernel against its
+ * recurrent one): the rule of `ltbench crossover`, kept apart from the
+ * timing loop so it can be tested on crafted timings.
  *
  * Over the N at which both were measured, in increasing order, the
  * crossover is the smallest N from which the challenger is faster (strictly
@@ -8,8 +9,9 @@
  * either is missing (NAN: skipped for memory or time, or not run) do not
  * count. A sweep may stop once the crossover is settled: the challenger won
  * at each of the last `confirm` N measured and by at least `margin` (the
- * incumbent's time over the challenger's) at the last of them; the
- * incumbent's quadratic cost only pulls further ahead beyond. */
+ * incumbent's time over the challenger's) at the last of them; softmax's
+ * quadratic cost only pulls further ahead beyond, and a recurrent kernel's
+ * cost grows as the chunked one's (both O(N)), so their ratio holds. */
 #ifndef LT_RESULTS_CROSSOVER_H
 #define LT_RESULTS_CROSSOVER_H
 
