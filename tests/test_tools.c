@@ -1133,6 +1133,29 @@ Test(plot, unknown_or_malformed_csv_exits_2_and_writes_nothing)
  * into the folder is refused before anything is written (exit 2, naming
  * --out, the file and --overwrite), leaving them byte for byte, and
  * replaces them with --overwrite, whole (no temporary left). */
+/* A run stopped before any generation: its one row measured no speed, and
+ * the speed figure (a log axis) is an empty frame that says so, not a
+ * gnuplot error. */
+Test(plot, a_figure_with_nothing_measured_draws_an_empty_frame, .timeout = 120)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+        cr_skip_test("gnuplot is not installed (./setup.sh installs gnuplot-nox)");
+    char dir[64], cmd[1024], args[512], path[256];
+    make_temp_dir(dir);
+    snprintf(cmd, sizeof cmd,
+             "awk -F, -v OFS=, 'NR == 1 { print; next } NR == 2 { $13 = \"none\"; "
+             "$15 = \"interrupted\"; $24 = \"nan\"; $28 = \"nan\"; print }' "
+             "%s/results/baseline/image/mnist.csv > %s/mnist.csv",
+             getenv("LTBENCH_SOURCE"), dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(args, sizeof args, "plot %s/mnist.csv -o %s/figs", dir, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/figs/image.png", dir);
+    cr_assert(exists(path), "%s", output);
+    snprintf(path, sizeof path, "%s/figs/image.gp", dir);
+    cr_assert(strstr(read_text(path), "(no value measured)") != NULL, "%s", read_text(path));
+}
+
 Test(plot, earlier_figures_are_replaced_only_with_overwrite, .timeout = 120)
 {
     char dir[64], figs[128], first[160], later[160], args[1024], path[200];

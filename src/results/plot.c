@@ -656,6 +656,11 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
             fprintf(f, "set yrange [0:*]\n");
         else
             fprintf(f, "set yrange [*:*]\n");
+        int measured = spec->style == LT_FIGURE_LINES;
+        for (int c = 0; !measured && c < p->nclusters; c++)
+            measured = cluster_has_values(p, panel, c);
+        if (!measured) /* the empty frame below has no positive range to log */
+            fprintf(f, "unset logscale\n");
         fprintf(f, "plot ");
         int first = 1;
         if (spec->style == LT_FIGURE_LINES) {
