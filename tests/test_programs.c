@@ -1621,6 +1621,35 @@ Test(sweeps, decode_writes_every_mode_batch_and_position, .timeout = 120)
     lt_csv_table_free(&t);
 }
 
+/* The gated recurrences step in decode: a constant state, no feature map,
+ * their own step kernel; the plan is what the run holds. */
+Test(sweeps, decode_steps_the_gated_variants, .timeout = 120)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/d.csv", dir);
+    snprintf(args, sizeof args,
+             "decode --layers 1 --heads 2 --head-dim 8 --ffn 16 --positions 1,32 --batches 2 "
+             "--window 2 --modes delta,gated-delta,gla --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
+    cr_assert_eq(t.nrows, 3 * 2);
+    for (long long r = 0; r < t.nrows; r++) {
+        cr_assert_str_eq(cell_str(&t, r, "status"), "ok", "%s", cell_str(&t, r, "note"));
+        cr_assert_str_eq(cell_str(&t, r, "gen_mode"), "recurrent");
+        cr_assert_str_eq(cell_str(&t, r, "feature_map"), "none");
+        cr_assert_eq(cell_num(&t, r, "peak_bytes"), cell_num(&t, r, "planned_bytes"));
+        if (r % 2 == 1)
+            cr_assert_eq(cell_num(&t, r, "state_bytes"), cell_num(&t, r - 1, "state_bytes"),
+                         "%s: a constant state", cell_str(&t, r, "variant"));
+    }
+    lt_csv_table_free(&t);
+    cr_assert_eq(ltbench("decode --modes delta-elu --out /tmp/never.csv"), 2);
+    ASSERT_MENTIONS("delta, gated-delta, gla");
+}
+
 /* Recompute within its time budget (none: the first position only, as
  * nothing is known before it), a state over the budget, taylor beyond its
  * D, and every position stepped. */

@@ -73,8 +73,9 @@ static int decode_flags(decode_options *o, lt_flag *f)
     f[n++] = (lt_flag){"--modes", LT_FLAG_STRING, &o->modes, "LIST",
                        "generation modes: linear-MAP (linear attention's recurrent state with "
                        "feature map elu, relu, favor or taylor), decay or decay-MAP (decayed "
-                       "linear attention), cached (softmax's key/value cache), recompute "
-                       "(softmax re-running the prefix)",
+                       "linear attention), delta, gated-delta, gla (the gated recurrences' D x M "
+                       "state, stepped with each position's gates), cached (softmax's key/value "
+                       "cache), recompute (softmax re-running the prefix)",
                        0, 0, NULL, 0};
     f[n++] = (lt_flag){"--positions", LT_FLAG_STRING, &o->positions, "LIST",
                        "context positions p at which a token's time is measured, increasing", 0,
@@ -167,12 +168,16 @@ static lt_status parse_mode(gen_spec *g, const char *item, const decode_options 
     } else if (strcmp(item, "decay") == 0 || strncmp(item, "decay-", 6) == 0) {
         variant = "decay";
         map = item[5] == '-' ? item + 6 : "elu";
+    } else if (strcmp(item, "delta") == 0 || strcmp(item, "gated-delta") == 0 ||
+               strcmp(item, "gla") == 0) {
+        variant = item; /* gated: no feature map, a D x M state stepped with its gates */
     }
     lt_feature_map fm;
     if (variant == NULL || lt_attn_parse_feature_map(&fm, map, "--modes") != LT_OK ||
         fm == LT_FEATURE_IDENTITY)
-        return lt_fail(LT_E_USAGE, "--modes: expected linear-MAP, decay, decay-MAP, cached or "
-                                   "recompute (MAP: elu, relu, favor, taylor), got '%s'",
+        return lt_fail(LT_E_USAGE, "--modes: expected linear-MAP, decay, decay-MAP, delta, "
+                                   "gated-delta, gla, cached or recompute (MAP: elu, relu, "
+                                   "favor, taylor), got '%s'",
                        item);
     if (strcmp(variant, "softmax") != 0)
         g->kind = GEN_RECURRENT;
@@ -256,7 +261,9 @@ static lt_status add_row(decode_run *d, const gen_spec *g, const lt_model_config
     lt_set_str(t, "experiment", "decode");
     lt_set_str(t, "gen_mode", kind_names[g->kind]);
     lt_set_str(t, "variant", g->attn.variant);
-    lt_set_str(t, "feature_map", g->kind == GEN_RECURRENT
+    lt_attn_caps caps;
+    int mapped = lt_attn_variant_caps(g->attn.variant, &caps) == LT_OK && !caps.gates;
+    lt_set_str(t, "feature_map", g->kind == GEN_RECURRENT && mapped
                                      ? lt_attn_feature_map_name(g->attn.feature_map)
                                      : "none");
     lt_set_str(t, "kernel", kernel);
