@@ -481,39 +481,60 @@ static void print_markdown(const lt_schema *schema, const cell_source *src, FILE
     }
 }
 
+/* The leading key columns that name a row (at least one; together at most
+ * LEAD_COLUMNS wide): repeated at the start of every block. */
+enum { LEAD_COLUMNS = 60 };
+
+static int lead_columns(const lt_column *const *shown, const int *width, int count)
+{
+    int lead = 1, used = width[0];
+    while (lead < count && shown[lead]->role == LT_COL_KEY &&
+           used + 1 + width[lead] <= LEAD_COLUMNS)
+        used += 1 + width[lead++];
+    return lead;
+}
+
+static void print_cells(FILE *out, const cell_source *src, long r, const lt_column *const *shown,
+                        const int *width, int from, int to, int ok)
+{
+    char buf[128];
+    for (int i = from; i < to; i++) {
+        if (!ok && shown[i]->role != LT_COL_KEY) /* what it is, then why not */
+            break;
+        shown_cell(buf, sizeof buf, shown[i], source_cell(src, r, shown[i]->name), ok);
+        fprintf(out, "%s%-*s", i > 0 ? " " : "", width[i], buf);
+    }
+}
+
 /* A terminal's table: at most PLAIN_COLUMNS wide, so columns past that go
- * to further blocks that repeat the first (the row's name); a row that did
+ * to further blocks that repeat the columns naming the row; a row that did
  * not run shows its status in the first block and why under the table. */
 static void print_plain(const lt_schema *schema, const cell_source *src, FILE *out)
 {
     const lt_column *shown[MAX_SHOWN];
     int width[MAX_SHOWN], count = shown_columns(schema, src, shown, width), notes = 0;
-    char buf[128];
-    for (int first = 0; first < count;) {
-        int last = first + 1, used = width[0] + (first > 0 ? 1 + width[first] : 0);
-        if (first == 0)
-            last = 1;
-        while (last < count && used + 1 + width[last] <= PLAIN_COLUMNS)
+    int lead = lead_columns(shown, width, count), lead_width = 0;
+    for (int i = 0; i < lead; i++)
+        lead_width += width[i] + (i > 0);
+    for (int first = lead; first == lead || first < count;) {
+        int last = first, used = lead_width;
+        while (last < count && (last == first || used + 1 + width[last] <= PLAIN_COLUMNS))
             used += 1 + width[last++];
-        if (first > 0)
+        if (first > lead)
             fputc('\n', out);
-        fprintf(out, "%-*s", width[0], shown[0]->header);
-        for (int i = first > 0 ? first : 1; i < last; i++)
+        for (int i = 0; i < lead; i++)
+            fprintf(out, "%s%-*s", i > 0 ? " " : "", width[i], shown[i]->header);
+        for (int i = first; i < last; i++)
             fprintf(out, " %-*s", width[i], shown[i]->header);
         fputc('\n', out);
         for (long r = 0; r < source_rows(src); r++) {
             int ok = row_ok(src, r);
-            if (!ok && first > 0)
+            if (!ok && first > lead)
                 continue;
-            shown_cell(buf, sizeof buf, shown[0], source_cell(src, r, shown[0]->name), ok);
-            fprintf(out, "%-*s", width[0], buf);
-            for (int i = first > 0 ? first : 1; i < last; i++) {
-                if (!ok && shown[i]->role != LT_COL_KEY) /* what it is, then why not */
-                    break;
-                shown_cell(buf, sizeof buf, shown[i], source_cell(src, r, shown[i]->name), ok);
-                fprintf(out, " %-*s", width[i], buf);
-            }
-            if (!ok)
+            print_cells(out, src, r, shown, width, 0, lead, ok);
+            if (ok)
+                print_cells(out, src, r, shown, width, first, last, ok);
+            else
                 fprintf(out, " %s (note %d)", source_cell(src, r, "status"), ++notes);
             fputc('\n', out);
         }
@@ -521,12 +542,10 @@ static void print_plain(const lt_schema *schema, const cell_source *src, FILE *o
     }
     for (long r = 0, n = 0; r < source_rows(src); r++)
         if (!row_ok(src, r)) {
-            char text[2048];
             const char *note = source_cell(src, r, "note");
-            snprintf(text, sizeof text, "note %ld: %s %s: %s", ++n,
-                     source_cell(src, r, shown[0]->name), source_cell(src, r, "status"),
-                     note != NULL ? note : "");
-            lt_cli_print_wrapped(out, PLAIN_COLUMNS, 8, "%s", text);
+            lt_cli_print_wrapped(out, PLAIN_COLUMNS, 8, "note %ld: %s %s: %s", ++n,
+                                 source_cell(src, r, shown[0]->name),
+                                 source_cell(src, r, "status"), note != NULL ? note : "");
         }
 }
 
