@@ -1,5 +1,5 @@
 #!/bin/sh
-# The include layering the README's layout section states: each folder
+# The include layering docs/development.md's layout section states: each folder
 # includes only folders below it (or itself), folders on one level never
 # include each other, and no two files include each other.
 #   core < io < attn < nn < model, datasets < train < results < experiment < bench

@@ -764,7 +764,7 @@ int main(int argc, char **argv)
     ab_options *o = &r.o;
     /* 20 rounds: on a 2-vCPU VM, 12 caught a forward 11% slower in 2 runs of 4 and once
      * called the same build slower; 20 caught it in 10 of 10, a forward 5.7% slower in 9
-     * of 10, and the same build in 0 of 20 (README) */
+     * of 10, and the same build in 0 of 20 (docs/regression.md) */
     *o = (ab_options){.out = "results/ab", .cases = default_cases, .measure = "time",
                       .rounds = 20, .seed = 1, .threshold = 3, .confidence = 95,
                       .count_tolerance = 0.5};
