@@ -603,6 +603,59 @@ static void write_cluster_points(FILE *f, const plan *p, const lt_panel *panel, 
     gp_string(f, p->clusters[c]);
 }
 
+/* A panel's line series, each with its style; a series drawn exactly under
+ * an earlier one is drawn thicker and its title says so. */
+static void write_line_plot(FILE *f, const plan *p, const lt_panel *panel, const char **cols,
+                            int ncols, int dashes)
+{
+    int first = 1, block = 0;
+    for (int s = 0; s < p->nseries; s++) {
+        const series_info *si = &p->series[s];
+        if (si->drawn == 0)
+            continue;
+        fprintf(f, "%s\"%s.dat\" index %d using %d:", first ? "" : ", \\\n     ", p->name,
+                block++, column_index(cols, ncols, panel->x) + 1);
+        write_y(f, panel, column_index(cols, ncols, panel->y) + 1);
+        int under = -1;
+        for (int t = 0; t < s && under < 0; t++)
+            if (p->series[t].drawn > 0 && same_curve(p, panel, s, t))
+                under = t;
+        /* Points help to read a sweep, not a curve of thousands. */
+        fprintf(f, " with %s", si->drawn > 50 ? "lines" : "linespoints");
+        write_style(f, p, s, dashes);
+        fprintf(f, "%s title ", under >= 0 ? " lw 3 ps 1.5" : "");
+        char title[600];
+        snprintf(title, sizeof title, "%s", si->title);
+        if (under >= 0)
+            same_as_label(title, sizeof title, p, s, under);
+        gp_string(f, title);
+        first = 0;
+    }
+}
+
+/* A panel's clusters: bars, or points on a log axis; an empty frame that
+ * says so when nothing was measured. */
+static void write_bar_plot(FILE *f, const plan *p, const lt_panel *panel, int i)
+{
+    int first = 1;
+    for (int c = 0; c < p->nclusters; c++) {
+        if (!cluster_has_values(p, panel, c))
+            continue;
+        if (panel->log_y) {
+            write_cluster_points(f, p, panel, i, c, first);
+            first = 0;
+            continue;
+        }
+        fprintf(f, "%s\"%s.dat\" using ", first ? "" : ", \\\n     ", p->name);
+        write_y(f, panel, 2 + i * p->nclusters + c);
+        fprintf(f, "%s title ", first ? ":xtic(1)" : "");
+        gp_string(f, p->clusters[c]);
+        first = 0;
+    }
+    if (first)
+        fprintf(f, "[0:1] [0:1] NaN title \"(no value measured)\"");
+}
+
 static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
 {
     const lt_figure *spec = p->spec;
@@ -662,49 +715,10 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
         if (!measured) /* the empty frame below has no positive range to log */
             fprintf(f, "unset logscale\n");
         fprintf(f, "plot ");
-        int first = 1;
-        if (spec->style == LT_FIGURE_LINES) {
-            int block = 0;
-            for (int s = 0; s < p->nseries; s++) {
-                const series_info *si = &p->series[s];
-                if (si->drawn == 0)
-                    continue;
-                fprintf(f, "%s\"%s.dat\" index %d using %d:", first ? "" : ", \\\n     ",
-                        p->name, block++, column_index(cols, ncols, panel->x) + 1);
-                write_y(f, panel, column_index(cols, ncols, panel->y) + 1);
-                /* Points help to read a sweep, not a curve of thousands. */
-                int under = -1;
-                for (int t = 0; t < s && under < 0; t++)
-                    if (p->series[t].drawn > 0 && same_curve(p, panel, s, t))
-                        under = t;
-                fprintf(f, " with %s", si->drawn > 50 ? "lines" : "linespoints");
-                write_style(f, p, s, dashes);
-                fprintf(f, "%s title ", under >= 0 ? " lw 3 ps 1.5" : "");
-                char title[600];
-                snprintf(title, sizeof title, "%s", si->title);
-                if (under >= 0)
-                    same_as_label(title, sizeof title, p, s, under);
-                gp_string(f, title);
-                first = 0;
-            }
-        } else {
-            for (int c = 0; c < p->nclusters; c++) {
-                if (!cluster_has_values(p, panel, c))
-                    continue;
-                if (panel->log_y) {
-                    write_cluster_points(f, p, panel, i, c, first);
-                    first = 0;
-                    continue;
-                }
-                fprintf(f, "%s\"%s.dat\" using ", first ? "" : ", \\\n     ", p->name);
-                write_y(f, panel, 2 + i * p->nclusters + c);
-                fprintf(f, "%s title ", first ? ":xtic(1)" : "");
-                gp_string(f, p->clusters[c]);
-                first = 0;
-            }
-            if (first) /* nothing measured in this panel: an empty frame that says so */
-                fprintf(f, "[0:1] [0:1] NaN title \"(no value measured)\"");
-        }
+        if (spec->style == LT_FIGURE_LINES)
+            write_line_plot(f, p, panel, cols, ncols, dashes);
+        else
+            write_bar_plot(f, p, panel, i);
         fputc('\n', f);
     }
     fprintf(f, "unset multiplot\n");
