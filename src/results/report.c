@@ -350,12 +350,12 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
                           int count, const lt_report_section *s, const lt_csv_table *t,
                           int repeat)
 {
-    if (s->beyond) {
+    if (s->part >= LT_PART_SWEEP) {
         fprintf(f, "\n### %s\n\n%s\n\n", s->title, s->says);
         provenance_note(f, t);
         lt_table_markdown(s->schema, t, f);
         if (s->extra != NULL)
-            s->extra(f, o->out);
+            s->extra(f, o->out, s->runs);
         figure_link(f, o, s, repeat);
         return;
     }
@@ -389,7 +389,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     fprintf(f, "\nThe paper: %s\n", s->says);
     conclusions(f, o, sections, count, s, t);
     if (s->extra != NULL)
-        s->extra(f, o->out);
+        s->extra(f, o->out, s->runs);
     figure_link(f, o, s, repeat);
     image_grids(f, o, s, t);
 }
@@ -501,7 +501,7 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
         if (!described)
             machine_section(f, &t);
         described = 1;
-        if (sections[i].beyond && !beyond++)
+        if (sections[i].part >= LT_PART_SWEEP && !beyond++)
             fprintf(f, "\n## Beyond the paper\n\nSweeps the paper does not run, over the "
                        "same attention core and generator.\n");
         /* plot, given the sections' CSVs that exist in this order, names a

@@ -26,7 +26,7 @@
 #include "experiment/experiment.h"
 #include "io/png.h"
 #include "model/generate.h"
-#include "tables.h"
+#include "image/image.h"
 
 enum { MAX_GEN_BATCHES = 4, VOCAB = LT_IMAGE_START_TOKEN + 1, STATS = 2 };
 

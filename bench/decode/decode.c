@@ -26,7 +26,7 @@
 #include "model/generate.h"
 #include "model/loss.h"
 #include "results/table.h"
-#include "tables.h"
+#include "decode/decode.h"
 
 enum { MAX_MODES = 12, MAX_POSITIONS = 24, MAX_BATCHES = 8, MAX_WINDOW = 1000,
        VOCAB = LT_IMAGE_START_TOKEN + 1 };
