@@ -146,3 +146,9 @@ void bench_free_runs(lt_csv_table *results, lt_csv_table *curves, int read)
         lt_csv_table_free(&curves[r]);
     }
 }
+
+const char *bench_cell(const lt_csv_table *t, long long r, const char *column)
+{
+    int c = lt_csv_table_column(t, column);
+    return c >= 0 && r < t->nrows ? lt_csv_table_cell(t, r, c) : "";
+}

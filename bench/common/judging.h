@@ -27,6 +27,9 @@ void bench_seeds_note(lt_claim *c, int pairs, int need);
  * first (it turns "holds" into "holds with a caveat"). */
 lt_verdict bench_qualified(lt_verdict main, lt_verdict qualifier);
 
+/* Row r's text in `column`; "" without it. */
+const char *bench_cell(const lt_csv_table *t, long long r, const char *column);
+
 /* Pair tests for lt_seeds_judge: |a - b| <= *(double *)bound; a < b. */
 int bench_within(double a, double b, const void *bound);
 int bench_below(double a, double b, const void *arg);

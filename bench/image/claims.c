@@ -449,3 +449,11 @@ void bench_image_ablation(FILE *f, const char *out, const char *const *runs)
                    "better).\n");
     bench_free_runs(results, curves, count);
 }
+
+void bench_image_describe(FILE *f, const lt_csv_table *t)
+{
+    fprintf(f, "; %s training and %s test images; %s", bench_cell(t, 0, "train_images"),
+            bench_cell(t, 0, "test_images"),
+            strcmp(bench_cell(t, 0, "trained"), "1") == 0 ? "trained"
+                                                          : "untrained weights (speed only)");
+}

@@ -27,6 +27,10 @@ int bench_image_cpu_claims(const lt_csv_table *const *runs, int count,
  * nothing without the first's or without any other. */
 void bench_image_ablation(FILE *f, const char *out, const char *const *runs);
 
+/* The run in the report's words: its training and test images, trained
+ * or not (an lt_section_describe_fn). */
+void bench_image_describe(FILE *f, const lt_csv_table *t);
+
 extern const bench_entry bench_image_entry;
 
 #endif

@@ -260,3 +260,16 @@ void bench_speech_dropout_ablation(FILE *f, const char *out, const char *const *
     }
     bench_free_runs(results, curves, read);
 }
+
+void bench_speech_describe(FILE *f, const lt_csv_table *t)
+{
+    fprintf(f, "; %s hours of WSJ-style synthetic speech (%s training, %s test "
+               "utterances; %.0f positions reach attention on average, %s at most; dev "
+               "is read by the training speakers, test by voices unseen in training, as "
+               "WSJ's test speakers are); always answering the most frequent phone gives "
+               "a PER of %.1f%%",
+            bench_cell(t, 0, "hours"), bench_cell(t, 0, "train_utterances"),
+            bench_cell(t, 0, "test_utterances"), strtod(bench_cell(t, 0, "mean_positions"), NULL),
+            bench_cell(t, 0, "max_positions"),
+            100.0 * strtod(bench_cell(t, 0, "baseline_per"), NULL));
+}

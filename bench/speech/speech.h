@@ -26,6 +26,10 @@ void bench_speech_ablation(FILE *f, const char *out, const char *const *runs);
  * Bi-LSTM. Nothing unless both runs' results and curves are in `out`. */
 void bench_speech_dropout_ablation(FILE *f, const char *out, const char *const *runs);
 
+/* The run in the report's words: hours of speech, utterances, positions,
+ * the most-frequent-phone baseline (an lt_section_describe_fn). */
+void bench_speech_describe(FILE *f, const lt_csv_table *t);
+
 extern const bench_entry bench_speech_entry;
 
 #endif

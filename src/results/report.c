@@ -367,20 +367,8 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     provenance_note(f, t);
     if (lt_csv_table_column(t, "preset") >= 0)
         fprintf(f, "Preset %s", cell(t, 0, "preset"));
-    if (s->dataset != NULL)
-        fprintf(f, "; %s training and %s test images; %s", cell(t, 0, "train_images"),
-                cell(t, 0, "test_images"),
-                strcmp(cell(t, 0, "trained"), "1") == 0 ? "trained"
-                                                        : "untrained weights (speed only)");
-    if (strcmp(s->experiment, "speech") == 0)
-        fprintf(f, "; %s hours of WSJ-style synthetic speech (%s training, %s test "
-                   "utterances; %.0f positions reach attention on average, %s at most; dev "
-                   "is read by the training speakers, test by voices unseen in training, as "
-                   "WSJ's test speakers are); always answering the most frequent phone gives "
-                   "a PER of %.1f%%",
-                cell(t, 0, "hours"), cell(t, 0, "train_utterances"),
-                cell(t, 0, "test_utterances"), strtod(cell(t, 0, "mean_positions"), NULL),
-                cell(t, 0, "max_positions"), 100.0 * strtod(cell(t, 0, "baseline_per"), NULL));
+    if (s->describe != NULL)
+        s->describe(f, t);
     if (lt_csv_table_column(t, "preset") >= 0) /* a sentence only where one was begun */
         fprintf(f, ".\n\n");
     lt_table_markdown(s->schema, t, f);

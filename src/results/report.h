@@ -15,6 +15,10 @@
  * `runs`, NULL-ended) side by side. */
 typedef void (*lt_section_extra_fn)(FILE *f, const char *out, const char *const *runs);
 
+/* Says more of the run after "Preset P" in a section's opening sentence,
+ * from its result table: "; ..." clauses (what data, how much of it). */
+typedef void (*lt_section_describe_fn)(FILE *f, const lt_csv_table *t);
+
 /* Where a section stands in the report, in this order: the paper's
  * experiments, other seeds of them (judged with them, not shown alone),
  * then under "Beyond the paper" the sweeps the paper does not run and the
@@ -53,6 +57,7 @@ typedef struct lt_report_section {
     /* The paper's configuration for this table, in words (NULL: none),
      * said at the section's start beside the one measured here. */
     const char *paper_config;
+    lt_section_describe_fn describe; /* NULL: the preset alone */
 } lt_report_section;
 
 typedef struct lt_report {
