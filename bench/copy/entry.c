@@ -31,6 +31,16 @@ static const lt_report_section sections[] = {
      .args = {"--head-dim=16", "--variants=softmax,linear", "--steps=6000", NULL},
      .runs = {"copy-h16", "copy", NULL},
      .extra = bench_copy_ablation},
+    {"copy", NULL, "Copy task: the delta rule and gating (beyond the paper)",
+     "copy-delta/summary.csv", &bench_copy_summary, "copy-delta/curves.csv", &bench_copy_curves,
+     NULL,
+     "The medium preset's copy task with the linear attention deployed today beside softmax "
+     "and the paper's linear attention, all trained in one run: DeltaNet's error-correcting "
+     "state update (delta), its gated form (gated-delta, Gated DeltaNet's) and per-channel "
+     "data-dependent decay (gla, GLA's), to tell whether overwriting the state, rather than "
+     "only adding to it, closes linear attention's gap to softmax (medium preset only).",
+     .part = LT_PART_ABLATION, .only_preset = "medium",
+     .args = {"--variants=softmax,linear,delta,gated-delta,gla", NULL}},
 };
 
 const bench_entry bench_copy_entry = {"copy",
