@@ -24,12 +24,12 @@
 #include "train/source.h"
 #include "experiment/program.h"
 #include "model/generate.h"
+#include "model/image_model.h"
 #include "model/loss.h"
 #include "results/table.h"
 #include "tables.h"
 
-enum { MAX_MODES = 12, MAX_POSITIONS = 24, MAX_BATCHES = 8, MAX_WINDOW = 1000,
-       VOCAB = LT_IMAGE_START_TOKEN + 1 };
+enum { MAX_MODES = 12, MAX_POSITIONS = 24, MAX_BATCHES = 8, MAX_WINDOW = 1000 };
 
 /* How a mode generates. */
 typedef enum gen_kind { GEN_RECURRENT, GEN_CACHED, GEN_RECOMPUTE } gen_kind;
@@ -216,16 +216,12 @@ static lt_model_config model_config(const decode_run *d, const gen_spec *g)
     const decode_options *o = d->opt;
     lt_model_config mc = lt_model_default_config(g->attn.variant);
     mc.attn = g->attn;
-    mc.vocab = VOCAB;
-    mc.pos = LT_POS_CONCAT;
     mc.layers = (int)o->layers;
     mc.heads = (int)o->heads;
     mc.head_dim = (int)o->head_dim;
     mc.ffn = (int)o->ffn;
-    int width = mc.heads * mc.head_dim;
-    mc.pos_dim = (int)(o->pos_dim > 0 ? o->pos_dim : width / 4);
-    lt_loss loss = {.kind = LT_LOSS_MOL, .mixtures = (int)o->mixtures};
-    mc.classes = lt_loss_outputs(&loss);
+    lt_loss loss;
+    lt_image_model_config(&mc, &loss, (int)o->pos_dim, (int)o->mixtures);
     mc.max_batch = 1;
     mc.seq_len = 1;
     return mc;
@@ -273,7 +269,7 @@ static lt_status add_row(decode_run *d, const gen_spec *g, const lt_model_config
     lt_set_int(t, "heads", o->heads);
     lt_set_int(t, "head_dim", o->head_dim);
     lt_set_int(t, "ffn", o->ffn);
-    lt_set_int(t, "vocab", VOCAB);
+    lt_set_int(t, "vocab", LT_IMAGE_VOCAB);
     lt_set_int(t, "mixtures", o->mixtures);
     lt_set_int(t, "threads", lt_threads_get());
     lt_set_int(t, "seed", o->common.seed);
@@ -566,7 +562,7 @@ static lt_status decode_all(decode_run *d)
     const decode_options *o = d->opt;
     printf("ltbench decode: %ld layers, %ld heads x %ld, FFN %ld, %ld mixtures, vocabulary %d; "
            "untrained weights; batches %s; positions %s; %d threads, seed %ld\n",
-           o->layers, o->heads, o->head_dim, o->ffn, o->mixtures, VOCAB, o->batches,
+           o->layers, o->heads, o->head_dim, o->ffn, o->mixtures, LT_IMAGE_VOCAB, o->batches,
            o->positions, lt_threads_get(), o->common.seed);
     fflush(stdout);
     lt_progress_start(&d->progress, stderr, "decode",

@@ -26,9 +26,10 @@
 #include "experiment/experiment.h"
 #include "io/png.h"
 #include "model/generate.h"
+#include "model/image_model.h"
 #include "tables.h"
 
-enum { MAX_GEN_BATCHES = 4, VOCAB = LT_IMAGE_START_TOKEN + 1, STATS = 2 };
+enum { MAX_GEN_BATCHES = 4, STATS = 2 };
 
 /* Streams of the generation draws, far from training's. */
 #define GEN_STREAM_BASE (1ull << 44)
@@ -242,14 +243,9 @@ static lt_status image_setup(void *self, lt_exp_run *run)
 
 static lt_status image_configure(void *self, lt_exp_run *run, lt_exp_model *m)
 {
+    (void)run;
     image_run *c = self;
-    lt_model_config *mc = &m->config.model;
-    int width = (int)(run->o.heads * run->o.head_dim);
-    mc->vocab = VOCAB;
-    mc->pos = LT_POS_CONCAT;
-    mc->pos_dim = (int)(c->pos_dim > 0 ? c->pos_dim : width / 4);
-    m->config.loss = (lt_loss){.kind = LT_LOSS_MOL, .mixtures = (int)c->mixtures};
-    mc->classes = lt_loss_outputs(&m->config.loss);
+    lt_image_model_config(&m->config.model, &m->config.loss, (int)c->pos_dim, (int)c->mixtures);
     return LT_OK;
 }
 
