@@ -11,6 +11,7 @@
 
 #include "attn/attn.h"
 #include "attn/attn_internal.h"
+#include "attn/measure.h"
 #include "check.h"
 #include "core/machine.h"
 #include "core/kernels.h"
@@ -2906,4 +2907,84 @@ Test(attn_recurrent, step_cost_counts_every_cached_key_and_value)
     cr_assert_eq(lt_attn_step_cost(&l, H, D, M, 500, &later, &flops), LT_OK);
     cr_expect_eq(first, later, "a constant state costs the same at every position");
     cr_expect_geq(first, 2.0 * H * (D * M + D) * sizeof(float), "S and z, read and written");
+}
+
+/* ---- the sweeps' rule for running or skipping a case ---- */
+
+/* A kernel's first case runs whatever its time would be; later ones are
+ * estimated from the last case run, in proportion to the FLOPs. */
+Test(attn_admit, first_case_runs_and_later_ones_are_extrapolated_by_flops)
+{
+    lt_attn_admission a;
+    lt_attn_last_case none = lt_attn_no_case_yet();
+    lt_attn_admit_case(&none, 4096, 1e12, 0.001, &a);
+    cr_expect_str_eq(a.status, "ok", "nothing to extrapolate from");
+    cr_expect(isnan(a.estimate_seconds));
+    cr_expect_str_eq(a.why, "");
+    lt_attn_last_case last = {.seconds = 2.0, .flops = 1e9};
+    lt_attn_admit_case(&last, 4096, 2e9, 5.0, &a);
+    cr_expect_str_eq(a.status, "ok");
+    cr_expect_float_eq(a.estimate_seconds, 4.0, 1e-12);
+    cr_expect_str_eq(a.why, "");
+    lt_attn_admit_case(&last, 4096, 2e9, 4.0, &a);
+    cr_expect_str_eq(a.status, "ok", "an estimate equal to the limit is within it");
+}
+
+Test(attn_admit, skipped_for_time_says_the_estimate_and_the_limit)
+{
+    lt_attn_admission a;
+    lt_attn_last_case last = {.seconds = 2.0, .flops = 1e9};
+    lt_attn_admit_case(&last, 4096, 2e9, 3.0, &a);
+    cr_expect_str_eq(a.status, "skipped-time");
+    cr_expect_float_eq(a.estimate_seconds, 4.0, 1e-12);
+    cr_expect(strstr(a.why, "estimated 4 s") != NULL, "%s", a.why);
+    cr_expect(strstr(a.why, "--max-case-seconds 3") != NULL, "%s", a.why);
+}
+
+/* Memory is checked first: a case over the budget is skipped for it even
+ * when its time is over the limit too. */
+Test(attn_admit, skipped_for_the_budget_before_the_time)
+{
+    lt_mem_set_budget(lt_mem_current() + 8192);
+    lt_attn_admission a;
+    lt_attn_last_case last = {.seconds = 2.0, .flops = 1e9};
+    lt_attn_admit_case(&last, 8192, 2e9, 5.0, &a);
+    cr_expect_str_eq(a.status, "ok", "exactly the budget fits");
+    lt_attn_admit_case(&last, 8193, 2e9, 5.0, &a);
+    cr_expect_str_eq(a.status, "skipped-budget");
+    cr_expect(strstr(a.why, "needs") != NULL && strstr(a.why, "budget") != NULL, "%s", a.why);
+    lt_attn_last_case none = lt_attn_no_case_yet();
+    lt_attn_admit_case(&none, 1 << 20, 1e9, 5.0, &a);
+    cr_expect_str_eq(a.status, "skipped-budget", "a first case is limited by its memory");
+    lt_attn_admit_case(&last, 1 << 20, 2e9, 3.0, &a);
+    cr_expect_str_eq(a.status, "skipped-budget");
+    lt_mem_set_budget(0);
+}
+
+/* What the estimate extrapolates is the whole call: every warmup and timed
+ * run of both passes, so at least the sum of the timed runs. */
+Test(attn_admit, a_case_ran_records_the_whole_call)
+{
+    lt_attn a;
+    lt_attn_config c = config_of("softmax", 1, NULL);
+    cr_assert_eq(lt_attn_init(&a, &c), LT_OK);
+    const lt_attn_shape s = shape_of(2, 2, 128, 16, 16);
+    enum { REPEATS = 3 };
+    double samples[2 * REPEATS];
+    lt_attn_timing t;
+    cr_assert_eq(lt_attn_time_case(&a, s, 7, 0, 2, REPEATS, samples, &t), LT_OK, "%s",
+                 lt_last_error());
+    double timed = 0;
+    for (int i = 0; i < 2 * REPEATS; i++)
+        timed += samples[i];
+    cr_expect_geq(t.case_seconds, timed, "whole call %g s, timed runs %g s", t.case_seconds,
+                  timed);
+    double flops = lt_attn_flops(&a, s, 0) + lt_attn_flops(&a, s, 1);
+    lt_attn_last_case last = lt_attn_no_case_yet();
+    lt_attn_case_ran(&last, &t, flops);
+    cr_expect_eq(last.seconds, t.case_seconds);
+    cr_expect_eq(last.flops, flops);
+    lt_attn_admission next;
+    lt_attn_admit_case(&last, 4096, 4 * flops, 1e7, &next);
+    cr_expect_float_eq(next.estimate_seconds, 4 * t.case_seconds, 1e-9 * t.case_seconds);
 }

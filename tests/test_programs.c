@@ -1302,6 +1302,79 @@ Test(scaling, budget_skips_instead_of_running)
     ASSERT_MENTIONS("bogus");
 }
 
+/* The rows of one kernel, in the order run, under --max-case-seconds
+ * 0.001: its first case runs (nothing to extrapolate from), and from its
+ * first skipped-time case on none runs, each saying why in the rule's
+ * words. Returns how many were skipped for time. */
+static int check_skipped_for_time(const lt_csv_table *t, const char *kernel)
+{
+    int seen = 0, skipped = 0;
+    for (long long r = 0; r < t->nrows; r++) {
+        if (strcmp(cell_str(t, r, "kernel"), kernel) != 0)
+            continue;
+        const char *status = cell_str(t, r, "status"), *note = cell_str(t, r, "note");
+        if (seen++ == 0)
+            cr_expect_str_eq(status, "ok", "%s: the first case runs", kernel);
+        if (strcmp(status, "skipped-time") == 0) {
+            skipped++;
+            cr_expect(strstr(note, "estimated") != NULL &&
+                          strstr(note, "--max-case-seconds 0.001") != NULL,
+                      "%s: %s", kernel, note);
+        } else {
+            cr_expect_str_eq(status, "ok", "%s", kernel);
+            cr_expect_eq(skipped, 0, "%s ran after a case skipped for time", kernel);
+            cr_expect_str_eq(note, "");
+        }
+    }
+    cr_expect_gt(seen, 0, "%s has rows", kernel);
+    return skipped;
+}
+
+/* --max-case-seconds: one rule and one help text for scaling and crossover. */
+Test(scaling, time_limit_skips_larger_cases_as_crossover_does, .timeout = 120)
+{
+    char dir[64], args[512], path[160];
+    make_temp_dir(dir);
+    snprintf(path, sizeof path, "%s/s.csv", dir);
+    /* softmax-gemm's FLOPs double with each N (tokens fixed): 1 ms is soon overrun */
+    snprintf(args, sizeof args,
+             "scaling --variants softmax --causal noncausal --min-log2 8 --max-log2 11 "
+             "--heads 2 --head-dim 16 --warmup 0 --repeats 1 --roofline off "
+             "--max-case-seconds 0.001 --quiet --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    lt_csv_table t;
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_expect_gt(check_skipped_for_time(&t, "softmax-gemm"), 0);
+    /* the tiled kernel continues from the first N skipped, its first case run */
+    check_skipped_for_time(&t, "softmax-tiled");
+    lt_csv_table_free(&t);
+    snprintf(path, sizeof path, "%s/c.csv", dir);
+    snprintf(args, sizeof args,
+             "crossover --head-dims 16 --causal noncausal --kernels linear-gemm,softmax-gemm "
+             "--min-n 256 --max-n 2048 --heads 2 --tokens 4096 --warmup 0 --repeats 1 "
+             "--confirm 9 --max-case-seconds 0.001 --quiet --out %s",
+             path);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(lt_csv_read(&t, path), LT_OK);
+    cr_expect_gt(check_skipped_for_time(&t, "softmax-gemm") +
+                     check_skipped_for_time(&t, "linear-gemm"),
+                 0);
+    lt_csv_table_free(&t);
+    char help[2][4096];
+    const char *programs[] = {"scaling --help", "crossover --help"};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(ltbench(programs[i]), 0);
+        /* up to its default, which is each program's own */
+        const char *line = strstr(output, "--max-case-seconds S");
+        const char *end = line != NULL ? strstr(line, "(default:") : NULL;
+        cr_assert(end != NULL, "%s", output);
+        snprintf(help[i], sizeof help[i], "%.*s", (int)(end - line), line);
+    }
+    cr_expect_str_eq(help[0], help[1], "the same help in both programs");
+    cr_expect(strstr(help[0], "forward+backward") != NULL, "%s", help[0]);
+}
+
 /* ---- beyond the paper: crossover and decode ---- */
 
 #define TINY_CROSSOVER                                                                       \

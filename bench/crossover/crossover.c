@@ -12,11 +12,9 @@
 
 #include "attn/attn.h"
 #include "attn/measure.h"
-#include "core/mem.h"
 #include "core/progress.h"
 #include "core/signals.h"
 #include "core/threads.h"
-#include "core/timer.h"
 #include "experiment/program.h"
 #include "results/crossover.h"
 #include "results/table.h"
@@ -64,7 +62,7 @@ typedef struct entry {
     int stopped;     /* skipped for memory or time, or refused: no larger N */
     char why[300];   /* why it stopped */
     double fwd[MAX_LENGTHS], fwd_bwd[MAX_LENGTHS]; /* s per sample; NAN: not measured */
-    double last_seconds, last_flops; /* the last case's wall time and FLOPs */
+    lt_attn_last_case last; /* the last case it ran, for the time estimate */
 } entry;
 
 typedef struct sweep {
@@ -135,9 +133,7 @@ static int crossover_flags(options *o, lt_flag *f)
                        "... and at the last of them by at least X (softmax time over linear)", 1,
                        1000, NULL, 0};
     f[n++] = (lt_flag){"--max-case-seconds", LT_FLAG_DOUBLE, &o->max_case_seconds, "S",
-                       "skip a kernel from the N whose case (all its runs), extrapolated from "
-                       "the previous N by the FLOP model, would take more than S seconds",
-                       0.001, 1e7, NULL, 0};
+                       lt_attn_max_case_seconds_help, 0.001, 1e7, NULL, 0};
     f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &o->eps, "EPS",
                        "linear attention normaliser epsilon", 0, 1, NULL, 0};
     f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "PATH",
@@ -359,7 +355,7 @@ static void add_entry(sweep *w, const kernel_role *role, const char *kernel, int
     e->map = challenger && role->q == LINEAR_VS_SOFTMAX ? lt_attn_feature_map_name(map) : "none";
     for (int i = 0; i < MAX_LENGTHS; i++)
         e->fwd[i] = e->fwd_bwd[i] = NAN;
-    e->last_seconds = e->last_flops = NAN;
+    e->last = lt_attn_no_case_yet();
 }
 
 static void build_group(sweep *w, int causal)
@@ -458,7 +454,6 @@ static lt_status measure(sweep *w, entry *e, int D, int li)
     lt_attn attn;
     const char *status = "ok";
     size_t planned = 0;
-    char need[32], have[32];
     LT_TRY(lt_attn_init(&attn, &e->config)); /* checked before the sweep */
     if (lt_attn_check_shape(&attn, shape) != LT_OK) {
         status = "refused";
@@ -466,23 +461,15 @@ static lt_status measure(sweep *w, entry *e, int D, int li)
     } else {
         planned = lt_attn_case_bytes(&attn, shape, lt_threads_get());
         double flops = lt_attn_flops(&attn, shape, 0) + lt_attn_flops(&attn, shape, 1);
-        double estimate = e->last_seconds * flops / e->last_flops;
-        if (lt_mem_plan(planned, "this case") != LT_OK) {
-            status = "skipped-budget";
-            snprintf(e->why, sizeof e->why, "needs %s, budget %s",
-                     lt_mem_format(need, sizeof need, planned),
-                     lt_mem_format(have, sizeof have, lt_mem_budget()));
-        } else if (estimate > o->max_case_seconds) {
-            status = "skipped-time";
-            snprintf(e->why, sizeof e->why, "estimated %.0f s > --max-case-seconds %g",
-                     estimate, o->max_case_seconds);
-        } else {
-            double start = lt_time_now();
+        lt_attn_admission admission;
+        lt_attn_admit_case(&e->last, planned, flops, o->max_case_seconds, &admission);
+        status = admission.status;
+        snprintf(e->why, sizeof e->why, "%s", admission.why);
+        if (strcmp(status, "ok") == 0) {
             LT_TRY(lt_attn_time_case(&attn, shape, (uint64_t)o->common.seed,
                                      (uint64_t)(D * 64 + li), (int)o->warmup, (int)o->repeats,
                                      w->samples, &timing));
-            e->last_seconds = lt_time_now() - start;
-            e->last_flops = flops;
+            lt_attn_case_ran(&e->last, &timing, flops);
             e->fwd[li] = timing.fwd.median / shape.B;
             e->fwd_bwd[li] = timing.fwd_bwd.median / shape.B;
         }

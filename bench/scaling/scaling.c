@@ -65,17 +65,17 @@ static double roof_gflops, roof_gflops_1t, roof_bandwidth_gbs = NAN;
 
 /* Measures one case. Failures of the kernel itself stop the run. */
 static lt_status measure_case(scaling_case *row, const lt_attn *attn, lt_attn_shape shape,
-                              const scaling_options *opt, uint64_t stream, double *samples)
+                              const scaling_options *opt, uint64_t stream, double *samples,
+                              lt_attn_timing *timing)
 {
-    lt_attn_timing timing;
     LT_TRY(lt_attn_time_case(attn, shape, (uint64_t)opt->common.seed, stream, (int)opt->warmup,
-                             (int)opt->repeats, samples, &timing));
-    row->fwd = timing.fwd;
-    row->fwd_bwd = timing.fwd_bwd;
-    memcpy(row->fwd_samples, timing.fwd_samples, (size_t)timing.fwd.count * sizeof(double));
-    memcpy(row->fwd_bwd_samples, timing.fwd_bwd_samples,
-           (size_t)timing.fwd_bwd.count * sizeof(double));
-    row->peak_bytes = timing.peak_bytes;
+                             (int)opt->repeats, samples, timing));
+    row->fwd = timing->fwd;
+    row->fwd_bwd = timing->fwd_bwd;
+    memcpy(row->fwd_samples, timing->fwd_samples, (size_t)timing->fwd.count * sizeof(double));
+    memcpy(row->fwd_bwd_samples, timing->fwd_bwd_samples,
+           (size_t)timing->fwd_bwd.count * sizeof(double));
+    row->peak_bytes = timing->peak_bytes;
     return LT_OK;
 }
 
@@ -261,9 +261,7 @@ static int scaling_flags(scaling_options *opt, lt_flag *f)
     f[n++] = (lt_flag){"--repeats", LT_FLAG_INT, &opt->repeats, "R",
                        "timed runs (median, min, max reported)", 1, MAX_REPEATS, NULL, 0};
     f[n++] = (lt_flag){"--max-case-seconds", LT_FLAG_DOUBLE, &opt->max_case_seconds, "S",
-                       "skip a case whose time, extrapolated from the previous N by the FLOP "
-                       "model, exceeds S seconds in all",
-                       0.001, 1e7, NULL, 0};
+                       lt_attn_max_case_seconds_help, 0.001, 1e7, NULL, 0};
     f[n++] = (lt_flag){"--roofline", LT_FLAG_CHOICE, &opt->roofline, NULL,
                        "off: skip measuring the machine's SGEMM rate, bandwidth and each "
                        "kernel's products (about a second a run, far more under valgrind); the "
@@ -286,7 +284,8 @@ static const char details[] =
     "the case's own buffers (inputs, outputs, gradients, saved activations, workspace).\n"
     "Time and bytes are also reported per sample (divided by the batch). A case whose\n"
     "planned bytes exceed --mem-budget is recorded as skipped-budget with the bytes it\n"
-    "would need; Linformer is not causal and its causal rows are recorded as refused,\n"
+    "would need, one whose estimated time exceeds --max-case-seconds as skipped-time\n"
+    "with the estimate; Linformer is not causal and its causal rows are recorded as refused,\n"
     "as are the non-causal rows of decay, delta, gated-delta and gla (causal only).\n"
     "delta, gated-delta and gla run with gates drawn from the case's seed after the\n"
     "other inputs (beta uniform in [0.1, 0.9], alpha uniform in [0.9, 1), given as\n"
@@ -373,10 +372,10 @@ static lt_status check_options(sweep *w, scaling_options *opt)
 }
 
 /* Measures (or skips, or records the refusal of) the case of one variant,
- * causal mode, kernel and N; *last holds the previous N's time and FLOPs
- * for the time estimate. */
+ * causal mode, kernel and N; *last is the kernel's last case run, for the
+ * time estimate. */
 static lt_status run_case(sweep *w, int vi, int causal, const char *kernel, int N,
-                          double last[2], scaling_case **out)
+                          lt_attn_last_case *last, scaling_case **out)
 {
     const char *variant = w->variants[vi];
     const scaling_options *opt = w->opt;
@@ -408,26 +407,19 @@ static lt_status run_case(sweep *w, int vi, int causal, const char *kernel, int 
     row->bytes_fwd_bwd =
         lt_attn_interface_bytes(&attn, shape, 0) + lt_attn_interface_bytes(&attn, shape, 1);
     row->planned_bytes = lt_attn_case_bytes(&attn, shape, lt_threads_get());
-    double estimate = last[0] * (row->flops_fwd + row->flops_bwd) / last[1] *
-                      (double)(opt->warmup + opt->repeats) * 1.5;
-    if (lt_mem_plan(row->planned_bytes, "this case") != LT_OK) {
-        row->status = "skipped-budget";
-        char need[32], have[32];
-        snprintf(row->note, sizeof row->note, "needs %s, budget %s",
-                 lt_mem_format(need, sizeof need, row->planned_bytes),
-                 lt_mem_format(have, sizeof have, lt_mem_budget()));
-    } else if (estimate > opt->max_case_seconds) {
-        row->status = "skipped-time";
-        snprintf(row->note, sizeof row->note, "estimated %.0f s > --max-case-seconds %g",
-                 estimate, opt->max_case_seconds);
-    } else {
-        LT_TRY(measure_case(row, &attn, shape, opt, (uint64_t)w->row_count, w->samples));
+    lt_attn_admission admission;
+    lt_attn_admit_case(last, row->planned_bytes, row->flops_fwd + row->flops_bwd,
+                       opt->max_case_seconds, &admission);
+    row->status = admission.status;
+    snprintf(row->note, sizeof row->note, "%s", admission.why);
+    if (strcmp(admission.status, "ok") == 0) {
+        lt_attn_timing timing;
+        LT_TRY(measure_case(row, &attn, shape, opt, (uint64_t)w->row_count, w->samples,
+                            &timing));
         /* right after the case: the machine's speed drifts over minutes */
         if (strcmp(opt->roofline, "on") == 0)
             row->products_gflops = lt_attn_products_gflops(&attn, shape, lt_threads_get());
-        row->status = "ok";
-        last[0] = row->fwd_bwd.median;
-        last[1] = row->flops_fwd + row->flops_bwd;
+        lt_attn_case_ran(last, &timing, row->flops_fwd + row->flops_bwd);
     }
     return add_row(&w->table, opt, row);
 }
@@ -444,14 +436,14 @@ static lt_status run_variant(sweep *w, int vi, int causal)
                                       kernels, &status);
     int first_skipped = 0; /* N from which the first kernel was skipped */
     for (int ki = 0; ki < kernel_count && status == LT_OK; ki++) {
-        double last[2] = {NAN, NAN};
+        lt_attn_last_case last = lt_attn_no_case_yet();
         int continues = ki > 0 && strcmp(opt->kernels, "all") != 0;
         for (long e = opt->min_log2; e <= opt->max_log2 && status == LT_OK; e++) {
             int N = 1 << e;
             if (lt_interrupted() || (continues && (first_skipped == 0 || N < first_skipped)))
                 continue;
             scaling_case *row;
-            status = run_case(w, vi, causal, kernels[ki], N, last, &row);
+            status = run_case(w, vi, causal, kernels[ki], N, &last, &row);
             if (ki == 0 && first_skipped == 0 && strncmp(row->status, "skipped", 7) == 0)
                 first_skipped = N;
             char note[128];

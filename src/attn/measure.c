@@ -1,6 +1,7 @@
 #include "attn/measure.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/mem.h"
@@ -148,6 +149,7 @@ lt_status lt_attn_time_case(const lt_attn *attn, lt_attn_shape shape, uint64_t s
                             uint64_t stream, int warmup, int repeats, double *samples,
                             lt_attn_timing *out)
 {
+    double start = lt_time_now();
     int threads = lt_threads_get();
     memset(out, 0, sizeof *out);
     out->planned_bytes = lt_attn_case_bytes(attn, shape, threads);
@@ -177,5 +179,43 @@ lt_status lt_attn_time_case(const lt_attn *attn, lt_attn_shape shape, uint64_t s
     }
     out->peak_bytes = lt_mem_peak() - base;
     case_free(&buf);
+    out->case_seconds = lt_time_now() - start;
     return status;
+}
+
+const char lt_attn_max_case_seconds_help[] =
+    "skip a case whose wall time (its buffers allocated and filled, then --warmup and "
+    "--repeats runs of the forward and of forward+backward), extrapolated by the FLOP model "
+    "from the same kernel's last case run, would exceed S seconds (a kernel's first case "
+    "is never skipped for time)";
+
+lt_attn_last_case lt_attn_no_case_yet(void) { return (lt_attn_last_case){NAN, NAN}; }
+
+void lt_attn_admit_case(const lt_attn_last_case *last, size_t planned_bytes, double flops,
+                        double max_case_seconds, lt_attn_admission *out)
+{
+    out->status = "ok";
+    out->why[0] = '\0';
+    /* NaN unless a case with positive time and FLOPs ran before */
+    out->estimate_seconds = last->seconds > 0 && last->flops > 0
+                                ? last->seconds * flops / last->flops
+                                : NAN;
+    char need[32], have[32];
+    if (lt_mem_plan(planned_bytes, "this case") != LT_OK) {
+        out->status = "skipped-budget";
+        snprintf(out->why, sizeof out->why, "needs %s, budget %s",
+                 lt_mem_format(need, sizeof need, planned_bytes),
+                 lt_mem_format(have, sizeof have, lt_mem_budget()));
+    } else if (out->estimate_seconds > max_case_seconds) {
+        out->status = "skipped-time";
+        snprintf(out->why, sizeof out->why,
+                 "estimated %.3g s (last case %.3g s, x%.3g FLOPs) > --max-case-seconds %g",
+                 out->estimate_seconds, last->seconds, flops / last->flops, max_case_seconds);
+    }
+}
+
+void lt_attn_case_ran(lt_attn_last_case *last, const lt_attn_timing *timing, double flops)
+{
+    last->seconds = timing->case_seconds;
+    last->flops = flops;
 }

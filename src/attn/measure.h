@@ -21,6 +21,9 @@ typedef struct lt_attn_timing {
     /* every timed run's seconds, ascending: in the caller's `samples` */
     const double *fwd_samples, *fwd_bwd_samples;
     size_t planned_bytes, peak_bytes; /* the case's buffers: planned, and the tracked peak */
+    /* wall time of the whole call: allocating and filling the buffers, the
+     * warmup and timed runs of both passes, freeing (what --max-case-seconds limits) */
+    double case_seconds;
 } lt_attn_timing;
 
 /* Bytes lt_attn_time_case allocates for this case on `threads` threads. */
@@ -32,5 +35,40 @@ size_t lt_attn_case_bytes(const lt_attn *attn, lt_attn_shape shape, int threads)
 lt_status lt_attn_time_case(const lt_attn *attn, lt_attn_shape shape, uint64_t seed,
                             uint64_t stream, int warmup, int repeats, double *samples,
                             lt_attn_timing *out);
+
+/* Whether a sweep over growing shapes runs its next case, one rule for
+ * every program that sweeps (scaling, crossover). A case is
+ * skipped-budget when its planned bytes (lt_attn_case_bytes) do not fit
+ * --mem-budget (lt_mem_plan), else skipped-time when its estimated
+ * case_seconds exceed max_case_seconds, else run ("ok"). The estimate is
+ * the case_seconds of the last case the same kernel ran, times this case's
+ * model FLOPs (lt_attn_flops, forward plus backward) over that case's: the
+ * wall time of the whole lt_attn_time_case call, warmup and repeats of both
+ * passes included, not of one timed run. A kernel's first case has nothing
+ * to extrapolate from and is limited by its memory alone. */
+typedef struct lt_attn_last_case {
+    double seconds; /* its lt_attn_timing.case_seconds; NAN: no case run yet */
+    double flops;   /* its model FLOPs, forward plus backward */
+} lt_attn_last_case;
+
+typedef struct lt_attn_admission {
+    const char *status;      /* "ok" (run it), "skipped-budget" or "skipped-time" */
+    double estimate_seconds; /* the predicted case_seconds; NAN: nothing to extrapolate from */
+    char why[160];           /* a skipped case's reason, for its row's note; "" if admitted */
+} lt_attn_admission;
+
+/* The help of --max-case-seconds, the same in every program that takes it. */
+extern const char lt_attn_max_case_seconds_help[];
+
+/* A sweep's history before its first case. */
+lt_attn_last_case lt_attn_no_case_yet(void);
+
+/* Decides the case of `planned_bytes` and `flops` (its model FLOPs, forward
+ * plus backward) after `last`. */
+void lt_attn_admit_case(const lt_attn_last_case *last, size_t planned_bytes, double flops,
+                        double max_case_seconds, lt_attn_admission *out);
+
+/* Records a case that ran, for the estimate of the next. */
+void lt_attn_case_ran(lt_attn_last_case *last, const lt_attn_timing *timing, double flops);
 
 #endif

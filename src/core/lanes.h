@@ -162,6 +162,49 @@ static inline lt_lanes lt_wide_fold(const lt_lanes *w)
 #endif
 }
 
+/* The outer form's register tile, shared by the small products
+ * (core/small_gemm.c) and the few-row products from packed panels
+ * (nn/rows.c): acc[r NV + v] = the sum over k < K of A(r, k) (one float,
+ * broadcast) times vector v of B's row k, k in order into one accumulator,
+ * so each entry's bits depend on K alone. A(r, k) is A[r a_row + k a_k]
+ * (either layout of A). B's row k holds the tile's NV vectors in groups of
+ * G contiguous ones, group g at B + g b_group + k b_k: one group is a row
+ * of a matrix, several are panels packed side by side. prefetch > 0 asks
+ * for each group's row k + prefetch ahead (a stream from memory, across
+ * pages; a prefetch never faults). Inlined with constant NR, NV, G, a_k and
+ * prefetch, so the NR x NV accumulators stay in registers: the caller sizes
+ * the tile to its register file. */
+#define LT_OUTER_MAX_VECS 4 /* NV of lt_outer_tile, at most */
+
+static inline __attribute__((always_inline)) void
+lt_outer_tile(const int NR, const int NV, const int G, int K, const float *A, long a_row,
+              const long a_k, const float *B, long b_k, long b_group, const int prefetch,
+              lt_lanes *acc)
+{
+#pragma GCC unroll 8
+    for (int r = 0; r < NR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+            acc[r * NV + v] = (lt_lanes){0};
+    for (int k = 0; k < K; k++) {
+        lt_lanes b[LT_OUTER_MAX_VECS];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+            b[v] = lt_lanes_load(B + (v / G) * b_group + k * b_k + (v % G) * LT_LANES);
+        if (prefetch > 0)
+#pragma GCC unroll 4
+            for (int g = 0; g < NV / G; g++)
+                __builtin_prefetch(B + g * b_group + (k + prefetch) * b_k, 0, 0);
+#pragma GCC unroll 8
+        for (int r = 0; r < NR; r++) {
+            const float a = A[r * a_row + k * a_k];
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                acc[r * NV + v] += a * b[v];
+        }
+    }
+}
+
 /* The dot form's register tile: LT_DOT_TILE x LT_DOT_TILE dot products of
  * LT_WIDE_VECTORS accumulators each, with a vector of each row loaded: 4 x 4
  * on 32 registers of 16 floats, 2 x 2 on AVX2's 16 of 8 (and SSE2's). */

@@ -6,8 +6,9 @@
  * Here nothing is packed: register tiles read the operands where they lie.
  *
  * The form: per k, a register tile of rows of C adds op(A)(i, k) (one
- * float, broadcast) times vectors of op(B)'s row k, so op(B)'s rows must be
- * contiguous. With trans_b T they are B's columns: B is first transposed
+ * float, broadcast) times vectors of op(B)'s row k (lt_outer_tile,
+ * core/lanes.h, the tile generation's few-row products use too), so op(B)'s
+ * rows must be contiguous. With trans_b T they are B's columns: B is first transposed
  * into the stack, a strip of columns at a time, in square blocks of vector
  * shuffles (measured at 32 x 64 x 64, one thread, AVX-512: 3.1 us with the
  * transposition, 4.4 us folding dot products, 2.3 us for the same product
@@ -65,32 +66,16 @@ static float outer_entry(const int trans_a, int i, int j, int K, const float *A,
 }
 
 /* Rows i0 .. i0 + NR of C, columns j0 .. j0 + NV vectors; inlined with
- * constant NR, NV and trans_a and unrolled, so the accumulators stay in
- * registers. */
+ * constant NR, NV and trans_a, so the accumulators stay in registers. */
 static inline __attribute__((always_inline)) void
 outer_tile(const int trans_a, const int NR, const int NV, int i0, int j0, int K, float alpha,
            const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-    lt_lanes acc[TILE_ROWS][TILE_VECS];
-#pragma GCC unroll 6
-    for (int r = 0; r < NR; r++)
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; v++)
-            acc[r][v] = (lt_lanes){0};
-    for (int k = 0; k < K; k++) {
-        const float *row = B + (size_t)k * ldb + j0;
-        lt_lanes b[TILE_VECS];
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; v++)
-            b[v] = lt_lanes_load(row + v * LT_LANES);
-#pragma GCC unroll 6
-        for (int r = 0; r < NR; r++) {
-            const float a = a_at(A, lda, i0 + r, k, trans_a);
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; v++)
-                acc[r][v] += a * b[v];
-        }
-    }
+    lt_lanes acc[TILE_ROWS * TILE_VECS];
+    /* op(A)(i0 + r, k): A's column i0 + r with trans_a, else its row */
+    const float *a = trans_a ? A + i0 : A + (size_t)i0 * lda;
+    lt_outer_tile(NR, NV, NV, K, a, trans_a ? 1 : lda, trans_a ? lda : 1, B + j0, ldb, 0, 0,
+                  acc);
     /* each entry as the ragged entries take it (scaled): an expression
      * of vectors left for the compiler to contract was fused in one build
      * and not in another (-O2 with sanitizers) */
@@ -100,7 +85,7 @@ outer_tile(const int trans_a, const int NR, const int NV, int i0, int j0, int K,
         for (int v = 0; v < NV; v++) {
             float *c = C + (size_t)(i0 + r) * ldc + j0 + v * LT_LANES;
             float sums[LT_LANES];
-            memcpy(sums, &acc[r][v], sizeof sums);
+            memcpy(sums, &acc[r * NV + v], sizeof sums);
             if (beta == 0.0f) /* two loops that vectorise, as scaled() for each entry */
                 for (int l = 0; l < LT_LANES; l++)
                     c[l] = alpha * sums[l];

@@ -121,7 +121,8 @@ static void panels_pack_team(float *panels, const float *weight, int C_in, int C
  * many rows as leave room for the loaded weights and the broadcast input
  * (and a product without fused multiply-adds): 6 rows on AVX2, 2 on SSE2.
  * The same sums as any other tiling: each output adds its inputs in order
- * into one accumulator. */
+ * into one accumulator. The tile is the small products' outer form
+ * (lt_outer_tile, core/lanes.h) over the panels, with a prefetch. */
 enum {
     TILE_PANELS = PANEL_VECS == 1 && LT_VECTOR_REGISTERS >= 32 ? 2 : 1,
     TILE_VECS = TILE_PANELS * PANEL_VECS,
@@ -134,43 +135,16 @@ static inline __attribute__((always_inline)) void tile(float *out, const float *
                                                        const int NP, const int NR, int b, int r0,
                                                        int C_in, int C_out)
 {
-    lanes acc[TILE_PANELS][TILE_ROWS][PANEL_VECS];
-#pragma GCC unroll 2
-    for (int p = 0; p < NP; p++)
-#pragma GCC unroll 8
-        for (int r = 0; r < NR; r++)
-#pragma GCC unroll 4
-            for (int u = 0; u < PANEL_VECS; u++)
-                acc[p][r][u] = (lanes){0};
-    const float *first = panels + (size_t)b * PANEL * C_in;
-    const float *x = in + (size_t)r0 * C_in;
-    for (int k = 0; k < C_in; k++) {
-        lanes w[TILE_PANELS][PANEL_VECS];
-#pragma GCC unroll 2
-        for (int p = 0; p < NP; p++) {
-            const float *panel = first + (size_t)p * PANEL * C_in;
-#pragma GCC unroll 4
-            for (int u = 0; u < PANEL_VECS; u++)
-                w[p][u] = lt_lanes_load(panel + (size_t)k * PANEL + u * LT_LANES);
-            /* past the panel's end this reads ahead into the next one, or
-             * nowhere that is used: a prefetch never faults */
-            __builtin_prefetch(panel + (size_t)(k + PREFETCH_INPUTS) * PANEL, 0, 0);
-        }
-#pragma GCC unroll 8
-        for (int r = 0; r < NR; r++) {
-            const float v = x[(size_t)r * C_in + k];
-#pragma GCC unroll 2
-            for (int p = 0; p < NP; p++)
-#pragma GCC unroll 4
-                for (int u = 0; u < PANEL_VECS; u++)
-                    acc[p][r][u] += w[p][u] * v;
-        }
-    }
+    lanes acc[TILE_ROWS * TILE_VECS];
+    /* the rows' inputs broadcast, the NP panels' rows of 16 weights side by side */
+    lt_outer_tile(NR, NP * PANEL_VECS, PANEL_VECS, C_in, in + (size_t)r0 * C_in, C_in, 1,
+                  panels + (size_t)b * PANEL * C_in, PANEL, (long)PANEL * C_in, PREFETCH_INPUTS,
+                  acc);
     for (int p = 0; p < NP; p++) {
         const int o0 = (b + p) * PANEL, valid = C_out - o0 < PANEL ? C_out - o0 : PANEL;
         for (int r = 0; r < NR; r++) {
             float lane[PANEL];
-            memcpy(lane, acc[p][r], sizeof lane);
+            memcpy(lane, &acc[r * NP * PANEL_VECS + p * PANEL_VECS], sizeof lane);
             float *row = out + (size_t)(r0 + r) * C_out + o0;
             for (int i = 0; i < valid; i++)
                 row[i] = (bias ? bias[o0 + i] : 0.0f) + lane[i];
