@@ -1,6 +1,7 @@
 /* ltbench: the dispatcher. `ltbench <name> [args]` runs the executable
  * ltbench-<name> that sits beside this one, so each experiment stays its own
- * small program and this one only finds and starts it. */
+ * small program and this one only finds and starts it. What there is to run
+ * comes from the registry. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,26 +11,9 @@
 #include "core/cli.h"
 #include "core/kernels.h"
 #include "core/provenance.h"
+#include "registry.h"
 
-typedef struct program_entry {
-    const char *name;
-    const char *summary;
-} program_entry;
 
-static const program_entry programs[] = {
-    {"copy", "synthetic copy task: convergence, time per step and memory (paper Fig. 2)"},
-    {"scaling", "attention time and peak memory against sequence length (paper Fig. 1)"},
-    {"image", "MNIST / CIFAR-10 autoregressive pixel generation: bits/dim, images/s"},
-    {"speech", "WSJ-style CTC speech recognition: phoneme error rate, time per epoch"},
-    {"crossover", "beyond the paper: the N from which linear attention beats softmax, per head dim"},
-    {"decode", "beyond the paper: time per generated token and state bytes against the context"},
-    {"attention", "run one attention kernel on .npy inputs (check against your framework)"},
-    {"plot", "redraw the paper's figures from result CSVs (gnuplot)"},
-    {"compare", "compare two result CSVs: pass/fail for performance-regression tracking"},
-    {"ab", "time two builds alternately on one machine: which kernels got slower, surely"},
-    {"suite", "every experiment at one preset, every figure, and a report beside the paper"},
-};
-enum { PROGRAM_COUNT = sizeof programs / sizeof programs[0] };
 
 /* Folder holding this executable, from /proc/self/exe. */
 static int own_folder(char *out, size_t size)
@@ -61,12 +45,12 @@ static void usage(FILE *out, const char *folder)
             "       ltbench --kernel-sets    the kernel sets this build has and this CPU runs,\n"
             "                                best first, one a line (LTBENCH_KERNELS=NAME picks one)\n\n",
             lt_version_string());
-    for (int i = 0; i < PROGRAM_COUNT; i++) {
+    for (int i = 0; i < bench_registry_count; i++) {
         char path[PATH_MAX];
         int built = folder != NULL &&
-                    program_path(path, sizeof path, folder, programs[i].name) == 0 &&
+                    program_path(path, sizeof path, folder, bench_registry[i]->name) == 0 &&
                     access(path, X_OK) == 0;
-        fprintf(out, "  %-10s %s%s\n", programs[i].name, programs[i].summary,
+        fprintf(out, "  %-10s %s%s\n", bench_registry[i]->name, bench_registry[i]->summary,
                 built ? "" : " [not yet available]");
     }
 }
@@ -98,13 +82,14 @@ int main(int argc, char **argv)
 
     const char *name = argv[1];
     int known = 0;
-    for (int i = 0; i < PROGRAM_COUNT; i++)
-        known |= strcmp(programs[i].name, name) == 0;
+    for (int i = 0; i < bench_registry_count; i++)
+        known |= strcmp(bench_registry[i]->name, name) == 0;
     if (!known) {
-        const char *names[PROGRAM_COUNT];
-        for (int i = 0; i < PROGRAM_COUNT; i++)
-            names[i] = programs[i].name;
-        const char *near = lt_cli_closest(name, names, PROGRAM_COUNT);
+        const char *names[64];
+        int named = bench_registry_count < 64 ? bench_registry_count : 64;
+        for (int i = 0; i < named; i++)
+            names[i] = bench_registry[i]->name;
+        const char *near = lt_cli_closest(name, names, named);
         if (near != NULL)
             fprintf(stderr, "ltbench: error: unknown experiment or tool '%s' (did you mean "
                             "'%s'?)\n\n",

@@ -857,6 +857,37 @@ Test(attn_recurrent, linear_state_is_constant_size)
     cr_expect_eq(small, large);
 }
 
+/* constant_state says what the state's size does: the same at 1 and at
+ * 100000 steps exactly for the variants that claim it. */
+Test(attn_recurrent, constant_state_cap_matches_the_state_size)
+{
+    char names[256];
+    snprintf(names, sizeof names, "%s", lt_attn_variant_names());
+    int constant = 0, growing = 0;
+    for (char *save = NULL, *name = strtok_r(names, "|", &save); name != NULL;
+         name = strtok_r(NULL, "|", &save)) {
+        lt_attn_caps caps;
+        cr_assert_eq(lt_attn_variant_caps(name, &caps), LT_OK);
+        if (!caps.recurrent) {
+            cr_expect(!caps.constant_state, "%s: no recurrent form, no state", name);
+            continue;
+        }
+        lt_attn a;
+        lt_attn_config c = config_of(name, 1, NULL);
+        cr_assert_eq(lt_attn_init(&a, &c), LT_OK, "%s", lt_last_error());
+        size_t small, large;
+        cr_assert_eq(lt_attn_state_bytes(&a, 1, 2, 8, 8, 1, &small), LT_OK);
+        cr_assert_eq(lt_attn_state_bytes(&a, 1, 2, 8, 8, 100000, &large), LT_OK);
+        cr_expect_eq(caps.constant_state, small == large, "%s: %zu bytes at 1 step, %zu at "
+                                                          "100000",
+                     name, small, large);
+        constant += caps.constant_state;
+        growing += !caps.constant_state;
+    }
+    cr_expect_eq(growing, 1, "softmax's cache");
+    cr_expect_geq(constant, 5, "linear, decay, delta, gated-delta, gla");
+}
+
 Test(attn_recurrent, full_softmax_cache_refused)
 {
     lt_attn a;

@@ -407,6 +407,14 @@ Test(model, inference_forward_equals_training_forward)
     lt_model_free(&infer);
 }
 
+/* The mode in which a variant steps: recurrent or cached. */
+static lt_gen_mode stepped_mode(const char *variant)
+{
+    lt_attn_caps caps;
+    cr_assert_eq(lt_attn_variant_caps(variant, &caps), LT_OK);
+    return lt_gen_stepped_mode(&caps);
+}
+
 /* Stepping through a sequence gives the full causal forward's logits at
  * every position: recurrent (linear (S, z); softmax key/value cache) and
  * recompute. Tolerance 1e-5 relative: the same sums, but BLAS may order a
@@ -427,12 +435,14 @@ static void check_generation(const char *variant, const char *kernel, lt_gen_mod
     cr_assert_eq(lt_model_forward(&m, &full, 0, 0, 0), LT_OK);
     float expected[B * N * LT_COPY_VOCAB];
     memcpy(expected, m.logits, sizeof expected);
-    size_t planned;
-    cr_assert_eq(lt_generator_plan(&m, mode, B, N, &planned), LT_OK, "%s", lt_last_error());
+    size_t state, forward;
+    cr_assert_eq(lt_generator_plan(&m, mode, B, N, &state, &forward), LT_OK, "%s",
+                 lt_last_error());
+    cr_expect_eq(forward > 0, mode == LT_GEN_RECOMPUTE, "only recompute runs a forward");
     size_t before = lt_mem_current();
     lt_generator g;
     cr_assert_eq(lt_generator_init(&g, &m, mode, B, N), LT_OK, "%s", lt_last_error());
-    cr_expect_eq(lt_mem_current() - before, planned, "generator plan is exact");
+    cr_expect_eq(lt_mem_current() - before, state + forward, "generator plan is exact");
     for (int round = 0; round < 2; round++) { /* and again after a reset */
         for (int t = 0; t < N; t++) {
             int32_t column[B];
@@ -473,13 +483,109 @@ Test(generate, recurrent_gated_equals_causal_forward)
 
 Test(generate, cached_softmax_equals_causal_forward)
 {
-    check_generation("softmax", NULL, LT_GEN_RECURRENT, LT_POS_ADD);
+    check_generation("softmax", NULL, LT_GEN_CACHED, LT_POS_ADD);
 }
 
 Test(generate, recompute_equals_causal_forward)
 {
     check_generation("softmax", NULL, LT_GEN_RECOMPUTE, LT_POS_CONCAT);
     check_generation("linear", NULL, LT_GEN_RECOMPUTE, LT_POS_ADD);
+}
+
+/* The model's recurrent form equals its all-at-once form: lt_model_step,
+ * fed a batch's tokens one position at a time, gives the causal forward's
+ * logits at every position, for every variant with a recurrent form, with
+ * positions added, concatenated or left out, on a weights-only model (the
+ * step reads nothing else). Tolerance 1e-5 relative, as above. */
+static void check_model_step(const char *variant, lt_pos_mode pos)
+{
+    lt_train_config c = small_config(variant, 1, 0.0f);
+    c.model.pos = pos;
+    c.model.pos_dim = 3;
+    lt_model full, weights;
+    cr_assert_eq(lt_model_alloc(&full, &c.model, LT_MODEL_INFER, 2, 8), LT_OK, "%s",
+                 lt_last_error());
+    cr_assert_eq(lt_model_alloc(&weights, &c.model, LT_MODEL_WEIGHTS, 2, 8), LT_OK);
+    batch b;
+    make_batch(&b, 6);
+    lt_batch all = {.batch = B, .n = N, .tokens = b.inputs};
+    cr_assert_eq(lt_model_forward(&full, &all, 0, 0, 0), LT_OK, "%s", lt_last_error());
+    size_t bytes;
+    cr_assert_eq(lt_model_state_bytes(&weights, B, N, &bytes), LT_OK, "%s", lt_last_error());
+    void *block;
+    cr_assert_eq(lt_mem_alloc(&block, bytes, "model state"), LT_OK);
+    lt_model_state state;
+    cr_assert_eq(lt_model_state_init(&state, &weights, block, B, N), LT_OK, "%s",
+                 lt_last_error());
+    double worst = 0;
+    for (int t = 0; t < N; t++) {
+        int32_t column[B];
+        for (int s = 0; s < B; s++)
+            column[s] = b.inputs[s * N + t];
+        const float *logits;
+        cr_assert_eq(lt_model_step(&weights, &state, column, t, &logits), LT_OK, "%s",
+                     lt_last_error());
+        cr_expect_eq(logits, state.logits);
+        for (int s = 0; s < B; s++)
+            worst = fmax(worst, rel_diff(logits + (size_t)s * LT_COPY_VOCAB,
+                                         full.logits + ((size_t)s * N + t) * LT_COPY_VOCAB,
+                                         LT_COPY_VOCAB));
+    }
+    cr_expect_lt(worst, 1e-5, "%s, positions %d: stepped and all-at-once logits differ by %g",
+                 variant, (int)pos, worst);
+    const float *logits;
+    int32_t column[B] = {0};
+    cr_expect_eq(lt_model_step(&weights, &state, column, N, &logits), LT_E_USAGE, "past N");
+    cr_assert_eq(lt_model_state_reset(&state, &weights), LT_OK);
+    cr_expect_eq(lt_model_step(&weights, &state, column, 1, &logits), LT_E_USAGE,
+                 "position 1 before position 0");
+    cr_expect_neq(strstr(lt_last_error(), "expected 0"), NULL, "%s", lt_last_error());
+    cr_expect_eq(lt_model_step(&weights, &state, column, 0, &logits), LT_OK);
+    lt_mem_free(block);
+    lt_model_free(&weights);
+    lt_model_free(&full);
+}
+
+Test(generate, model_step_equals_forward_for_every_recurrent_variant)
+{
+    char names[256];
+    snprintf(names, sizeof names, "%s", lt_attn_variant_names());
+    int tested = 0;
+    for (char *save = NULL, *name = strtok_r(names, "|", &save); name != NULL;
+         name = strtok_r(NULL, "|", &save)) {
+        lt_attn_caps caps;
+        cr_assert_eq(lt_attn_variant_caps(name, &caps), LT_OK);
+        if (!caps.recurrent)
+            continue;
+        lt_pos_mode modes[] = {LT_POS_ADD, LT_POS_CONCAT, LT_POS_NONE};
+        for (int p = 0; p < 3; p++)
+            check_model_step(name, modes[p]);
+        tested++;
+    }
+    cr_expect_geq(tested, 6, "softmax, linear, decay, delta, gated-delta, gla");
+}
+
+/* What cannot step says why: frames instead of tokens, attention without
+ * a recurrent form. */
+Test(generate, model_step_refusals)
+{
+    lt_train_config c = small_config("linear", 1, 0.0f);
+    c.model.input = LT_INPUT_FEATURES;
+    c.model.features = FEATURES;
+    c.model.stack = STACK;
+    lt_model m;
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, 1, 1), LT_OK, "%s",
+                 lt_last_error());
+    size_t bytes;
+    cr_expect_eq(lt_model_state_bytes(&m, 1, 4, &bytes), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "features"), NULL, "%s", lt_last_error());
+    lt_model_free(&m);
+    c = small_config("lsh", 1, 0.0f);
+    cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, 1, 1), LT_OK, "%s",
+                 lt_last_error());
+    cr_expect_eq(lt_model_state_bytes(&m, 1, 4, &bytes), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "no recurrent form"), NULL, "%s", lt_last_error());
+    lt_model_free(&m);
 }
 
 /* Skipping positions: recompute fills them with the token given, so a skip
@@ -546,7 +652,7 @@ static void stepped_logits(const char *variant, int threads, int batch, float *l
     cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, threads, 8), LT_OK, "%s",
                  lt_last_error());
     lt_generator g;
-    cr_assert_eq(lt_generator_init(&g, &m, LT_GEN_RECURRENT, batch, STEPS), LT_OK, "%s",
+    cr_assert_eq(lt_generator_init(&g, &m, stepped_mode(variant), batch, STEPS), LT_OK, "%s",
                  lt_last_error());
     for (int t = 0; t < STEPS; t++) {
         int32_t column[WIDE_BATCH];
@@ -600,8 +706,8 @@ Test(generate, skipped_cache_rows_count)
     lt_model m;
     cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, 2, 8), LT_OK);
     lt_generator plain, skipped;
-    cr_assert_eq(lt_generator_init(&plain, &m, LT_GEN_RECURRENT, B, N), LT_OK);
-    cr_assert_eq(lt_generator_init(&skipped, &m, LT_GEN_RECURRENT, B, N), LT_OK);
+    cr_assert_eq(lt_generator_init(&plain, &m, LT_GEN_CACHED, B, N), LT_OK);
+    cr_assert_eq(lt_generator_init(&skipped, &m, LT_GEN_CACHED, B, N), LT_OK);
     float a[B * LT_COPY_VOCAB], b[B * LT_COPY_VOCAB];
     step_logits(&plain, 4, a);
     step_logits(&skipped, 4, b);
@@ -616,39 +722,52 @@ Test(generate, skipped_cache_rows_count)
     lt_model_free(&m);
 }
 
-/* A session's plan is what it allocates, in every mode. */
+/* A session's plan is what it allocates, in every mode; it reads the
+ * weights in place (no copy of them among its bytes). */
 Test(generate, session_plan_equals_allocation)
 {
     const char *variants[] = {"linear", "softmax", "softmax"};
-    lt_gen_mode modes[] = {LT_GEN_RECURRENT, LT_GEN_RECURRENT, LT_GEN_RECOMPUTE};
+    lt_gen_mode modes[] = {LT_GEN_RECURRENT, LT_GEN_CACHED, LT_GEN_RECOMPUTE};
     for (int i = 0; i < 3; i++)
         for (int output = 0; output <= 1; output++) {
             lt_train_config c = small_config(variants[i], 1, 0.0f);
             lt_model weights;
             cr_assert_eq(lt_model_alloc(&weights, &c.model, LT_MODEL_WEIGHTS, 2, 8), LT_OK);
             lt_gen_session_bytes plan;
-            cr_assert_eq(lt_gen_session_plan(&weights, &c.model, modes[i], 2, 9, output, &plan),
-                         LT_OK, "%s", lt_last_error());
-            cr_expect_eq(plan.total, plan.model + plan.generator + plan.buffers);
+            cr_assert_eq(lt_gen_session_plan(&weights, modes[i], 2, 9, output, &plan), LT_OK,
+                         "%s", lt_last_error());
+            cr_expect_eq(plan.total, plan.state + plan.forward + plan.buffers);
             size_t before = lt_mem_current();
             lt_gen_session s;
-            cr_assert_eq(lt_gen_session_init(&s, &weights, &c.model, 8, modes[i], 2, 9, 0,
-                                             output),
-                         LT_OK, "%s", lt_last_error());
+            cr_assert_eq(lt_gen_session_init(&s, &weights, 8, modes[i], 2, 9, 0, output), LT_OK,
+                         "%s", lt_last_error());
             cr_expect_eq(lt_mem_current() - before, plan.total, "%s %s output %d", variants[i],
                          lt_gen_mode_name(modes[i]), output);
-            size_t generator;
-            cr_assert_eq(lt_generator_plan(&s.model, modes[i], 2, 9, &generator), LT_OK);
-            cr_expect_eq(plan.generator, generator);
+            size_t state, forward;
+            cr_assert_eq(lt_generator_plan(&weights, modes[i], 2, 9, &state, &forward), LT_OK);
+            cr_expect_eq(plan.state, state);
+            cr_expect_eq(plan.forward, forward);
+            if (modes[i] == LT_GEN_RECOMPUTE) {
+                cr_expect_eq(s.g.forward.params, weights.params, "the forward reads the weights");
+                size_t infer;
+                lt_model_config mc = c.model;
+                mc.max_batch = 2;
+                mc.seq_len = 9;
+                cr_assert_eq(lt_model_plan(&mc, LT_MODEL_INFER, lt_threads_get(), &infer, NULL),
+                             LT_OK);
+                cr_expect_eq(forward, infer - lt_mem_rounded(weights.param_count * sizeof(float)),
+                             "an inference forward but its parameters");
+            }
             lt_gen_session_free(&s);
+            cr_expect_eq(lt_mem_current(), before, "the session frees what it took, not the "
+                                                   "weights");
             lt_model_free(&weights);
         }
     lt_train_config c = small_config("linformer", 0, 0.0f);
     lt_model weights;
     cr_assert_eq(lt_model_alloc(&weights, &c.model, LT_MODEL_WEIGHTS, 2, 8), LT_OK);
     lt_gen_session_bytes plan;
-    cr_expect_eq(lt_gen_session_plan(&weights, &c.model, LT_GEN_RECURRENT, 1, 4, 0, &plan),
-                 LT_E_USAGE);
+    cr_expect_eq(lt_gen_session_plan(&weights, LT_GEN_RECURRENT, 1, 4, 0, &plan), LT_E_USAGE);
     lt_model_free(&weights);
 }
 
@@ -657,20 +776,57 @@ Test(generate, refusals_name_the_reason)
     lt_train_config c = small_config("linformer", 0, 0.0f);
     lt_model m;
     cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, 1, 1), LT_OK);
-    size_t bytes;
-    cr_expect_eq(lt_generator_plan(&m, LT_GEN_RECURRENT, 1, 4, &bytes), LT_E_USAGE);
+    size_t bytes, forward;
+    cr_expect_eq(lt_generator_plan(&m, LT_GEN_RECURRENT, 1, 4, &bytes, &forward), LT_E_USAGE);
     cr_expect_neq(strstr(lt_last_error(), "not causal"), NULL, "%s", lt_last_error());
     lt_model_free(&m);
     c = small_config("linear", 1, 0.0f);
     cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_WEIGHTS, 1, 1), LT_OK);
-    cr_expect_eq(lt_generator_plan(&m, LT_GEN_RECOMPUTE, 1, 4, &bytes), LT_E_USAGE);
-    cr_expect_neq(strstr(lt_last_error(), "weights only"), NULL, "%s", lt_last_error());
-    cr_expect_eq(lt_generator_plan(&m, LT_GEN_RECURRENT, 1, 1000, &bytes), LT_OK,
+    cr_expect_eq(lt_generator_plan(&m, LT_GEN_CACHED, 1, 4, &bytes, &forward), LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "constant size (mode recurrent)"), NULL, "%s",
+                  lt_last_error());
+    cr_expect_eq(lt_generator_plan(&m, LT_GEN_RECOMPUTE, 2, 40, &bytes, &forward), LT_OK,
+                 "recompute plans its own forward over the weights: %s", lt_last_error());
+    cr_expect_eq(lt_generator_plan(&m, LT_GEN_RECURRENT, 1, 1000, &bytes, &forward), LT_OK,
                  "the recurrent state does not need a forward's plan");
     batch b;
     make_batch(&b, 0);
     cr_expect_eq(lt_model_forward(&m, &b.view, 0, 0, 0), LT_E_USAGE, "weights only");
     lt_model_free(&m);
+}
+
+/* A model reading another's weights: its forward is the weights' own, it
+ * allocates all but the parameters, frees none of them, and refuses to
+ * train or to read weights of another architecture. */
+Test(model, reading_weights_in_place)
+{
+    lt_train_config c = small_config("softmax", 1, 0.0f);
+    lt_model owner, reader;
+    cr_assert_eq(lt_model_alloc(&owner, &c.model, LT_MODEL_INFER, 2, 4), LT_OK);
+    size_t planned;
+    cr_assert_eq(lt_model_plan_reading(&c.model, LT_MODEL_INFER, 2, &planned), LT_OK);
+    size_t before = lt_mem_current();
+    cr_assert_eq(lt_model_alloc_reading(&reader, &c.model, LT_MODEL_INFER, 2, &owner), LT_OK,
+                 "%s", lt_last_error());
+    cr_expect_eq(lt_mem_current() - before, planned, "the plan is what it allocates");
+    cr_expect_eq(reader.params, owner.params);
+    cr_expect_eq(reader.seed, owner.seed);
+    batch b;
+    make_batch(&b, 2);
+    cr_assert_eq(lt_model_forward(&owner, &b.view, 0, 0, 0), LT_OK);
+    cr_assert_eq(lt_model_forward(&reader, &b.view, 0, 0, 0), LT_OK);
+    cr_expect_eq(memcmp(owner.logits, reader.logits, (size_t)B * N * LT_COPY_VOCAB * 4), 0);
+    lt_model_free(&reader);
+    cr_expect_eq(lt_mem_current(), before, "the weights stay allocated, the rest is freed");
+    cr_expect_eq(lt_model_alloc_reading(&reader, &c.model, LT_MODEL_TRAIN, 2, &owner),
+                 LT_E_USAGE, "it cannot train another's weights");
+    c.model.ffn += 1;
+    cr_expect_eq(lt_model_alloc_reading(&reader, &c.model, LT_MODEL_INFER, 2, &owner),
+                 LT_E_USAGE);
+    cr_expect_neq(strstr(lt_last_error(), "not the same architecture"), NULL, "%s",
+                  lt_last_error());
+    cr_expect_eq(lt_mem_current(), before, "nothing kept from a refusal");
+    lt_model_free(&owner);
 }
 
 Test(model, plan_matches_allocation_and_budget_refuses)
@@ -940,7 +1096,7 @@ Test(generate, next_byte_distributions_agree_across_modes)
         cr_assert_eq(lt_model_alloc(&m, &c.model, LT_MODEL_INFER, 2, 9), LT_OK, "%s",
                      lt_last_error());
         lt_generator cached, recompute;
-        cr_assert_eq(lt_generator_init(&cached, &m, LT_GEN_RECURRENT, 1, N), LT_OK);
+        cr_assert_eq(lt_generator_init(&cached, &m, stepped_mode(variants[v]), 1, N), LT_OK);
         cr_assert_eq(lt_generator_init(&recompute, &m, LT_GEN_RECOMPUTE, 1, N), LT_OK);
         for (int t = 0; t < N; t++) {
             int32_t byte = t == 0 ? 256 : (t * 37) % 256;

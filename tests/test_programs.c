@@ -28,7 +28,7 @@
 #include "kernel_sets.h"
 #include "program.h"
 #include "results/file.h"
-#include "tables.h"
+#include "registry.h"
 
 Test(dispatcher, lists_versions_and_refuses_unknown)
 {
@@ -54,13 +54,16 @@ Test(dispatcher, lists_versions_and_refuses_unknown)
  * name with none. */
 Test(dispatcher, every_program_has_version_and_typos_get_suggestions)
 {
-    const char *programs[] = {"copy",   "scaling", "image", "speech", "crossover", "decode",
-                              "attention", "compare", "plot", "suite", "ab"};
-    for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
-        char args[64], want[96];
-        snprintf(args, sizeof args, "%s --version", programs[i]);
+    /* every program of the registry is built, listed and answers */
+    for (int i = 0; i < bench_registry_count; i++) {
+        const char *name = bench_registry[i]->name;
+        cr_assert_eq(ltbench(""), 0);
+        char listed[160], args[64], want[96];
+        snprintf(listed, sizeof listed, "\n  %-10s %s\n", name, bench_registry[i]->summary);
+        ASSERT_MENTIONS(listed);
+        snprintf(args, sizeof args, "%s --version", name);
         cr_assert_eq(ltbench(args), 0, "%s: %s", args, output);
-        snprintf(want, sizeof want, "ltbench %s: ltbench 0.", programs[i]);
+        snprintf(want, sizeof want, "ltbench %s: ltbench 0.", name);
         cr_assert_eq(strncmp(output, want, strlen(want)), 0, "%s", output);
         cr_assert_eq(strchr(output, '\n'), output + strlen(output) - 1, "one line: %s", output);
     }
@@ -587,9 +590,10 @@ static void assert_same_numbers(const char *a_path, const char *b_path)
     lt_results_file a, b;
     cr_assert_eq(lt_results_read(&a, a_path), LT_OK, "%s", lt_last_error());
     cr_assert_eq(lt_results_read(&b, b_path), LT_OK, "%s", lt_last_error());
-    const lt_schema *schema;
-    cr_assert_eq(lt_results_recognise(&schema, &a, bench_tables, bench_table_count), LT_OK,
-                 "%s", lt_last_error());
+    const lt_schema *schema, *tables[64];
+    int count = bench_tables_of(bench_registry, bench_registry_count, tables, 64);
+    cr_assert_eq(lt_results_recognise(&schema, &a, tables, count), LT_OK, "%s",
+                 lt_last_error());
     cr_assert_eq(a.table.nrows, b.table.nrows, "%s has %lld rows, %s %lld", a_path,
                  a.table.nrows, b_path, b.table.nrows);
     int compared = 0;

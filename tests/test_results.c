@@ -14,13 +14,19 @@
 #include "check.h"
 #include "results/compare.h"
 #include "results/crossover.h"
-#include "claims.h"
-#include "tables.h"
+#include "copy/copy.h"
+#include "image/image.h"
+#include "registry.h"
+#include "scaling/scaling.h"
+#include "speech/speech.h"
 
 Test(results, every_table_of_ltbench_is_consistent)
 {
-    for (int i = 0; i < bench_table_count; i++)
-        cr_assert_eq(lt_schema_check(bench_tables[i]), LT_OK, "%s", lt_last_error());
+    const lt_schema *tables[64];
+    int count = bench_tables_of(bench_registry, bench_registry_count, tables, 64);
+    cr_assert_geq(count, 10);
+    for (int i = 0; i < count; i++)
+        cr_assert_eq(lt_schema_check(tables[i]), LT_OK, "%s", lt_last_error());
 }
 
 Test(results, a_schema_that_repeats_or_misnames_a_column_is_caught)
@@ -374,7 +380,7 @@ Test(crossover, settled_needs_the_wins_and_the_margin)
     cr_expect(crossover_of(linear, softmax, 1, 1.0).settled);
 }
 
-/* ---- the paper's claims judged on rows (bench/claims.c) ---- */
+/* ---- the paper's claims judged on rows (bench/<experiment>/claims.c) ---- */
 
 /* A table from CSV text, through a file as the report reads it. */
 static lt_csv_table csv_of(const char *text)
@@ -677,16 +683,29 @@ Test(results, claims_print_as_a_markdown_table_with_their_rules)
     free(text);
 }
 
+/* The run folders the suite's section hands an ablation's writer (the
+ * registry's), so these tests read the folders the suite writes. */
+static const char *const *runs_of(lt_section_extra_fn extra)
+{
+    for (int e = 0; e < bench_registry_count; e++)
+        for (int s = 0; s < bench_registry[e]->section_count; s++)
+            if (bench_registry[e]->sections[s].extra == extra)
+                return bench_registry[e]->sections[s].runs;
+    cr_assert_fail("no section of the registry runs this ablation");
+    return NULL;
+}
+
 /* Runs an ablation's writer on DIR: each expected line must be in its text
  * and `absent` (unless NULL) must not; then, without DIR/needed, it must
  * write nothing (there is nothing to set side by side). */
-static void check_ablation(void (*extra)(FILE *, const char *), const char *dir,
+static void check_ablation(lt_section_extra_fn extra, const char *dir,
                            const char *const *expected, size_t count, const char *absent,
                            const char *needed)
 {
     static char text[8192];
+    const char *const *runs = runs_of(extra);
     FILE *out = fmemopen(text, sizeof text, "w");
-    extra(out, dir);
+    extra(out, dir, runs);
     fclose(out);
     for (size_t i = 0; i < count; i++)
         cr_assert(strstr(text, expected[i]) != NULL, "missing %s in:\n%s", expected[i], text);
@@ -696,7 +715,7 @@ static void check_ablation(void (*extra)(FILE *, const char *), const char *dir,
     snprintf(path, sizeof path, "%s/%s", dir, needed);
     cr_assert_eq(remove(path), 0, "%s", path);
     out = fmemopen(text, sizeof text, "w");
-    extra(out, dir);
+    extra(out, dir, runs);
     long written = ftell(out);
     fclose(out);
     cr_assert_eq(written, 0, "nothing without %s", needed);
@@ -1019,7 +1038,7 @@ Test(results, image_ablation_leaves_out_models_not_yet_trained)
     fclose(f);
     static char text[8192];
     FILE *out = fmemopen(text, sizeof text, "w");
-    bench_image_ablation(out, dir);
+    bench_image_ablation(out, dir, runs_of(bench_image_ablation));
     fclose(out);
     /* written without a seed column: no seed said, - in the table */
     cr_expect(strstr(text, "`image-l4/`: 4 layers, 2500 updates, lr drops x0.1 after 1500. Test") !=
@@ -1201,4 +1220,93 @@ Test(results, paired_interval_covers_no_change_at_its_confidence)
     cr_assert(missed <= TRIALS * 0.06, "missed %d of %d", missed, TRIALS);
     cr_assert(missed >= TRIALS * 0.01, "missed %d of %d: the interval is too wide", missed,
               TRIALS);
+}
+
+/* ---- the registry ---- */
+
+/* Every entry is consistent with itself: a unique name; its sections run
+ * it, show one of its own tables, name a seed's section that exists, and
+ * hand an ablation the folders it compares. */
+Test(results, every_registry_entry_is_consistent)
+{
+    for (int e = 0; e < bench_registry_count; e++) {
+        const bench_entry *entry = bench_registry[e];
+        cr_assert_eq(bench_find(bench_registry, bench_registry_count, entry->name), entry,
+                     "%s is named twice", entry->name);
+        cr_assert(entry->summary != NULL && entry->summary[0] != '\0', "%s", entry->name);
+        cr_assert((entry->kind == BENCH_TOOL) == (entry->table_count == 0), "%s", entry->name);
+        for (int s = 0; s < entry->section_count; s++) {
+            const lt_report_section *sec = &entry->sections[s];
+            cr_assert_str_eq(sec->experiment, entry->name, "%s", sec->title);
+            int own = 0;
+            for (int t = 0; t < entry->table_count; t++)
+                own |= entry->tables[t] == sec->schema;
+            cr_assert(own, "%s shows a table %s does not write", sec->title, entry->name);
+            cr_assert((sec->part == LT_PART_SEED) == (sec->seed_of != NULL), "%s", sec->title);
+            cr_assert((sec->extra != NULL) == (sec->runs[0] != NULL && sec->runs[1] != NULL),
+                      "%s: an ablation compares at least two folders", sec->title);
+            int found = sec->seed_of == NULL;
+            for (int o = 0; o < entry->section_count && !found; o++)
+                found = strcmp(entry->sections[o].results, sec->seed_of) == 0;
+            cr_assert(found, "%s is a seed of %s, which is no section", sec->title,
+                      sec->seed_of);
+        }
+    }
+}
+
+static const lt_column added_columns[] = {{.name = "experiment", .role = LT_COL_NOTE},
+                                          {.name = "case", .role = LT_COL_KEY},
+                                          {.name = "seconds", .role = LT_COL_TIMING}};
+static const lt_schema added_table = {"added", "added", added_columns, 3, NULL, 0};
+static const lt_schema *const added_tables[] = {&added_table};
+static const lt_report_section added_sections[] = {
+    {"added", NULL, "An added ablation", "added-x/added.csv", &added_table, .part =
+     LT_PART_ABLATION, .runs = {"added", "added-x", NULL}},
+    {"added", NULL, "An added experiment", "added/added.csv", &added_table, .part =
+     LT_PART_PAPER},
+    {"added", NULL, "An added sweep", "added-sweep/added.csv", &added_table, .part =
+     LT_PART_SWEEP},
+};
+static const bench_entry added_entry = {"added", "an experiment added to the registry",
+                                        BENCH_BEYOND, added_tables, 1, added_sections, 3};
+
+/* An experiment added to the registry is in every list the tools read: its
+ * tables beside the others', its sections each in its part of the report
+ * (after every entry's sections of the parts before), its name among the
+ * suite's. */
+Test(results, an_added_entry_reaches_every_list)
+{
+    const bench_entry *entries[64];
+    int count = 0;
+    for (int e = 0; e < bench_registry_count; e++)
+        entries[count++] = bench_registry[e];
+    entries[count++] = &added_entry;
+
+    const lt_schema *tables[64];
+    int before = bench_tables_of(bench_registry, bench_registry_count, tables, 64);
+    cr_assert_eq(bench_tables_of(entries, count, tables, 64), before + 1);
+    cr_assert_eq(tables[before], &added_table);
+
+    lt_report_section sections[64];
+    int n = bench_sections_of(entries, count, sections, 64);
+    int at[3] = {-1, -1, -1};
+    for (int i = 0; i < n; i++) {
+        for (int a = 0; a < 3; a++)
+            if (strcmp(sections[i].title, added_sections[a].title) == 0)
+                at[a] = i;
+        if (i > 0) /* parts never go back */
+            cr_assert_geq(sections[i].part, sections[i - 1].part, "%s", sections[i].title);
+    }
+    cr_assert(at[0] >= 0 && at[1] >= 0 && at[2] >= 0);
+    cr_assert_eq(sections[at[0]].runs[1], added_sections[0].runs[1]);
+    cr_assert_eq(sections[at[2]].part, LT_PART_SWEEP);
+    /* the paper's part ends with the added experiment, the last entry's */
+    cr_assert_eq(sections[at[1] + 1].part > LT_PART_PAPER || at[1] + 1 == n ? 1 : 0, 1);
+
+    char names[512];
+    bench_suite_names(entries, count, ",", names, sizeof names);
+    size_t len = strlen(names);
+    cr_assert(len > 6 && strcmp(names + len - 6, ",added") == 0, "%s", names);
+    cr_assert_eq(bench_find(entries, count, "added"), &added_entry);
+    cr_assert_null(bench_find(bench_registry, bench_registry_count, "added"));
 }

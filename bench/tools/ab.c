@@ -21,7 +21,6 @@
 #include "io/atomic.h"
 #include "results/file.h"
 #include "results/paired.h"
-#include "tables.h"
 
 enum { MAX_ROUNDS = 60, MAX_CASES = 64, MAX_ARGS = 48, SIDES = 2 };
 

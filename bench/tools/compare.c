@@ -1,12 +1,13 @@
 /* ltbench compare: two result CSVs of the same table -> a Markdown report
  * and pass/fail for regression tracking. The tables and the role of each
- * column come from bench/tables.c; the judging is src/results/compare.c. */
+ * column come from the registry (each experiment's tables.c); the judging is
+ * src/results/compare.c. */
 #include <stdio.h>
 
 #include "core/cli.h"
 #include "experiment/flags.h"
 #include "results/compare.h"
-#include "tables.h"
+#include "registry.h"
 
 /* How far an exact metric other than a count (a loss) may move between runs
  * of another BLAS core or kernel set, whose sums go in another order: 1%, or
@@ -74,6 +75,8 @@ static const char details[] =
 
 int main(int argc, char **argv)
 {
+    const lt_schema *tables[64];
+    int table_count = bench_tables_of(bench_registry, bench_registry_count, tables, 64);
     lt_compare_options o = {.threshold = 5, .cross_tolerance = CROSS_TOLERANCE,
                             .cross_absolute = CROSS_ABSOLUTE};
     const char *fail_on = "all";
@@ -114,12 +117,12 @@ int main(int argc, char **argv)
     int code = lt_cli_parse_tool(&cli, &operands, argc, argv, &exit_now);
     if (exit_now) {
         if (code == 0 && exit_now != LT_CLI_VERSION) /* --help: the tables it knows */
-            lt_compare_describe(bench_tables, bench_table_count, stdout);
+            lt_compare_describe(tables, table_count, stdout);
         return code;
     }
     o.exact_only = fail_on[0] == 'e';
     int failed = 0;
-    lt_status status = lt_compare(bench_tables, bench_table_count, files[0], files[1], &o,
+    lt_status status = lt_compare(tables, table_count, files[0], files[1], &o,
                                   stdout, &failed);
     if (status != LT_OK)
         return lt_cli_report(cli.program, status);

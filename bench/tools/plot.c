@@ -1,12 +1,12 @@
-/* ltbench plot: the paper's figures from result CSVs, as the tables in
- * bench/tables.c declare them; the drawing is src/results/plot.c. */
+/* ltbench plot: the paper's figures from result CSVs, as the registry's tables
+ * (each experiment's tables.c) declare them; the drawing is src/results/plot.c. */
 #include <stdio.h>
 #include <sys/stat.h>
 
 #include "core/cli.h"
 #include "experiment/flags.h"
 #include "results/plot.h"
-#include "tables.h"
+#include "registry.h"
 
 enum { MAX_INPUTS = 32 };
 
@@ -34,6 +34,8 @@ static const char details[] =
 
 int main(int argc, char **argv)
 {
+    const lt_schema *tables[64];
+    int table_count = bench_tables_of(bench_registry, bench_registry_count, tables, 64);
     lt_plot_options o = {.out = "results/figures", .width = 1200, .height = 560,
                          .paper = "data/paper"};
     lt_flag flags[] = {
@@ -66,7 +68,7 @@ int main(int argc, char **argv)
                                                  "CSVs, got '%s' (no such folder)",
                                      o.paper));
     int drawn = 0;
-    lt_status status = lt_plot(bench_tables, bench_table_count, files, operands.count, &o,
+    lt_status status = lt_plot(tables, table_count, files, operands.count, &o,
                                stdout, &drawn);
     if (status != LT_OK)
         return lt_cli_report(cli.program, status);

@@ -1,6 +1,6 @@
 /* ltbench suite: every experiment at one preset into one folder, every
  * figure, and a Markdown report that sets each result table (its shown
- * columns, from bench/tables.c) beside the paper's (the CSVs in data/paper),
+ * columns, from the registry's tables) beside the paper's (the CSVs in data/paper),
  * with the commands that made them. */
 #include <dirent.h>
 #include <stdio.h>
@@ -17,10 +17,9 @@
 #include "experiment/flags.h"
 #include "experiment/program.h"
 #include "results/report.h"
-#include "claims.h"
-#include "tables.h"
+#include "registry.h"
 
-enum { MAX_ARGS = 32, MAX_STEPS = 24 };
+enum { MAX_ARGS = 32, MAX_STEPS = 32 };
 
 /* The programs that measure without training: no checkpoints, so no
  * --resume (the suite keeps a finished CSV of theirs instead). Every
@@ -42,153 +41,17 @@ typedef struct suite_options {
     lt_common common;
 } suite_options;
 
-static const lt_report_section declared[] = {
-    {"copy", NULL, "Copy task (the paper's Figure 2)", "copy/summary.csv", &bench_copy_summary,
-     "copy/curves.csv", &bench_copy_curves, NULL,
-     "linear attention converges smoothly to the same loss as softmax; Reformer LSH does "
-     "worse; chance accuracy is 0.1.", 0, .conclude = bench_copy_claims,
-     .paper_config = "4 layers, 8 heads of 32, FFN 1024, dropout 0.1, batch 64, RAdam 1e-3 "
-                     "dropped to 1e-4 after 3000 updates, sequences of at most 128"},
-    {"scaling", NULL, "Scaling (the paper's Figure 1)", "scaling/scaling.csv", &bench_scaling,
-     NULL, &bench_scaling, NULL,
-     "linear attention is faster and needs less memory for every N; its time and memory grow "
-     "linearly with N, softmax's quadratically (softmax ran out of its 11 GB GPU above N = "
-     "4096).", 0, .conclude = bench_scaling_claims,
-     .paper_config = "attention alone, forward and backward on random inputs, N = 2^9 to 2^16, "
-                     "the batch scaled inversely with N, on an 11 GB GPU"},
-    {"image", "mnist", "Image generation (the paper's Table 1)", "image/mnist.csv",
-     &bench_image_results, NULL, &bench_image_results, "table1-mnist.csv",
-     "linear attention's bits/dim is close to softmax's, and it generates hundreds of times "
-     "faster than softmax recomputing the prefix.", 0, .conclude = bench_image_claims,
-     .paper_config = "8 layers, 8 heads of 32, FFN 1024, RAdam 1e-4, 250 epochs of 60000 "
-                     "images"},
-    {"image", "cifar10", "Image generation (the paper's Table 2)", "image/cifar10.csv",
-     &bench_image_results, NULL, &bench_image_results, "table2-cifar10.csv",
-     "linear attention matches softmax's bits/dim and generates thousands of times faster "
-     "than softmax recomputing the prefix.", 0, .conclude = bench_image_claims,
-     .paper_config = "16 layers, 8 heads of 32, FFN 1024, RAdam 1e-4, about 7 days on one GPU "
-                     "over the 50000 CIFAR-10 training images"},
-    {"image", "mnist", "MNIST generation at the paper's size (speed only)",
-     "image-paper/mnist.csv", &bench_image_results, NULL, NULL, "table1-mnist.csv",
-     "linear attention generates 317x faster than softmax recomputing the prefix, LSH-1 1.5x "
-     "and LSH-4 0.6x, measured on the paper's MNIST architecture (8 layers, 8 heads of 32, "
-     "FFN 1024). Here that architecture generates with untrained weights (speed does not "
-     "depend on them; medium preset only), so the speed-ups are judged where the paper "
-     "measured them.",
-     0, bench_image_claims, .only_preset = "medium",
-     .args = {"--layers=8", "--heads=8", "--head-dim=32", "--ffn=1024", "--gen-only",
-      "--gen-batches=1", "--gen-images=1", "--completions=0", NULL}},
-    {"image", "cifar10", "CIFAR-10 generation on a CPU at the paper's size (its appendix)",
-     "image-paper/cifar10.csv", &bench_image_results, NULL, NULL, "appendix-cpu-cifar10.csv",
-     "on a CPU, one CIFAR-10 image at batch 1 takes softmax recomputing the prefix 8651 s, "
-     "softmax with a key/value cache (stateful) 71.9 s and linear attention 45.1 s. Here the "
-     "paper's CIFAR-10 architecture (16 layers, 8 heads of 32, FFN 1024) generates with "
-     "untrained weights (speed does not depend on them; medium preset only).",
-     0, bench_image_cpu_claims, .only_preset = "medium",
-     .args = {"--layers=16", "--heads=8", "--head-dim=32", "--ffn=1024", "--gen-only",
-      "--gen-batches=1", "--gen-images=1", "--variants=softmax,linear", "--completions=0",
-      NULL}},
-    {"speech", NULL, "Speech recognition (the paper's Table 3)", "speech/speech.csv",
-     &bench_speech_results, "speech/speech-curves.csv", &bench_speech_curves, "table3-wsj.csv",
-     "softmax has the lowest PER, then linear, then the Bi-LSTM; linear attention is about "
-     "3.3x faster per epoch than softmax.", 0, .conclude = bench_speech_claims,
-     .paper_config = "80 hours of WSJ; transformers of 9 layers and 6 heads, RAdam 1e-4 halved "
-                     "on plateau; a Bi-LSTM of 3 layers of 320, Adam 1e-3"},
-    /* other seeds of the quality runs: judged with their sections */
-    {"copy", NULL, "Copy task, seed 2", "copy-seed2/summary.csv", &bench_copy_summary, NULL,
-     NULL, NULL, "", 0, NULL, .only_preset = "medium", .args = {"--seed=2", NULL},
-     .seed_of = "copy/summary.csv"},
-    {"copy", NULL, "Copy task, seed 3", "copy-seed3/summary.csv", &bench_copy_summary, NULL,
-     NULL, NULL, "", 0, NULL, .only_preset = "medium", .args = {"--seed=3", NULL},
-     .seed_of = "copy/summary.csv"},
-    {"speech", NULL, "Speech, seed 2", "speech-seed2/speech.csv", &bench_speech_results, NULL,
-     NULL, NULL, "", 0, NULL, .only_preset = "medium", .args = {"--seed=2", NULL},
-     .seed_of = "speech/speech.csv"},
-    {"speech", NULL, "Speech, seed 3", "speech-seed3/speech.csv", &bench_speech_results, NULL,
-     NULL, NULL, "", 0, NULL, .only_preset = "medium", .args = {"--seed=3", NULL},
-     .seed_of = "speech/speech.csv"},
-    {"image", "mnist", "MNIST, seed 2", "image-seed2/mnist.csv", &bench_image_results, NULL,
-     NULL, NULL, "", 0, NULL, .only_preset = "medium",
-     .args = {"--seed=2", "--gen-modes=fast", NULL},
-     .seed_of = "image/mnist.csv"},
-    {"image", "cifar10", "CIFAR-10, seed 2", "image-seed2/cifar10.csv", &bench_image_results,
-     NULL, NULL, NULL, "", 0, NULL, .only_preset = "medium",
-     .args = {"--seed=2", "--gen-modes=fast", NULL}, .seed_of = "image/cifar10.csv"},
-    {"crossover", NULL, "Crossover: where linear attention overtakes softmax",
-     "crossover/crossover-table.csv", &bench_crossover, NULL, &bench_crossover, NULL,
-     "For each head dimension D, the smallest sequence length N from which each linear "
-     "kernel is faster per sample than each softmax kernel at every larger N measured, "
-     "forward and forward+backward (`ltbench crossover`; every case is in "
-     "`crossover/crossover.csv`).",
-     1, .conclude = NULL},
-    {"decode", NULL, "Decoding: time per token and memory against the context",
-     "decode/decode.csv", &bench_decode, NULL, &bench_decode, NULL,
-     "Per generated token, at each context position: the median time of a window of steps "
-     "and the bytes generation holds there (the recurrent state, the key/value cache, or "
-     "recompute's forward over the prefix), for every generation mode at each batch size "
-     "(`ltbench decode`). Recompute is measured only where its time budget allows.",
-     1, .conclude = NULL},
-    {"copy", NULL, "Copy task: what drives convergence (an ablation)", "copy-h16/summary.csv",
-     &bench_copy_summary, "copy-h16/curves.csv", &bench_copy_curves, NULL,
-     "The medium preset's copy task again with heads of 16 dimensions instead of 32 (the "
-     "small preset's), softmax and linear only, for the first 6000 of its updates (the "
-     "learning rate drops at 5000 in both), to tell the head width's part in linear "
-     "attention's convergence from the number of updates' (medium preset only).",
-     1, NULL, .only_preset = "medium",
-     .args = {"--head-dim=16", "--variants=softmax,linear", "--steps=6000", NULL},
-     .extra = bench_copy_ablation},
-    {"image", "mnist", "Image generation: twice the depth (an ablation)", "image-l4/mnist.csv",
-     &bench_image_results, NULL, NULL, NULL,
-     "The medium preset's MNIST models again with 4 layers instead of 2, softmax and linear "
-     "only, the same updates, to tell whether depth closes linear attention's gap to softmax "
-     "in bits/dim (the paper's models have 8 layers; medium preset only).",
-     1, NULL, .only_preset = "medium", .args = {"--layers=4", "--variants=softmax,linear", NULL},
-     .extra = bench_image_ablation},
-    {"image", "mnist", "Image generation: twice the updates (an ablation)",
-     "image-long/mnist.csv", &bench_image_results, NULL, NULL, NULL,
-     "The medium preset's MNIST models again for twice its updates, the learning rate dropped "
-     "tenfold for the last 4000 as the preset drops it for its last 2000, softmax and linear "
-     "only, to tell whether more training closes linear attention's gap to softmax in "
-     "bits/dim; the depth ablation's section above sets both beside the preset's models "
-     "(medium preset only).",
-     1, NULL, .only_preset = "medium",
-     .args = {"--steps=28000", "--lr-drops=24000:0.1", "--variants=softmax,linear", NULL},
-     .extra = NULL},
-    {"image", "mnist", "Image generation: an earlier learning-rate drop (an ablation)",
-     "image-drop7/mnist.csv", &bench_image_results, NULL, NULL, NULL,
-     "The medium preset's MNIST models again with the learning rate dropped tenfold after "
-     "7000 updates instead of 12000, the same updates, softmax and linear only, to tell "
-     "whether the schedule, at no cost in time, closes linear attention's gap to softmax in "
-     "bits/dim; the depth ablation's section above sets both beside the preset's models "
-     "(medium preset only).",
-     1, NULL, .only_preset = "medium",
-     .args = {"--lr-drops=7000:0.1", "--variants=softmax,linear", NULL}, .extra = NULL},
-    {"speech", NULL, "Speech recognition: four times the audio (an ablation)",
-     "speech-8h/speech.csv", &bench_speech_results, NULL, NULL, NULL,
-     "The medium preset's speech task again on 8 hours of audio instead of 2 (the same "
-     "utterance lengths, so four times the updates over the same 20 epochs), softmax and the "
-     "Bi-LSTM only, to tell whether the transformers trail the Bi-LSTM for want of data "
-     "(medium preset only).",
-     1, NULL, .only_preset = "medium", .args = {"--hours=8", "--variants=softmax,bilstm", NULL},
-     .extra = bench_speech_ablation},
-    {"speech", NULL, "Speech recognition: dropout (an ablation)", "speech-dropout/speech.csv",
-     &bench_speech_results, NULL, NULL, NULL,
-     "The medium preset's speech task again with dropout 0.1 after each branch of the "
-     "transformers (the preset trains without; the paper's copy task uses 0.1), softmax and "
-     "linear only, to tell whether the transformers trail the Bi-LSTM for want of "
-     "regularisation: their dev PER (speakers heard in training) is far below their test PER "
-     "(unseen voices) (medium preset only).",
-     1, NULL, .only_preset = "medium", .args = {"--dropout=0.1", "--variants=softmax,linear", NULL},
-     .extra = bench_speech_dropout_ablation},
-};
-enum { SECTIONS = sizeof declared / sizeof declared[0] };
+/* Every experiment's sections from the registry, by part (bench_sections_of). */
+enum { SECTIONS_MAX = MAX_STEPS };
+static lt_report_section declared[SECTIONS_MAX];
+static int SECTIONS;
 
 /* The sections with each image section's CSV named after the data it
  * reads (image/cifar10-catdog.csv when the cats-and-dogs subset stands in
  * for CIFAR-10), as the image program names it. */
-static lt_report_section sections[SECTIONS];
+static lt_report_section sections[SECTIONS_MAX];
 static int exists(const char *path);
-static char resolved_paths[SECTIONS][256];
+static char resolved_paths[SECTIONS_MAX][256];
 
 /* A report rewritten from OUT takes the one result CSV of that data set
  * found there (DATASET.csv or DATASET-SUBSET.csv), whatever data is here. */
@@ -220,6 +83,7 @@ static void found_in_out(char *name, size_t size, const char *out, const char *r
 
 static void resolve_sections(const suite_options *o)
 {
+    SECTIONS = bench_sections_of(bench_registry, bench_registry_count, declared, SECTIONS_MAX);
     for (int i = 0; i < SECTIONS; i++) {
         sections[i] = declared[i];
         const char *dataset = declared[i].dataset;
@@ -244,7 +108,7 @@ static void resolve_sections(const suite_options *o)
             if (strcmp(declared[i].seed_of, declared[j].results) == 0)
                 sections[i].seed_of = sections[j].results;
 }
-_Static_assert((int)SECTIONS <= (int)MAX_STEPS, "a step per section");
+_Static_assert((int)SECTIONS_MAX <= (int)MAX_STEPS, "a step per section");
 
 /* One program run by the suite, and what became of it. */
 typedef struct suite_step {
@@ -332,28 +196,23 @@ static int wanted(const suite_options *o, const char *name)
     return strstr(list, item) != NULL;
 }
 
-/* Every --experiments item is an experiment the suite knows, named once. */
+/* Every --experiments item is an experiment the suite knows (an entry of
+ * the registry with sections), named once. */
 static lt_status check_experiments(const char *text)
 {
-    static const char *const known[] = {"copy", "scaling", "image", "speech", "crossover",
-                                        "decode"};
-    enum { KNOWN = sizeof known / sizeof known[0] };
-    char copy[256];
+    enum { KNOWN = 32 };
+    char copy[256], known[512];
+    bench_suite_names(bench_registry, bench_registry_count, ", ", known, sizeof known);
     if (strlen(text) >= sizeof copy)
-        return lt_fail(LT_E_USAGE, "--experiments: too long, expected items from copy, "
-                                   "scaling, image, speech, crossover, decode");
+        return lt_fail(LT_E_USAGE, "--experiments: too long, expected items from %s", known);
     strcpy(copy, text);
     const char *items[KNOWN];
     int count;
     LT_TRY(lt_cli_split_unique(copy, items, KNOWN, &count, "--experiments"));
     for (int i = 0; i < count; i++) {
-        int found = 0;
-        for (int k = 0; k < KNOWN; k++)
-            found |= strcmp(items[i], known[k]) == 0;
-        if (!found)
-            return lt_fail(LT_E_USAGE,
-                           "--experiments: expected items from copy, scaling, image, speech, "
-                           "crossover, decode, got '%s'",
+        const bench_entry *e = bench_find(bench_registry, bench_registry_count, items[i]);
+        if (e == NULL || e->section_count == 0)
+            return lt_fail(LT_E_USAGE, "--experiments: expected items from %s, got '%s'", known,
                            items[i]);
     }
     return LT_OK;
@@ -513,8 +372,11 @@ static int suite_flags(suite_options *o, lt_flag *f)
                                   "and REPORT.md (default results/suite-PRESET)");
     f[n++] = (lt_flag){"--report", LT_FLAG_STRING, &o->report, "PATH",
                        "the report (default OUT/REPORT.md)", 0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--experiments", LT_FLAG_STRING, &o->experiments, "LIST",
-                       "which to run: copy, scaling, image, speech, crossover, decode", 0, 0,
+    static char which[600];
+    char names[512];
+    bench_suite_names(bench_registry, bench_registry_count, ", ", names, sizeof names);
+    snprintf(which, sizeof which, "which to run: %s", names);
+    f[n++] = (lt_flag){"--experiments", LT_FLAG_STRING, &o->experiments, "LIST", which, 0, 0,
                        NULL, 0};
     f[n++] = (lt_flag){"--paper", LT_FLAG_STRING, &o->paper, "DIR", "the paper's numbers as CSV",
                        0, 0, NULL, 0};
@@ -552,9 +414,10 @@ static const char details[] =
 
 int main(int argc, char **argv)
 {
-    static suite_options o = {.preset = "quick",
-                              .experiments = "copy,scaling,image,speech,crossover,decode",
-                              .paper = "data/paper"};
+    static char every[512];
+    bench_suite_names(bench_registry, bench_registry_count, ",", every, sizeof every);
+    static suite_options o = {.preset = "quick", .paper = "data/paper"};
+    o.experiments = every;
     lt_common_defaults(&o.common);
     static lt_flag flags[24];
     lt_cli cli = {"ltbench suite",

@@ -281,6 +281,7 @@ lt_status lt_attn_variant_caps(const char *variant, lt_attn_caps *caps)
         .noncausal = any_kernel_fits(impl, 0),
         .params = impl->param_count(&config) > 0,
         .recurrent = impl->step != NULL,
+        .constant_state = impl->step != NULL && !impl->step_grows,
         .gates = impl->gates,
         .no_causal_reason = impl->no_causal_reason,
         .no_noncausal_reason = impl->no_noncausal_reason,
@@ -715,12 +716,12 @@ lt_status lt_attn_step_cost(const lt_attn *attn, int H, int D, int M, int positi
     enum { SPAN = 4096 };
     size_t one, many;
     LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 1, &one));
-    LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 1 + SPAN, &many));
-    if (one == many) { /* constant: every float read and written, one FMA each way */
+    if (!attn->impl->step_grows) { /* constant: every float read and written, one FMA each way */
         double payload = (double)(one - STATE_HEADER_BYTES);
         *bytes = 2.0 * payload;
         *flops = 4.0 * payload / sizeof(float);
     } else { /* a cache of (many - one) / SPAN bytes a step: one FMA a float read */
+        LT_TRY(lt_attn_state_bytes(attn, 1, H, D, M, 1 + SPAN, &many));
         *bytes = (double)(many - one) / SPAN * (position + 1);
         *flops = 2.0 * *bytes / sizeof(float);
     }

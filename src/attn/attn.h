@@ -192,6 +192,9 @@ typedef struct lt_attn_caps {
     int noncausal;  /* has a non-causal form */
     int params;     /* has learned parameters (linformer's E, F) */
     int recurrent;  /* has a recurrent step for generation (causal only) */
+    int constant_state; /* recurrent, its state of one size at any position (linear's
+                         * (S, z)); 0: a cache that grows a row a position (softmax's
+                         * keys and values), or no recurrent form */
     int gates;      /* LT_ATTN_GATE_* it reads (0: none; its calls take no gates) */
     const char *no_causal_reason;    /* why not, when causal == 0 */
     const char *no_noncausal_reason; /* why not, when noncausal == 0 */

@@ -9,93 +9,98 @@
 #include "core/timer.h"
 #include "model/body.h"
 #include "nn/embedding.h"
-#include "nn/linear.h"
 #include "nn/mol.h"
-#include "nn/posenc.h"
 
 const char *lt_gen_mode_name(lt_gen_mode mode)
 {
-    return mode == LT_GEN_RECURRENT ? "recurrent" : "recompute";
+    switch (mode) {
+    case LT_GEN_RECURRENT: return "recurrent";
+    case LT_GEN_CACHED: return "cached";
+    case LT_GEN_RECOMPUTE: return "recompute";
+    }
+    return "unknown";
 }
 
-/* The generator's block, laid out (or counted) in one walk. */
-static lt_status layout(lt_generator *g, const lt_model *m, lt_carver *c)
+lt_gen_mode lt_gen_stepped_mode(const lt_attn_caps *caps)
 {
-    const lt_model_config *cfg = &m->config;
-    size_t B = (size_t)g->batch, f = sizeof(float);
-    if (g->mode == LT_GEN_RECURRENT) {
-        size_t body_bytes;
-        LT_TRY(m->body->step_bytes(m, g->batch, g->max_steps, &body_bytes));
-        g->body_state = lt_carve(c, body_bytes);
-        g->x = lt_carve(c, B * (size_t)m->width * f);
-        g->pos = lt_carve(c, (size_t)m->width * f);
-    } else {
-        g->prefix = lt_carve(c, B * (size_t)g->max_steps * sizeof(int32_t));
-        g->packed = lt_carve(c, B * (size_t)g->max_steps * sizeof(int32_t));
-    }
-    g->logits = lt_carve(c, B * (size_t)cfg->classes * f);
-    return LT_OK;
+    return caps->constant_state ? LT_GEN_RECURRENT : LT_GEN_CACHED;
 }
 
-static lt_status check(const lt_model *m, lt_gen_mode mode, int batch, int max_steps)
+static int stepped(lt_gen_mode mode) { return mode != LT_GEN_RECOMPUTE; }
+
+/* Recompute's forward: the model's, planned for batch x max_steps. */
+static lt_model_config forward_config(const lt_model *m, int batch, int max_steps)
 {
-    const lt_model_config *cfg = &m->config;
-    if (cfg->input != LT_INPUT_TOKENS)
-        return lt_fail(LT_E_USAGE, "generation: the model reads features, not tokens");
-    if (!cfg->attn.causal)
-        return lt_fail(LT_E_USAGE, "generation: the model's attention is not causal");
-    if (batch < 1 || max_steps < 1)
-        return lt_fail(LT_E_USAGE, "generation: batch %d and max_steps %d must be >= 1", batch,
-                       max_steps);
-    if (mode == LT_GEN_RECURRENT) {
-        lt_attn_caps caps;
-        LT_TRY(lt_attn_variant_caps(cfg->attn.variant, &caps));
-        if (!caps.recurrent || m->body->step == NULL)
-            return lt_fail(LT_E_USAGE, "generation: %s attention has no recurrent form (%s)",
-                           cfg->attn.variant, caps.no_recurrent_reason);
-    } else if (mode == LT_GEN_RECOMPUTE) {
-        if (m->use == LT_MODEL_WEIGHTS || batch > cfg->max_batch || max_steps > cfg->seq_len)
-            return lt_fail(LT_E_USAGE,
-                           "generation: recomputing needs a model planned for a forward of "
-                           "%d x %d positions (it has %s %d x %d)",
-                           batch, max_steps,
-                           m->use == LT_MODEL_WEIGHTS ? "weights only," : "", cfg->max_batch,
-                           cfg->seq_len);
-    } else {
-        return lt_fail(LT_E_USAGE, "generation: unknown mode %d", (int)mode);
-    }
-    return LT_OK;
+    lt_model_config config = m->config;
+    config.max_batch = batch;
+    config.seq_len = max_steps;
+    return config;
+}
+
+/* Recompute's block, laid out (or counted) in one walk. */
+static void recompute_layout(lt_generator *g, const lt_model *m, lt_carver *c)
+{
+    size_t B = (size_t)g->batch;
+    g->prefix = lt_carve(c, B * (size_t)g->max_steps * sizeof(int32_t));
+    g->packed = lt_carve(c, B * (size_t)g->max_steps * sizeof(int32_t));
+    g->logits = lt_carve(c, B * (size_t)m->config.classes * sizeof(float));
 }
 
 lt_status lt_generator_plan(const lt_model *m, lt_gen_mode mode, int batch, int max_steps,
-                            size_t *bytes)
+                            size_t *state, size_t *forward)
 {
-    LT_TRY(check(m, mode, batch, max_steps));
-    lt_generator g = {.mode = mode, .batch = batch, .max_steps = max_steps};
+    *state = *forward = 0;
+    if (mode == LT_GEN_RECURRENT || mode == LT_GEN_CACHED) {
+        LT_TRY(lt_model_state_bytes(m, batch, max_steps, state));
+        lt_attn_caps caps;
+        LT_TRY(lt_attn_variant_caps(m->config.attn.variant, &caps));
+        if (mode != lt_gen_stepped_mode(&caps))
+            return lt_fail(LT_E_USAGE, "generation: %s attention steps %s (mode %s), not in mode "
+                                       "%s",
+                           m->config.attn.variant,
+                           caps.constant_state ? "a state of constant size"
+                                               : "a key/value cache that grows a row a position",
+                           lt_gen_mode_name(lt_gen_stepped_mode(&caps)), lt_gen_mode_name(mode));
+        return LT_OK;
+    }
+    if (mode != LT_GEN_RECOMPUTE)
+        return lt_fail(LT_E_USAGE, "generation: unknown mode %d", (int)mode);
+    LT_TRY(lt_model_check_generative(m));
+    if (batch < 1 || max_steps < 1)
+        return lt_fail(LT_E_USAGE, "generation: batch %d and max_steps %d must be >= 1", batch,
+                       max_steps);
+    lt_model_config config = forward_config(m, batch, max_steps);
+    LT_TRY(lt_model_plan_reading(&config, LT_MODEL_INFER, lt_threads_get(), forward));
+    lt_generator counted = {.batch = batch, .max_steps = max_steps};
     lt_carver counter = {NULL, 0};
-    LT_TRY(layout(&g, m, &counter));
-    *bytes = counter.used;
+    recompute_layout(&counted, m, &counter);
+    *state = counter.used;
     return LT_OK;
 }
 
-lt_status lt_generator_init(lt_generator *g, lt_model *m, lt_gen_mode mode, int batch,
+lt_status lt_generator_init(lt_generator *g, const lt_model *m, lt_gen_mode mode, int batch,
                             int max_steps)
 {
-    size_t bytes;
+    size_t state, forward;
     memset(g, 0, sizeof *g);
-    LT_TRY(lt_generator_plan(m, mode, batch, max_steps, &bytes));
-    LT_TRY(lt_mem_plan(bytes, "the generator's state"));
-    LT_TRY(lt_mem_alloc(&g->block, bytes, "generator state"));
+    LT_TRY(lt_generator_plan(m, mode, batch, max_steps, &state, &forward));
+    LT_TRY(lt_mem_plan(state + forward, "the generator's state"));
+    LT_TRY(lt_mem_alloc(&g->block, state, "generator state"));
     g->model = m;
     g->mode = mode;
     g->batch = batch;
     g->max_steps = max_steps;
-    lt_carver placer = {g->block, 0};
-    lt_status status = layout(g, m, &placer);
-    if (status == LT_OK && mode == LT_GEN_RECURRENT && m->body->step_prepare != NULL)
-        status = m->body->step_prepare(m, g->body_state, batch, max_steps);
-    if (status == LT_OK)
-        status = lt_generator_reset(g);
+    lt_status status;
+    if (stepped(mode)) {
+        status = lt_model_state_init(&g->state, m, g->block, batch, max_steps);
+        g->logits = g->state.logits;
+    } else {
+        lt_carver placer = {g->block, 0};
+        recompute_layout(g, m, &placer);
+        lt_model_config config = forward_config(m, batch, max_steps);
+        status = lt_model_alloc_reading(&g->forward, &config, LT_MODEL_INFER, lt_threads_get(),
+                                        m);
+    }
     if (status != LT_OK)
         lt_generator_free(g);
     return status;
@@ -104,58 +109,19 @@ lt_status lt_generator_init(lt_generator *g, lt_model *m, lt_gen_mode mode, int 
 lt_status lt_generator_reset(lt_generator *g)
 {
     g->steps = 0;
-    if (g->mode == LT_GEN_RECURRENT)
-        return g->model->body->step_init(g->model, g->body_state, g->batch, g->max_steps);
-    return LT_OK;
+    return stepped(g->mode) ? lt_model_state_reset(&g->state, g->model) : LT_OK;
 }
 
 void lt_generator_free(lt_generator *g)
 {
+    lt_model_free(&g->forward);
     lt_mem_free(g->block);
     memset(g, 0, sizeof *g);
 }
 
-/* The input row of one position: as the model's input adapter builds x0. */
-static lt_status input_row(lt_generator *g, const int32_t *tokens)
-{
-    const lt_model *m = g->model;
-    const lt_model_config *cfg = &m->config;
-    const int C = m->width, B = g->batch;
-    const int P = cfg->pos == LT_POS_ADD ? C : cfg->pos == LT_POS_CONCAT ? cfg->pos_dim : 0;
-    const int E = cfg->pos == LT_POS_CONCAT ? C - P : C;
-    LT_TRY(lt_embedding_check_ids(tokens, B, cfg->vocab, "generated tokens"));
-    if (P > 0)
-        lt_posenc_fill(g->pos, g->steps, 1, P, P, 0);
-    for (int b = 0; b < B; b++) {
-        float *row = g->x + (size_t)b * C;
-        memcpy(row, m->params + m->in_table + (size_t)tokens[b] * E, (size_t)E * sizeof(float));
-        if (cfg->pos == LT_POS_ADD)
-            for (int c = 0; c < C; c++)
-                row[c] += g->pos[c];
-        else if (cfg->pos == LT_POS_CONCAT)
-            memcpy(row + E, g->pos, (size_t)P * sizeof(float));
-    }
-    return LT_OK;
-}
-
-static lt_status recurrent_step(lt_generator *g, const int32_t *tokens)
-{
-    const lt_model *m = g->model;
-    LT_TRY(input_row(g, tokens));
-    const float *out;
-    LT_TRY(m->body->step(m, g->body_state, g->x, &out));
-    if (g->batch <= LT_LINEAR_FEW_ROWS)
-        lt_linear_rows_forward(g->logits, out, m->params + m->w_out, m->params + m->b_out,
-                               g->batch, m->body_width, m->config.classes);
-    else
-        lt_linear_forward(g->logits, out, m->params + m->w_out, m->params + m->b_out, g->batch,
-                          m->body_width, m->config.classes);
-    return LT_OK;
-}
-
 static lt_status recompute_step(lt_generator *g, const int32_t *tokens)
 {
-    lt_model *m = g->model;
+    lt_model *m = &g->forward;
     const int B = g->batch, n = g->steps + 1, classes = m->config.classes;
     for (int b = 0; b < B; b++)
         g->prefix[(size_t)b * g->max_steps + g->steps] = tokens[b];
@@ -175,7 +141,9 @@ lt_status lt_generator_step(lt_generator *g, const int32_t *tokens, const float 
     if (g->steps >= g->max_steps)
         return lt_fail(LT_E_USAGE, "generation: all %d planned positions are used",
                        g->max_steps);
-    LT_TRY(g->mode == LT_GEN_RECURRENT ? recurrent_step(g, tokens) : recompute_step(g, tokens));
+    const float *out;
+    LT_TRY(stepped(g->mode) ? lt_model_step(g->model, &g->state, tokens, g->steps, &out)
+                            : recompute_step(g, tokens));
     g->steps++;
     *logits = g->logits;
     return LT_OK;
@@ -187,8 +155,8 @@ lt_status lt_generator_skip(lt_generator *g, int steps, int32_t token)
         return lt_fail(LT_E_USAGE, "generation: skipping %d positions after %d goes past the "
                                    "%d planned",
                        steps, g->steps, g->max_steps);
-    if (g->mode == LT_GEN_RECURRENT) {
-        LT_TRY(g->model->body->step_skip(g->model, g->body_state, steps));
+    if (stepped(g->mode)) {
+        LT_TRY(lt_model_state_skip(g->model, &g->state, steps));
     } else {
         LT_TRY(lt_embedding_check_ids(&token, 1, g->model->config.vocab, "skipped token"));
         for (int b = 0; b < g->batch; b++)
@@ -196,15 +164,6 @@ lt_status lt_generator_skip(lt_generator *g, int steps, int32_t token)
                 g->prefix[(size_t)b * g->max_steps + t] = token;
     }
     g->steps += steps;
-    return LT_OK;
-}
-
-lt_status lt_model_copy_params(lt_model *dst, const lt_model *src)
-{
-    if (dst->param_count != src->param_count)
-        return lt_fail(LT_E_INTERNAL, "copying parameters: %zu into %zu", src->param_count,
-                       dst->param_count);
-    memcpy(dst->params, src->params, src->param_count * sizeof(float));
     return LT_OK;
 }
 
@@ -234,7 +193,7 @@ lt_status lt_generator_bound(const lt_generator *g, double bandwidth_gbs, double
     memset(out, 0, sizeof *out);
     for (int p = 0; p < g->max_steps; p++) {
         double bytes = 4.0 * W, flops = 2.0 * W * B, ab, af;
-        if (g->mode == LT_GEN_RECURRENT) {
+        if (stepped(g->mode)) {
             LT_TRY(lt_attn_step_cost(&m->attn, H, D, D, p, &ab, &af));
             bytes += B * cfg->layers * ab;
             flops += B * cfg->layers * af;
@@ -316,43 +275,23 @@ lt_status lt_generate_timed(lt_generator *g, uint8_t *out, uint8_t *first_batch,
     return status;
 }
 
-lt_status lt_gen_session_plan(const lt_model *weights, const lt_model_config *config,
-                              lt_gen_mode mode, int B, int N, int output,
+lt_status lt_gen_session_plan(const lt_model *weights, lt_gen_mode mode, int B, int N, int output,
                               lt_gen_session_bytes *bytes)
 {
     memset(bytes, 0, sizeof *bytes);
-    lt_model_config mc = *config;
-    mc.max_batch = B;
-    mc.seq_len = N;
-    lt_model_use use = mode == LT_GEN_RECOMPUTE ? LT_MODEL_INFER : LT_MODEL_WEIGHTS;
-    LT_TRY(lt_model_plan(&mc, use, lt_threads_get(), &bytes->model, NULL));
-    /* the session's model as lt_generator_plan sees it: planned for that use */
-    lt_model planned = *weights;
-    planned.config = mc;
-    planned.use = use;
-    LT_TRY(lt_generator_plan(&planned, mode, B, N, &bytes->generator));
+    LT_TRY(lt_generator_plan(weights, mode, B, N, &bytes->state, &bytes->forward));
     bytes->buffers = lt_mem_rounded((size_t)B * sizeof(int32_t)) +
                      lt_mem_rounded((size_t)B * 2 * sizeof(double)) +
                      (output ? lt_mem_rounded((size_t)B * N) : 0);
-    bytes->total = bytes->model + bytes->generator + bytes->buffers;
+    bytes->total = bytes->state + bytes->forward + bytes->buffers;
     return LT_OK;
 }
 
-lt_status lt_gen_session_init(lt_gen_session *s, const lt_model *weights,
-                              const lt_model_config *config, uint64_t seed, lt_gen_mode mode,
-                              int B, int N, uint64_t stream_base, int output)
+lt_status lt_gen_session_init(lt_gen_session *s, const lt_model *weights, uint64_t seed,
+                              lt_gen_mode mode, int B, int N, uint64_t stream_base, int output)
 {
     memset(s, 0, sizeof *s);
-    lt_model_config mc = *config;
-    mc.max_batch = B;
-    mc.seq_len = N;
-    lt_status status = lt_model_alloc(&s->model, &mc,
-                                      mode == LT_GEN_RECOMPUTE ? LT_MODEL_INFER : LT_MODEL_WEIGHTS,
-                                      lt_threads_get(), seed);
-    if (status == LT_OK)
-        status = lt_model_copy_params(&s->model, weights);
-    if (status == LT_OK)
-        status = lt_generator_init(&s->g, &s->model, mode, B, N);
+    lt_status status = lt_generator_init(&s->g, weights, mode, B, N);
     if (status == LT_OK)
         status = lt_mem_alloc((void **)&s->column, (size_t)B * sizeof *s->column,
                               "generated column");
@@ -361,7 +300,7 @@ lt_status lt_gen_session_init(lt_gen_session *s, const lt_model *weights,
                               "uniforms");
     if (status == LT_OK && output)
         status = lt_mem_alloc((void **)&s->out, (size_t)B * N, "generated sequences");
-    s->mol = (lt_mol_sampler){.mixtures = mc.classes / 3, .N = N, .seed = seed,
+    s->mol = (lt_mol_sampler){.mixtures = weights->config.classes / 3, .N = N, .seed = seed,
                               .stream_base = stream_base, .uniforms = s->uniforms};
     s->sampler = lt_mol_sampler_of(&s->mol);
     if (status != LT_OK)
@@ -375,6 +314,5 @@ void lt_gen_session_free(lt_gen_session *s)
     lt_mem_free(s->uniforms);
     lt_mem_free(s->out);
     lt_generator_free(&s->g);
-    lt_model_free(&s->model);
     memset(s, 0, sizeof *s);
 }

@@ -1,19 +1,18 @@
 /* Autoregressive generation: feed one token per sequence, get the logits
- * that predict the next one.
+ * that predict the next one. Three ways (lt_gen_mode):
  *
- *   LT_GEN_RECURRENT  the model's layers run on the new position only, over
- *                     each layer's attention state (linear: the constant
- *                     (S, z); delta, gated-delta, gla: the constant S,
- *                     stepped with the position's gates; softmax: a
- *                     key/value cache, the paper's "stateful softmax"). Any
- *                     model use works: only the weights are read.
+ *   LT_GEN_RECURRENT  the model's recurrent form (lt_model_step) over each
+ *                     layer's attention state of constant size (linear:
+ *                     (S, z); delta, gated-delta, gla: S, stepped with the
+ *                     position's gates)
+ *   LT_GEN_CACHED     the same over a key/value cache that grows a row per
+ *                     position (softmax: the paper's "stateful softmax")
  *   LT_GEN_RECOMPUTE  the whole causal forward re-runs on the prefix for
- *                     every new position (the paper's softmax baseline); the
- *                     model must be allocated for inference (or training)
- *                     with max_batch >= batch and seq_len >= max_steps, and
- *                     uses no more than that one forward's memory.
+ *                     every new position (the paper's softmax baseline), in
+ *                     a forward planned for batch x max_steps positions
  *
- * The generator plans its own state (lt_generator_plan equals what
+ * The weights are read in place, in every mode: any use of the model will
+ * do. The generator plans its own memory (lt_generator_plan equals what
  * lt_generator_init allocates) and never allocates while stepping. Token
  * inputs only. */
 #ifndef LT_MODEL_GENERATE_H
@@ -25,31 +24,38 @@
 #include "core/progress.h"
 #include "model/model.h"
 
-typedef enum lt_gen_mode { LT_GEN_RECURRENT, LT_GEN_RECOMPUTE } lt_gen_mode;
+typedef enum lt_gen_mode { LT_GEN_RECURRENT, LT_GEN_CACHED, LT_GEN_RECOMPUTE } lt_gen_mode;
 
-typedef struct lt_generator {
-    lt_model *model;
-    lt_gen_mode mode;
-    int batch, max_steps, steps;
-    void *block;       /* everything below, one allocation */
-    void *body_state;  /* RECURRENT: the body's per-layer states and rows */
-    float *x;          /* RECURRENT: (batch, C) the new position's input row */
-    float *pos;        /* RECURRENT: (pos columns) its position encoding */
-    int32_t *prefix;   /* RECOMPUTE: (batch, max_steps) tokens so far */
-    int32_t *packed;   /* RECOMPUTE: (batch, steps) the prefix as the forward reads it */
-    float *logits;     /* (batch, classes) */
-} lt_generator;
-
-/* "recurrent" or "recompute". */
+/* "recurrent", "cached" or "recompute". */
 const char *lt_gen_mode_name(lt_gen_mode mode);
 
-/* Bytes lt_generator_init allocates. LT_E_USAGE for a model that cannot
- * generate this way (feature inputs, non-causal attention, no recurrent
- * form, a model not planned for the recompute forward), naming why. */
-lt_status lt_generator_plan(const lt_model *model, lt_gen_mode mode, int batch, int max_steps,
-                            size_t *bytes);
+/* How a variant steps: recurrent with a state of constant size, cached
+ * with one that grows (lt_attn_caps.constant_state). */
+lt_gen_mode lt_gen_stepped_mode(const lt_attn_caps *caps);
 
-lt_status lt_generator_init(lt_generator *g, lt_model *model, lt_gen_mode mode, int batch,
+typedef struct lt_generator {
+    const lt_model *model; /* whose weights every mode reads */
+    lt_gen_mode mode;
+    int batch, max_steps, steps;
+    void *block;          /* the model's state, or the prefix and logits: one allocation */
+    lt_model_state state; /* RECURRENT, CACHED: the model's recurrent state */
+    lt_model forward;     /* RECOMPUTE: a model reading the weights, planned for
+                           * batch x max_steps positions */
+    int32_t *prefix;      /* RECOMPUTE: (batch, max_steps) tokens so far */
+    int32_t *packed;      /* RECOMPUTE: (batch, steps) the prefix as the forward reads it */
+    float *logits;        /* (batch, classes) */
+} lt_generator;
+
+/* Bytes lt_generator_init allocates: *state, the generator's own (the
+ * model's recurrent state, or recompute's prefix and logits), and
+ * *forward, recompute's forward (its activations, workspace and tables;
+ * 0 stepping). LT_E_USAGE for a model that cannot generate this way
+ * (feature inputs, non-causal attention, no recurrent form, a mode that is
+ * not the variant's: lt_gen_stepped_mode), naming why. */
+lt_status lt_generator_plan(const lt_model *model, lt_gen_mode mode, int batch, int max_steps,
+                            size_t *state, size_t *forward);
+
+lt_status lt_generator_init(lt_generator *g, const lt_model *model, lt_gen_mode mode, int batch,
                             int max_steps);
 
 /* Feeds tokens (batch) at position g->steps; *logits (batch, classes)
@@ -72,10 +78,6 @@ lt_status lt_generator_skip(lt_generator *g, int steps, int32_t token);
 lt_status lt_generator_reset(lt_generator *g);
 
 void lt_generator_free(lt_generator *g);
-
-/* Copies the parameters of `src` into `dst` (same configuration apart from
- * batch and length), e.g. a trained model into one planned for generation. */
-lt_status lt_model_copy_params(lt_model *dst, const lt_model *src);
 
 /* The roofline of generating one sequence of g->max_steps tokens at
  * batch g->batch: per step, the weights streamed once for the batch (the
@@ -143,12 +145,11 @@ lt_status lt_generate_timed(lt_generator *g, uint8_t *out, uint8_t *first_batch,
 
 
 /* A byte model with a mixture-of-logistics head (the image models) set up
- * to generate one way at batch B: its own copy of the weights planned for
- * that way, the generator, the column and sampler buffers and, with
- * `output`, the (B, N) bytes a timed run writes. Allocated in that order,
- * through the tracked allocator: what one measured generation holds. */
+ * to generate one way at batch B over the weights in place: the generator,
+ * the column and sampler buffers and, with `output`, the (B, N) bytes a
+ * timed run writes. Allocated in that order, through the tracked
+ * allocator: what one measured generation holds besides the weights. */
 typedef struct lt_gen_session {
-    lt_model model;
     lt_generator g;
     int32_t *column;
     double *uniforms;
@@ -159,20 +160,20 @@ typedef struct lt_gen_session {
 
 /* What lt_gen_session_init allocates for the same arguments, worked out
  * without allocating, to hold a generation against a memory budget before
- * any work: the model (weights; RECOMPUTE: and one inference forward of
- * B x N positions), the generator (lt_generator_plan) and the session's
- * buffers. LT_E_USAGE where lt_gen_session_init would refuse the mode. */
+ * any work: the generator's state and recompute's forward
+ * (lt_generator_plan) and the session's buffers. LT_E_USAGE where
+ * lt_gen_session_init would refuse the mode. */
 typedef struct lt_gen_session_bytes {
-    size_t model, generator, buffers, total;
+    size_t state, forward, buffers, total;
 } lt_gen_session_bytes;
 
-lt_status lt_gen_session_plan(const lt_model *weights, const lt_model_config *config,
-                              lt_gen_mode mode, int B, int N, int output,
+lt_status lt_gen_session_plan(const lt_model *weights, lt_gen_mode mode, int B, int N, int output,
                               lt_gen_session_bytes *bytes);
 
-lt_status lt_gen_session_init(lt_gen_session *s, const lt_model *weights,
-                              const lt_model_config *config, uint64_t seed, lt_gen_mode mode,
-                              int B, int N, uint64_t stream_base, int output);
+/* The sampler draws from `seed` (lt_mol_sampler); the weights must outlive
+ * the session. */
+lt_status lt_gen_session_init(lt_gen_session *s, const lt_model *weights, uint64_t seed,
+                              lt_gen_mode mode, int B, int N, uint64_t stream_base, int output);
 void lt_gen_session_free(lt_gen_session *s);
 
 #endif

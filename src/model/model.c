@@ -1,6 +1,7 @@
 /* The model around a body: input adapter (token embedding or projected
  * frames, plus positions), the output head, planning and allocation for
- * training, inference or weights only. */
+ * training, inference or weights only, and the recurrent step through the
+ * same adapter and head. */
 #include "model/model.h"
 
 #include <math.h>
@@ -185,10 +186,10 @@ static lt_status block_sizes(lt_model *m, const lt_model_config *cfg, lt_model_u
 }
 
 /* The body lays out parameters into its table, so planning needs a table
- * of the right size too: a stack buffer for small models, else counted
- * without one (layout only writes offsets, never reads them). */
-lt_status lt_model_plan(const lt_model_config *config, lt_model_use use, int threads,
-                        size_t *bytes, size_t *param_count)
+ * of the right size too (layout only writes offsets, never reads them).
+ * `reading`: the parameters are another model's, not allocated. */
+static lt_status plan(const lt_model_config *config, lt_model_use use, int threads, int reading,
+                      size_t *bytes, size_t *param_count)
 {
     LT_TRY(lt_model_check_config(config));
     const lt_body_ops *body = body_of(config);
@@ -204,10 +205,22 @@ lt_status lt_model_plan(const lt_model_config *config, lt_model_use use, int thr
     LT_TRY(status);
     *bytes = 0;
     for (int i = 0; i < BLOCKS; i++)
-        *bytes += lt_mem_rounded(sizes[i]);
+        *bytes += i == BLOCK_PARAMS && reading ? 0 : lt_mem_rounded(sizes[i]);
     if (param_count)
         *param_count = probe.param_count;
     return LT_OK;
+}
+
+lt_status lt_model_plan(const lt_model_config *config, lt_model_use use, int threads,
+                        size_t *bytes, size_t *param_count)
+{
+    return plan(config, use, threads, 0, bytes, param_count);
+}
+
+lt_status lt_model_plan_reading(const lt_model_config *config, lt_model_use use, int threads,
+                                size_t *bytes)
+{
+    return plan(config, use, threads, 1, bytes, NULL);
 }
 
 /* Normal(0, 1) token embeddings (as loud as the position encoding they are
@@ -237,12 +250,14 @@ static const char *const block_names[BLOCKS] = {"model parameters", "model gradi
                                                 "model activations", "attention workspace",
                                                 "model layer tables"};
 
-lt_status lt_model_alloc(lt_model *m, const lt_model_config *config, lt_model_use use,
-                         int threads, uint64_t seed)
+/* Allocates and lays out everything; the parameters are `weights`' when
+ * given (not allocated, left as they are), else its own, uninitialised. */
+static lt_status allocate(lt_model *m, const lt_model_config *config, lt_model_use use,
+                          int threads, const lt_model *weights)
 {
     size_t planned;
     memset(m, 0, sizeof *m);
-    LT_TRY(lt_model_plan(config, use, threads, &planned, NULL));
+    LT_TRY(plan(config, use, threads, weights != NULL, &planned, NULL));
     LT_TRY(lt_mem_plan(planned, use == LT_MODEL_TRAIN ? "the model (parameters, gradients, "
                                                         "activations)"
                                                       : "the model (parameters, activations)"));
@@ -251,10 +266,15 @@ lt_status lt_model_alloc(lt_model *m, const lt_model_config *config, lt_model_us
     m->body_data = table;
     size_t sizes[BLOCKS];
     lt_status status = block_sizes(m, config, use, threads, sizes);
+    if (status == LT_OK && weights != NULL && m->param_count != weights->param_count)
+        status = lt_fail(LT_E_USAGE, "model reading another's weights: its configuration has "
+                                     "%zu parameters, the weights %zu (not the same "
+                                     "architecture)",
+                         m->param_count, weights->param_count);
     void *blocks[BLOCKS] = {NULL};
     blocks[BLOCK_TABLE] = table;
     for (int i = 0; i < BLOCKS && status == LT_OK; i++)
-        if (i != BLOCK_TABLE && sizes[i] > 0)
+        if (i != BLOCK_TABLE && sizes[i] > 0 && !(i == BLOCK_PARAMS && weights != NULL))
             status = lt_mem_alloc(&blocks[i], sizes[i], block_names[i]);
     if (status != LT_OK) {
         for (int i = 0; i < BLOCKS; i++)
@@ -263,7 +283,7 @@ lt_status lt_model_alloc(lt_model *m, const lt_model_config *config, lt_model_us
         return status;
     }
     memcpy(m->blocks, blocks, sizeof blocks);
-    m->params = blocks[BLOCK_PARAMS];
+    m->params = weights != NULL ? weights->params : blocks[BLOCK_PARAMS];
     m->grads = blocks[BLOCK_GRADS];
     m->attn_workspace = blocks[BLOCK_WORKSPACE];
     lt_carver placer = {blocks[BLOCK_ACTS], 0};
@@ -271,9 +291,27 @@ lt_status lt_model_alloc(lt_model *m, const lt_model_config *config, lt_model_us
     int P = pos_columns(config, m->width);
     if (m->pos_enc != NULL)
         lt_posenc_fill(m->pos_enc, 0, config->seq_len, P, P, 0);
+    return LT_OK;
+}
+
+lt_status lt_model_alloc(lt_model *m, const lt_model_config *config, lt_model_use use,
+                         int threads, uint64_t seed)
+{
+    LT_TRY(allocate(m, config, use, threads, NULL));
     m->seed = seed;
     init_params(m, seed);
     lt_model_zero_grads(m);
+    return LT_OK;
+}
+
+lt_status lt_model_alloc_reading(lt_model *m, const lt_model_config *config, lt_model_use use,
+                                 int threads, const lt_model *weights)
+{
+    memset(m, 0, sizeof *m);
+    if (use == LT_MODEL_TRAIN) /* its updates would change another model's weights */
+        return lt_fail(LT_E_USAGE, "a model reading another's weights is for inference only");
+    LT_TRY(allocate(m, config, use, threads, weights));
+    m->seed = weights->seed;
     return LT_OK;
 }
 
@@ -309,33 +347,52 @@ static lt_status check_batch(const lt_model *m, const lt_batch *b)
     return LT_OK;
 }
 
-/* x0 rows: the input part (embedding or projected frames) in columns
- * [0, E), positions added over them or written into [E, C). */
-static lt_status input_forward(lt_model *m, const lt_batch *b)
+/* The input adapter: x0's rows (batch x n, width C) from the tokens or
+ * frames of n positions of each sequence, whose encodings pe (n, P) are
+ * added over them or written beside them, into columns [E, C). The
+ * embedding or projection writes rows of its own width E into `scratch`
+ * when there is one (the forward's, with concatenated positions), else
+ * straight into x0's rows (a step's, tokens only). */
+static lt_status input_rows(const lt_model *m, float *x0, float *scratch, const int32_t *tokens,
+                            const float *features, int batch, int n, const float *pe)
 {
     const lt_model_config *cfg = &m->config;
-    const int R = b->batch * b->n, C = m->width, E = input_columns(cfg, C);
+    const int R = batch * n, C = m->width, E = input_columns(cfg, C);
     const int P = pos_columns(cfg, C);
     const float *p = m->params;
-    float *scratch = m->x_in;
-    float *dst = scratch != NULL ? scratch : m->x0;
     if (cfg->input == LT_INPUT_TOKENS) {
-        LT_TRY(lt_embedding_forward(dst, b->tokens, p + m->in_table, R, cfg->vocab, E));
+        LT_TRY(lt_embedding_forward_strided(scratch != NULL ? scratch : x0, scratch != NULL ? E : C,
+                                            tokens, p + m->in_table, R, cfg->vocab, E));
     } else {
-        lt_linear_forward(dst, b->features, p + m->in_table, p + m->in_bias, R,
-                          lt_model_input_width(cfg), E);
+        LT_ASSERT(scratch != NULL || E == C); /* the projection writes whole rows */
+        lt_linear_forward(scratch != NULL ? scratch : x0, features, p + m->in_table,
+                          p + m->in_bias, R, lt_model_input_width(cfg), E);
     }
     if (cfg->pos == LT_POS_ADD) {
-        lt_posenc_add(m->x0, m->pos_enc, b->batch, b->n, C);
+        lt_posenc_add(x0, pe, batch, n, C);
     } else if (cfg->pos == LT_POS_CONCAT) {
 #pragma omp parallel for schedule(static) if ((long)R * C > 16384)
         for (int r = 0; r < R; r++) {
-            memcpy(m->x0 + (size_t)r * C, scratch + (size_t)r * E, (size_t)E * sizeof(float));
-            memcpy(m->x0 + (size_t)r * C + E, m->pos_enc + (size_t)(r % b->n) * P,
-                   (size_t)P * sizeof(float));
+            if (scratch != NULL)
+                memcpy(x0 + (size_t)r * C, scratch + (size_t)r * E, (size_t)E * sizeof(float));
+            memcpy(x0 + (size_t)r * C + E, pe + (size_t)(r % n) * P, (size_t)P * sizeof(float));
         }
     }
     return LT_OK;
+}
+
+/* The head: logits = W_out body_out + b_out on `rows` rows. A step's few
+ * rows (one position per sequence, up to LT_LINEAR_FEW_ROWS) stream the
+ * weights once (lt_linear_rows_forward); a forward's rows, and more,
+ * through the BLAS product. */
+static void head_forward(const lt_model *m, float *logits, const float *body_out, int rows,
+                         int step)
+{
+    const float *w = m->params + m->w_out, *b = m->params + m->b_out;
+    if (step && rows <= LT_LINEAR_FEW_ROWS)
+        lt_linear_rows_forward(logits, body_out, w, b, rows, m->body_width, m->config.classes);
+    else
+        lt_linear_forward(logits, body_out, w, b, rows, m->body_width, m->config.classes);
 }
 
 lt_status lt_model_forward(lt_model *m, const lt_batch *b, int training, uint64_t seed,
@@ -351,10 +408,9 @@ lt_status lt_model_forward(lt_model *m, const lt_batch *b, int training, uint64_
     m->last_training = training;
     m->last_seed = seed;
     m->last_step = step;
-    LT_TRY(input_forward(m, b));
+    LT_TRY(input_rows(m, m->x0, m->x_in, b->tokens, b->features, b->batch, b->n, m->pos_enc));
     LT_TRY(m->body->forward(m));
-    lt_linear_forward(m->logits, m->body_out, m->params + m->w_out, m->params + m->b_out,
-                      b->batch * b->n, m->body_width, m->config.classes);
+    head_forward(m, m->logits, m->body_out, b->batch * b->n, 0);
     return LT_OK;
 }
 
@@ -416,4 +472,97 @@ lt_batch lt_batch_slice(const lt_batch *b, const lt_model_config *cfg, int first
         s.label_lengths = b->label_lengths + first;
     }
     return s;
+}
+
+/* ---- the recurrent form ---- */
+
+lt_status lt_model_check_generative(const lt_model *m)
+{
+    if (m->config.input != LT_INPUT_TOKENS)
+        return lt_fail(LT_E_USAGE, "generation: the model reads features, not tokens");
+    if (!m->config.attn.causal)
+        return lt_fail(LT_E_USAGE, "generation: the model's attention is not causal");
+    return LT_OK;
+}
+
+/* The state block, laid out (or counted) in one walk. */
+static lt_status state_layout(lt_model_state *s, const lt_model *m, lt_carver *c, int batch,
+                              int max_steps)
+{
+    size_t B = (size_t)batch, f = sizeof(float), body_bytes;
+    LT_TRY(m->body->step_bytes(m, batch, max_steps, &body_bytes));
+    s->body = lt_carve(c, body_bytes);
+    s->x = lt_carve(c, B * (size_t)m->width * f);
+    s->pos = lt_carve(c, (size_t)m->width * f);
+    s->logits = lt_carve(c, B * (size_t)m->config.classes * f);
+    return LT_OK;
+}
+
+lt_status lt_model_state_bytes(const lt_model *m, int batch, int max_steps, size_t *bytes)
+{
+    LT_TRY(lt_model_check_generative(m));
+    lt_attn_caps caps;
+    LT_TRY(lt_attn_variant_caps(m->config.attn.variant, &caps));
+    if (!caps.recurrent || m->body->step == NULL)
+        return lt_fail(LT_E_USAGE, "generation: %s attention has no recurrent form (%s)",
+                       m->config.attn.variant, caps.no_recurrent_reason);
+    if (batch < 1 || max_steps < 1)
+        return lt_fail(LT_E_USAGE, "generation: batch %d and max_steps %d must be >= 1", batch,
+                       max_steps);
+    lt_model_state counted;
+    lt_carver counter = {NULL, 0};
+    LT_TRY(state_layout(&counted, m, &counter, batch, max_steps));
+    *bytes = counter.used;
+    return LT_OK;
+}
+
+lt_status lt_model_state_init(lt_model_state *s, const lt_model *m, void *block, int batch,
+                              int max_steps)
+{
+    size_t bytes;
+    memset(s, 0, sizeof *s);
+    LT_TRY(lt_model_state_bytes(m, batch, max_steps, &bytes));
+    lt_carver placer = {block, 0};
+    LT_TRY(state_layout(s, m, &placer, batch, max_steps));
+    s->batch = batch;
+    s->max_steps = max_steps;
+    if (m->body->step_prepare != NULL)
+        LT_TRY(m->body->step_prepare(m, s->body, batch, max_steps));
+    return lt_model_state_reset(s, m);
+}
+
+lt_status lt_model_state_reset(lt_model_state *s, const lt_model *m)
+{
+    s->steps = 0;
+    return m->body->step_init(m, s->body, s->batch, s->max_steps);
+}
+
+lt_status lt_model_step(const lt_model *m, lt_model_state *s, const int32_t *tokens, int pos,
+                        const float **logits)
+{
+    if (pos != s->steps || pos >= s->max_steps)
+        return lt_fail(LT_E_USAGE, "model step: position %d, expected %d (positions go in "
+                                   "order, below the %d planned)",
+                       pos, s->steps, s->max_steps);
+    const int P = pos_columns(&m->config, m->width);
+    if (P > 0)
+        lt_posenc_fill(s->pos, pos, 1, P, P, 0);
+    LT_TRY(input_rows(m, s->x, NULL, tokens, NULL, s->batch, 1, s->pos));
+    const float *out;
+    LT_TRY(m->body->step(m, s->body, s->x, &out));
+    head_forward(m, s->logits, out, s->batch, 1);
+    s->steps++;
+    *logits = s->logits;
+    return LT_OK;
+}
+
+lt_status lt_model_state_skip(const lt_model *m, lt_model_state *s, int steps)
+{
+    if (steps < 0 || steps > s->max_steps - s->steps)
+        return lt_fail(LT_E_USAGE, "generation: skipping %d positions after %d goes past the "
+                                   "%d planned",
+                       steps, s->steps, s->max_steps);
+    LT_TRY(m->body->step_skip(m, s->body, steps));
+    s->steps += steps;
+    return LT_OK;
 }

@@ -17,10 +17,12 @@
  *                    attention workspace
  *   LT_MODEL_INFER   parameters and one forward's activations, shared by the
  *                    layers: no gradients, no saved-for-backward buffers
- *   LT_MODEL_WEIGHTS parameters only (for stepping through lt_generator,
- *                    which plans its own state)
+ *   LT_MODEL_WEIGHTS parameters only (for stepping: lt_model_step, whose
+ *                    state is planned apart)
  * Forward runs any n <= seq_len positions; per-sequence lengths keep padded
- * positions out of attention (see lt_attn_shape.lengths). */
+ * positions out of attention (see lt_attn_shape.lengths). A model can also
+ * read another's parameters in place (lt_model_alloc_reading): a forward
+ * planned for other sizes over the same weights. */
 #ifndef LT_MODEL_MODEL_H
 #define LT_MODEL_MODEL_H
 
@@ -150,6 +152,20 @@ lt_status lt_model_alloc(lt_model *model, const lt_model_config *config, lt_mode
                          int threads, uint64_t seed);
 void lt_model_free(lt_model *model);
 
+/* What lt_model_alloc_reading takes: lt_model_plan's bytes but the
+ * parameters'. */
+lt_status lt_model_plan_reading(const lt_model_config *config, lt_model_use use, int threads,
+                                size_t *bytes);
+
+/* A model for inference (or weights only) over `weights`' parameters, read
+ * in place: its own activations, workspace and tables, planned for
+ * config's max_batch and seq_len; the architecture must be the weights'
+ * (LT_E_USAGE otherwise: its parameters would not line up). It draws what
+ * its attention draws from the weights' seed, and lt_model_free leaves
+ * their parameters alone; the weights must outlive it. */
+lt_status lt_model_alloc_reading(lt_model *model, const lt_model_config *config, lt_model_use use,
+                                 int threads, const lt_model *weights);
+
 /* Forward on batch->batch x batch->n inputs -> model->logits
  * (batch * n, classes). `training` turns dropout on, with masks drawn from
  * (seed, step); only a TRAIN model may train. */
@@ -172,5 +188,57 @@ void lt_model_gate_params(const lt_model *model, int layer, size_t *first, size_
 
 /* Input values per position and the input's name, for messages. */
 int lt_model_input_width(const lt_model_config *config);
+
+/* ---- the recurrent form: one position at a time ----
+ *
+ * A causal token model also runs as an RNN (llama2.c's forward(token,
+ * pos)): lt_model_step takes one token per sequence at position pos and
+ * gives the logits that predict position pos + 1, through the forward's
+ * own input adapter and head and, between them, every layer's attention
+ * step over that layer's state (a state of constant size, or a key/value
+ * cache: lt_attn_caps.constant_state). Its logits are the causal forward's
+ * at that position, to rounding (a row's products summed in another
+ * order). The weights are read in place, so any use of the model will do
+ * (LT_MODEL_WEIGHTS suffices); up to LT_LINEAR_FEW_ROWS sequences, the
+ * layers' weight matrices are also packed once into panels, the layout
+ * the few-rows product streams (lt_linear_panels_pack): the one copy. The
+ * state of `batch` sequences of up to max_steps positions lives in one
+ * block the caller plans and holds; a step allocates nothing. */
+typedef struct lt_model_state {
+    int batch, max_steps;
+    int steps;     /* positions taken so far (stepped or skipped) */
+    void *body;    /* the body's per-layer states, rows and packed panels */
+    float *x;      /* (batch, width) the position's input rows */
+    float *pos;    /* (width) its position encoding */
+    float *logits; /* (batch, classes) */
+} lt_model_state;
+
+/* LT_E_USAGE naming why, unless the model predicts each position from the
+ * ones before it alone (token inputs, causal attention), as generating
+ * does in any way. */
+lt_status lt_model_check_generative(const lt_model *model);
+
+/* Bytes of the state block; LT_E_USAGE naming why for a model that cannot
+ * step (lt_model_check_generative, or attention without a recurrent
+ * form). */
+lt_status lt_model_state_bytes(const lt_model *model, int batch, int max_steps, size_t *bytes);
+
+/* Lays the state out in `block` (lt_model_state_bytes of it), packs the
+ * panels and starts at position 0. After changing the weights, init again
+ * (a reset keeps the panels). */
+lt_status lt_model_state_init(lt_model_state *state, const lt_model *model, void *block,
+                              int batch, int max_steps);
+lt_status lt_model_state_reset(lt_model_state *state, const lt_model *model);
+
+/* tokens (batch) at position pos -> *logits (batch, classes), in
+ * state->logits. Positions go in order: pos must be state->steps, below
+ * max_steps (LT_E_USAGE otherwise). */
+lt_status lt_model_step(const lt_model *model, lt_model_state *state, const int32_t *tokens,
+                        int pos, const float **logits);
+
+/* Counts `steps` positions as taken without computing them (a key/value
+ * cache holds them as zero rows, a constant state is left as it is: see
+ * lt_generator_skip). LT_E_USAGE past max_steps. */
+lt_status lt_model_state_skip(const lt_model *model, lt_model_state *state, int steps);
 
 #endif

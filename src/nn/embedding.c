@@ -17,11 +17,17 @@ lt_status lt_embedding_check_ids(const int32_t *tokens, int R, int V, const char
 lt_status lt_embedding_forward(float *out, const int32_t *tokens, const float *table, int R,
                                int V, int C)
 {
-    LT_ASSERT(R >= 0 && V > 0 && C > 0);
+    return lt_embedding_forward_strided(out, C, tokens, table, R, V, C);
+}
+
+lt_status lt_embedding_forward_strided(float *out, int ld, const int32_t *tokens,
+                                       const float *table, int R, int V, int C)
+{
+    LT_ASSERT(R >= 0 && V > 0 && C > 0 && ld >= C);
     LT_TRY(lt_embedding_check_ids(tokens, R, V, "embedding tokens"));
 #pragma omp parallel for schedule(static) if ((long)R * C > 16384)
     for (int r = 0; r < R; r++)
-        memcpy(out + (size_t)r * C, table + (size_t)tokens[r] * C, (size_t)C * sizeof(float));
+        memcpy(out + (size_t)r * ld, table + (size_t)tokens[r] * C, (size_t)C * sizeof(float));
     return LT_OK;
 }
 

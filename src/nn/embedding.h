@@ -19,6 +19,12 @@ lt_status lt_embedding_forward(float *out,            /* (R, C) */
                                const float *table,    /* (V, C) */
                                int R, int V, int C);
 
+/* The same into rows of width ld >= C: columns [0, C) of each row written,
+ * the others untouched (an input beside its position encoding). */
+lt_status lt_embedding_forward_strided(float *out, /* (R, ld) */
+                                       int ld, const int32_t *tokens, const float *table, int R,
+                                       int V, int C);
+
 /* d_table[tokens[r]] += d_out[r] for every r (a scatter-add; repeated ids
  * accumulate). Threads own blocks of columns, so there are no races and the
  * sums are the same for any thread count. Ids are checked as in forward. */

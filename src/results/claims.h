@@ -2,7 +2,7 @@
  * words, the numbers it was judged on are quoted, and the verdict follows
  * from a rule stated beside it, so the report's "conclusion" column can
  * never disagree with the table above it. The rules for each experiment
- * live with its tables (bench/claims.c); this is the vocabulary and the
+ * live with its tables (bench/<experiment>/claims.c); this is the vocabulary and the
  * lookups they share. */
 #ifndef LT_RESULTS_CLAIMS_H
 #define LT_RESULTS_CLAIMS_H

@@ -350,12 +350,12 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
                           int count, const lt_report_section *s, const lt_csv_table *t,
                           int repeat)
 {
-    if (s->beyond) {
+    if (s->part >= LT_PART_SWEEP) {
         fprintf(f, "\n### %s\n\n%s\n\n", s->title, s->says);
         provenance_note(f, t);
         lt_table_markdown(s->schema, t, f);
         if (s->extra != NULL)
-            s->extra(f, o->out);
+            s->extra(f, o->out, s->runs);
         figure_link(f, o, s, repeat);
         return;
     }
@@ -367,20 +367,8 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     provenance_note(f, t);
     if (lt_csv_table_column(t, "preset") >= 0)
         fprintf(f, "Preset %s", cell(t, 0, "preset"));
-    if (s->dataset != NULL)
-        fprintf(f, "; %s training and %s test images; %s", cell(t, 0, "train_images"),
-                cell(t, 0, "test_images"),
-                strcmp(cell(t, 0, "trained"), "1") == 0 ? "trained"
-                                                        : "untrained weights (speed only)");
-    if (strcmp(s->experiment, "speech") == 0)
-        fprintf(f, "; %s hours of WSJ-style synthetic speech (%s training, %s test "
-                   "utterances; %.0f positions reach attention on average, %s at most; dev "
-                   "is read by the training speakers, test by voices unseen in training, as "
-                   "WSJ's test speakers are); always answering the most frequent phone gives "
-                   "a PER of %.1f%%",
-                cell(t, 0, "hours"), cell(t, 0, "train_utterances"),
-                cell(t, 0, "test_utterances"), strtod(cell(t, 0, "mean_positions"), NULL),
-                cell(t, 0, "max_positions"), 100.0 * strtod(cell(t, 0, "baseline_per"), NULL));
+    if (s->describe != NULL)
+        s->describe(f, t);
     if (lt_csv_table_column(t, "preset") >= 0) /* a sentence only where one was begun */
         fprintf(f, ".\n\n");
     lt_table_markdown(s->schema, t, f);
@@ -389,7 +377,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     fprintf(f, "\nThe paper: %s\n", s->says);
     conclusions(f, o, sections, count, s, t);
     if (s->extra != NULL)
-        s->extra(f, o->out);
+        s->extra(f, o->out, s->runs);
     figure_link(f, o, s, repeat);
     image_grids(f, o, s, t);
 }
@@ -501,7 +489,7 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
         if (!described)
             machine_section(f, &t);
         described = 1;
-        if (sections[i].beyond && !beyond++)
+        if (sections[i].part >= LT_PART_SWEEP && !beyond++)
             fprintf(f, "\n## Beyond the paper\n\nSweeps the paper does not run, over the "
                        "same attention core and generator.\n");
         /* plot, given the sections' CSVs that exist in this order, names a

@@ -11,8 +11,24 @@
 #include "results/table.h"
 
 /* Writes more under a section's tables from the CSVs in the suite's output
- * folder `out` (an ablation that sets several runs side by side). */
-typedef void (*lt_section_extra_fn)(FILE *f, const char *out);
+ * folder `out`: an ablation that sets the run folders `runs` (the section's
+ * `runs`, NULL-ended) side by side. */
+typedef void (*lt_section_extra_fn)(FILE *f, const char *out, const char *const *runs);
+
+/* Says more of the run after "Preset P" in a section's opening sentence,
+ * from its result table: "; ..." clauses (what data, how much of it). */
+typedef void (*lt_section_describe_fn)(FILE *f, const lt_csv_table *t);
+
+/* Where a section stands in the report, in this order: the paper's
+ * experiments, other seeds of them (judged with them, not shown alone),
+ * then under "Beyond the paper" the sweeps the paper does not run and the
+ * ablations. */
+typedef enum lt_section_part {
+    LT_PART_PAPER,
+    LT_PART_SEED,
+    LT_PART_SWEEP,
+    LT_PART_ABLATION,
+} lt_section_part;
 
 typedef struct lt_report_section {
     const char *experiment; /* the program */
@@ -24,7 +40,7 @@ typedef struct lt_report_section {
     const lt_schema *drawn; /* the table of that figure (NULL: none) */
     const char *paper;      /* the paper's CSV in the paper folder, or NULL */
     const char *says;       /* the paper's claim, in words; beyond: what the sweep shows */
-    int beyond;             /* a sweep the paper does not run: under "Beyond the paper" */
+    lt_section_part part;
     /* The paper's claims judged on the results (and the paper's CSV),
      * printed as a table under them; NULL: none. */
     lt_conclude_fn conclude;
@@ -33,6 +49,7 @@ typedef struct lt_report_section {
     const char *only_preset;
     const char *args[12];
     lt_section_extra_fn extra; /* NULL: nothing more */
+    const char *runs[8];       /* the run folders `extra` compares, NULL-ended */
     /* Another seed of the section whose results are `seed_of` (NULL: none):
      * the suite runs it; the report shows no section for it, and gives its
      * rows to that section's claims, which judge over the seeds. */
@@ -40,6 +57,7 @@ typedef struct lt_report_section {
     /* The paper's configuration for this table, in words (NULL: none),
      * said at the section's start beside the one measured here. */
     const char *paper_config;
+    lt_section_describe_fn describe; /* NULL: the preset alone */
 } lt_report_section;
 
 typedef struct lt_report {

@@ -32,6 +32,7 @@
 #include "datasets/copy.h"
 #include "datasets/images.h"
 #include "datasets/speech.h"
+#include "model/image_model.h"
 #include "model/model.h"
 
 typedef enum lt_split { LT_SPLIT_DEV, LT_SPLIT_TEST } lt_split;
@@ -85,8 +86,8 @@ lt_status lt_copy_source_init(lt_batch_source *s, const lt_copy_task *task, uint
 /* Images as byte sequences: inputs are a start token then the bytes but the
  * last, targets the bytes. Each image of an update is drawn with
  * replacement from `train` by its own stream (seed, step * batch + i); the
- * "test" split is `test` in order. The sets must outlive the source. */
-#define LT_IMAGE_START_TOKEN 256
+ * "test" split is `test` in order (the start token: model/image_model.h).
+ * The sets must outlive the source. */
 lt_status lt_image_source_init(lt_batch_source *s, const lt_image_set *train,
                                const lt_image_set *test, uint64_t seed, int batch, int rank,
                                int ranks);

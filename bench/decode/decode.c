@@ -6,7 +6,7 @@
  * (the paper's baseline). The model is the paper's MNIST shape by default,
  * with untrained weights: speed does not depend on them.
  *
- * Just over 600 lines as one program: the flag table and --help text take
+ * Just under 600 lines as one program: the flag table and --help text take
  * about 85 of them, and the two ways of scheduling the measurement (stepped
  * modes by what fits --mem-budget, recompute by an estimate against
  * --recompute-seconds) belong to this experiment alone. */
@@ -25,22 +25,18 @@
 #include "experiment/flags.h"
 #include "experiment/program.h"
 #include "model/generate.h"
+#include "model/image_model.h"
 #include "model/loss.h"
 #include "results/table.h"
-#include "tables.h"
+#include "decode/decode.h"
 
-enum { MAX_MODES = 12, MAX_POSITIONS = 24, MAX_BATCHES = 8, MAX_WINDOW = 1000,
-       VOCAB = LT_IMAGE_START_TOKEN + 1 };
+enum { MAX_MODES = 12, MAX_POSITIONS = 24, MAX_BATCHES = 8, MAX_WINDOW = 1000 };
 
 /* --gen-modes fast: the linear and decay states and softmax's cache;
  * default adds recompute (softmax re-running the prefix per token), all
  * the gated recurrences too. */
 #define FAST_MODES "linear-elu,linear-relu,linear-favor,linear-taylor,decay,cached"
 #define DEFAULT_MODES FAST_MODES ",recompute"
-
-/* How a mode generates. */
-typedef enum gen_kind { GEN_RECURRENT, GEN_CACHED, GEN_RECOMPUTE } gen_kind;
-static const char *const kind_names[] = {"recurrent", "cached", "recompute"};
 
 typedef struct decode_options {
     const char *preset, *modes, *positions, *batches, *reach, *out;
@@ -54,7 +50,7 @@ typedef struct decode_options {
 /* One --gen-modes item. */
 typedef struct gen_spec {
     const char *item;
-    gen_kind kind;
+    lt_gen_mode kind;
     lt_attn_config attn;
     char refused[400]; /* why this model cannot generate this way ("": it can) */
 } gen_spec;
@@ -163,8 +159,8 @@ static const char details[] =
     "(lt_generator_plan: the (S, z) state, the key/value cache, or recompute's prefix);\n"
     "forward_bytes is recompute's inference forward over p positions (0 otherwise);\n"
     "held_bytes, drawn against p, is their sum. planned_bytes is all a timed run\n"
-    "allocates (weights included), checked against --mem-budget first (skipped-budget\n"
-    "otherwise); peak_bytes is the tracked peak.\n"
+    "allocates (the weights are read in place, not copied), checked against\n"
+    "--mem-budget first (skipped-budget otherwise); peak_bytes is the tracked peak.\n"
     "Recompute costs O(p) per token (O(p^2) attention): it is measured at a position\n"
     "only while its estimated time fits in what is left of --recompute-seconds for that\n"
     "batch size; the others are recorded as skipped-time. taylor needs D <= 64.\n"
@@ -176,7 +172,7 @@ static lt_status parse_mode(gen_spec *g, const char *item, const decode_options 
     g->item = item;
     if (strcmp(item, "cached") == 0 || strcmp(item, "recompute") == 0) {
         variant = "softmax";
-        g->kind = item[0] == 'c' ? GEN_CACHED : GEN_RECOMPUTE;
+        g->kind = item[0] == 'c' ? LT_GEN_CACHED : LT_GEN_RECOMPUTE;
     } else if (strncmp(item, "linear-", 7) == 0) {
         variant = "linear";
         map = item + 7;
@@ -194,8 +190,10 @@ static lt_status parse_mode(gen_spec *g, const char *item, const decode_options 
                                    "linear-MAP, decay, decay-MAP, delta, gated-delta, gla, cached, "
                                    "recompute (MAP: elu, relu, favor, taylor), got '%s'",
                        item);
-    if (strcmp(variant, "softmax") != 0)
-        g->kind = GEN_RECURRENT;
+    lt_attn_caps caps;
+    LT_TRY(lt_attn_variant_caps(variant, &caps));
+    if (strcmp(item, "recompute") != 0) /* the variant's stepped mode */
+        g->kind = lt_gen_stepped_mode(&caps);
     g->attn = lt_attn_default_config(variant);
     g->attn.causal = 1;
     g->attn.feature_map = fm;
@@ -236,16 +234,12 @@ static lt_model_config model_config(const decode_run *d, const gen_spec *g)
     const decode_options *o = d->opt;
     lt_model_config mc = lt_model_default_config(g->attn.variant);
     mc.attn = g->attn;
-    mc.vocab = VOCAB;
-    mc.pos = LT_POS_CONCAT;
     mc.layers = (int)o->layers;
     mc.heads = (int)o->heads;
     mc.head_dim = (int)o->head_dim;
     mc.ffn = (int)o->ffn;
-    int width = mc.heads * mc.head_dim;
-    mc.pos_dim = (int)(o->pos_dim > 0 ? o->pos_dim : width / 4);
-    lt_loss loss = {.kind = LT_LOSS_MOL, .mixtures = (int)o->mixtures};
-    mc.classes = lt_loss_outputs(&loss);
+    lt_loss loss;
+    lt_image_model_config(&mc, &loss, (int)o->pos_dim, (int)o->mixtures);
     mc.max_batch = 1;
     mc.seq_len = 1;
     return mc;
@@ -258,7 +252,7 @@ typedef struct measured {
     const char *status;
     lt_summary token;
     lt_gen_session_bytes at_p; /* the plan for p positions */
-    size_t weights, planned, peak;
+    size_t planned, peak;
     char note[300];
 } measured;
 
@@ -270,20 +264,18 @@ static lt_status add_row(decode_run *d, const gen_spec *g, const lt_model_config
     lt_attn attn;
     LT_TRY(lt_attn_init(&attn, &mc->attn));
     char kernel[64];
-    if (g->kind == GEN_RECOMPUTE)
+    if (g->kind == LT_GEN_RECOMPUTE)
         snprintf(kernel, sizeof kernel, "%s", attn.config.kernel);
     else
         snprintf(kernel, sizeof kernel, "%s-step", g->attn.variant);
-    size_t forward = g->kind == GEN_RECOMPUTE && m->at_p.model > 0 ? m->at_p.model - m->weights
-                                                                   : 0;
     int planned_at_p = m->at_p.total > 0;
     lt_row_begin(t);
     lt_set_str(t, "experiment", "decode");
-    lt_set_str(t, "gen_mode", kind_names[g->kind]);
+    lt_set_str(t, "gen_mode", lt_gen_mode_name(g->kind));
     lt_set_str(t, "variant", g->attn.variant);
     lt_attn_caps caps;
     int mapped = lt_attn_variant_caps(g->attn.variant, &caps) == LT_OK && !caps.gates;
-    lt_set_str(t, "feature_map", g->kind == GEN_RECURRENT && mapped
+    lt_set_str(t, "feature_map", g->kind == LT_GEN_RECURRENT && mapped
                                      ? lt_attn_feature_map_name(g->attn.feature_map)
                                      : "none");
     lt_set_str(t, "kernel", kernel);
@@ -293,20 +285,20 @@ static lt_status add_row(decode_run *d, const gen_spec *g, const lt_model_config
     lt_set_int(t, "heads", o->heads);
     lt_set_int(t, "head_dim", o->head_dim);
     lt_set_int(t, "ffn", o->ffn);
-    lt_set_int(t, "vocab", VOCAB);
+    lt_set_int(t, "vocab", LT_IMAGE_VOCAB);
     lt_set_int(t, "mixtures", o->mixtures);
     lt_set_int(t, "threads", lt_threads_get());
     lt_set_int(t, "seed", o->common.seed);
-    lt_set_int(t, "window", g->kind == GEN_RECOMPUTE ? o->recompute_window : o->window);
-    lt_set_str(t, "reach", g->kind == GEN_RECOMPUTE ? "prefix" : o->reach);
+    lt_set_int(t, "window", g->kind == LT_GEN_RECOMPUTE ? o->recompute_window : o->window);
+    lt_set_str(t, "reach", g->kind == LT_GEN_RECOMPUTE ? "prefix" : o->reach);
     lt_set_str(t, "status", m->status);
     lt_set_num(t, "token_median_s", m->token.median);
     lt_set_num(t, "token_min_s", m->token.min);
     lt_set_num(t, "token_max_s", m->token.max);
     lt_set_num(t, "tokens_per_s", B / m->token.median);
-    lt_set_num(t, "state_bytes", planned_at_p ? (double)m->at_p.generator : NAN);
-    lt_set_num(t, "forward_bytes", planned_at_p ? (double)forward : NAN);
-    lt_set_num(t, "held_bytes", planned_at_p ? (double)(m->at_p.generator + forward) : NAN);
+    lt_set_num(t, "state_bytes", planned_at_p ? (double)m->at_p.state : NAN);
+    lt_set_num(t, "forward_bytes", planned_at_p ? (double)m->at_p.forward : NAN);
+    lt_set_num(t, "held_bytes", planned_at_p ? (double)(m->at_p.state + m->at_p.forward) : NAN);
     lt_set_int(t, "planned_bytes", (long long)m->planned);
     lt_set_int(t, "peak_bytes", (long long)m->peak);
     lt_set_str(t, "note", m->note);
@@ -341,7 +333,7 @@ static lt_status time_window(decode_run *d, lt_gen_session *s, const gen_spec *g
     /* the previous position's window ran past this one: start afresh */
     if (s->g.steps > to)
         LT_TRY(lt_generator_reset(&s->g));
-    if (d->reach_by_stepping && g->kind != GEN_RECOMPUTE)
+    if (d->reach_by_stepping && g->kind != LT_GEN_RECOMPUTE)
         while (s->g.steps < to && !lt_interrupted())
             LT_TRY(step(s));
     if (lt_interrupted())
@@ -358,27 +350,12 @@ static lt_status time_window(decode_run *d, lt_gen_session *s, const gen_spec *g
     return LT_OK;
 }
 
-/* The session of a timed run. */
-static lt_status open_session(lt_gen_session *s, const lt_model *weights,
-                              const lt_model_config *mc, const decode_run *d, gen_kind kind,
-                              int B, int steps)
-{
-    return lt_gen_session_init(s, weights, mc, (uint64_t)d->opt->common.seed,
-                               kind == GEN_RECOMPUTE ? LT_GEN_RECOMPUTE : LT_GEN_RECURRENT, B,
-                               steps, 0, 0);
-}
-
-static lt_gen_mode gen_mode_of(gen_kind kind)
-{
-    return kind == GEN_RECOMPUTE ? LT_GEN_RECOMPUTE : LT_GEN_RECURRENT;
-}
-
 /* Plan for p positions; status "refused" with the reason when the mode
  * cannot generate with this model. */
-static int plan_at(const lt_model *weights, const lt_model_config *mc, gen_kind kind, int B,
-                   long steps, lt_gen_session_bytes *bytes, measured *m)
+static int plan_at(const lt_model *weights, lt_gen_mode mode, int B, long steps,
+                   lt_gen_session_bytes *bytes, measured *m)
 {
-    if (lt_gen_session_plan(weights, mc, gen_mode_of(kind), B, (int)steps, 0, bytes) == LT_OK)
+    if (lt_gen_session_plan(weights, mode, B, (int)steps, 0, bytes) == LT_OK)
         return 1;
     m->status = "refused";
     snprintf(m->note, sizeof m->note, "%s", lt_last_error());
@@ -398,13 +375,13 @@ static void skipped_budget(measured *m, size_t planned)
 /* A row for a position not measured: its bytes, and why. */
 static lt_status not_measured(decode_run *d, const gen_spec *g, const lt_model *weights,
                               const lt_model_config *mc, int B, long p, int window,
-                              const char *status, const char *note, size_t weights_bytes)
+                              const char *status, const char *note)
 {
-    measured m = {.status = status, .token = {NAN, NAN, NAN, 0}, .weights = weights_bytes};
+    measured m = {.status = status, .token = {NAN, NAN, NAN, 0}};
     lt_gen_session_bytes run;
-    if (plan_at(weights, mc, g->kind, B, p + window, &run, &m))
+    if (plan_at(weights, g->kind, B, p + window, &run, &m))
         m.planned = run.total;
-    plan_at(weights, mc, g->kind, B, p, &m.at_p, &m);
+    plan_at(weights, g->kind, B, p, &m.at_p, &m);
     if (strcmp(status, "skipped-budget") == 0)
         skipped_budget(&m, m.planned);
     else
@@ -416,25 +393,25 @@ static lt_status not_measured(decode_run *d, const gen_spec *g, const lt_model *
  * them (plus the window); the stepped modes run every position in one. */
 static lt_status run_session(decode_run *d, const gen_spec *g, const lt_model *weights,
                              const lt_model_config *mc, int B, int first, int last, int window,
-                             size_t weights_bytes, double *seconds, double *median)
+                             double *seconds, double *median)
 {
-    measured m = {.status = "ok", .weights = weights_bytes};
+    measured m = {.status = "ok"};
     lt_gen_session_bytes run, at_p[MAX_POSITIONS];
-    LT_TRY(lt_gen_session_plan(weights, mc, gen_mode_of(g->kind), B,
+    LT_TRY(lt_gen_session_plan(weights, g->kind, B,
                                (int)(d->positions[last - 1] + window), 0, &run));
     /* before the measured region: planning takes a little memory of its own */
     for (int i = first; i < last; i++)
-        LT_TRY(lt_gen_session_plan(weights, mc, gen_mode_of(g->kind), B, (int)d->positions[i],
+        LT_TRY(lt_gen_session_plan(weights, g->kind, B, (int)d->positions[i],
                                    0, &at_p[i]));
     m.planned = run.total;
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
     double start = lt_time_now();
     lt_gen_session s;
-    lt_status status = open_session(&s, weights, mc, d, g->kind, B,
-                                    (int)(d->positions[last - 1] + window));
+    lt_status status = lt_gen_session_init(&s, weights, (uint64_t)d->opt->common.seed, g->kind, B,
+                                           (int)(d->positions[last - 1] + window), 0, 0);
     /* a stepped session warms up over a window of steps, then starts afresh */
-    for (int round = g->kind == GEN_RECOMPUTE; round < 2 && status == LT_OK; round++) {
+    for (int round = g->kind == LT_GEN_RECOMPUTE; round < 2 && status == LT_OK; round++) {
         for (int b = 0; b < B; b++)
             s.column[b] = LT_IMAGE_START_TOKEN;
         for (int k = 0; k < window && status == LT_OK && round == 0; k++)
@@ -459,33 +436,31 @@ static lt_status run_session(decode_run *d, const gen_spec *g, const lt_model *w
 /* A stepped mode (recurrent, cached) at batch B: one session for every
  * position whose run fits the budget. */
 static lt_status run_stepped(decode_run *d, const gen_spec *g, const lt_model *weights,
-                             const lt_model_config *mc, int B, size_t weights_bytes)
+                             const lt_model_config *mc, int B)
 {
     const int window = (int)d->opt->window;
     measured m = {.status = "ok"};
     lt_gen_session_bytes run;
     int fit = 0;
     while (fit < d->position_count &&
-           plan_at(weights, mc, g->kind, B, d->positions[fit] + window, &run, &m) &&
+           plan_at(weights, g->kind, B, d->positions[fit] + window, &run, &m) &&
            lt_mem_plan(run.total, "generation") == LT_OK)
         fit++;
     if (strcmp(m.status, "refused") == 0) /* the mode cannot run this model */
-        return not_measured(d, g, weights, mc, B, d->positions[0], window, m.status, m.note,
-                            weights_bytes);
+        return not_measured(d, g, weights, mc, B, d->positions[0], window, m.status, m.note);
     double seconds, median;
-    lt_status status = fit > 0 ? run_session(d, g, weights, mc, B, 0, fit, window,
-                                             weights_bytes, &seconds, &median)
-                               : LT_OK;
+    lt_status status =
+        fit > 0 ? run_session(d, g, weights, mc, B, 0, fit, window, &seconds, &median) : LT_OK;
     for (int i = fit; i < d->position_count && status == LT_OK && !lt_interrupted(); i++)
         status = not_measured(d, g, weights, mc, B, d->positions[i], window, "skipped-budget",
-                              NULL, weights_bytes);
+                              NULL);
     return status;
 }
 
 /* Recompute at batch B: a session per position (its forward is planned for
  * that length), within the time budget. */
 static lt_status run_recompute(decode_run *d, const gen_spec *g, const lt_model *weights,
-                               const lt_model_config *mc, int B, size_t weights_bytes)
+                               const lt_model_config *mc, int B)
 {
     const decode_options *o = d->opt;
     const int window = (int)o->recompute_window;
@@ -498,9 +473,8 @@ static lt_status run_recompute(decode_run *d, const gen_spec *g, const lt_model 
         long p = d->positions[i];
         measured m = {.status = "ok"};
         lt_gen_session_bytes run;
-        if (!plan_at(weights, mc, g->kind, B, p + window, &run, &m))
-            return not_measured(d, g, weights, mc, B, p, window, m.status, m.note,
-                                weights_bytes);
+        if (!plan_at(weights, g->kind, B, p + window, &run, &m))
+            return not_measured(d, g, weights, mc, B, p, window, m.status, m.note);
         /* A step's time grows as (p + window)^k, k between 1 (the layers around the
          * attention) and 2 (the attention): k as seen between the last two positions. */
         double grow = (double)(p + window) / (double)(last_p + window);
@@ -516,12 +490,11 @@ static lt_status run_recompute(decode_run *d, const gen_spec *g, const lt_model 
             snprintf(why, sizeof why, "as the positions before it");
         }
         if (stop != NULL) {
-            status = not_measured(d, g, weights, mc, B, p, window, stop, why, weights_bytes);
+            status = not_measured(d, g, weights, mc, B, p, window, stop, why);
             continue;
         }
         double seconds, median = NAN;
-        status = run_session(d, g, weights, mc, B, i, i + 1, window, weights_bytes, &seconds,
-                             &median);
+        status = run_session(d, g, weights, mc, B, i, i + 1, window, &seconds, &median);
         if (last_p > 0) {
             double seen = log(median / last_step) / log(grow);
             exponent = seen < 1 ? 1 : seen > 2 ? 2 : seen;
@@ -544,17 +517,15 @@ static lt_status run_mode(decode_run *d, const gen_spec *g)
         }
         return LT_OK;
     }
-    size_t weights_bytes;
-    LT_TRY(lt_model_plan(&mc, LT_MODEL_WEIGHTS, lt_threads_get(), &weights_bytes, NULL));
     lt_model weights;
     LT_TRY(lt_model_alloc(&weights, &mc, LT_MODEL_WEIGHTS, lt_threads_get(),
                           (uint64_t)d->opt->common.seed));
     lt_status status = LT_OK;
     for (int b = 0; b < d->batch_count && status == LT_OK && !lt_interrupted(); b++) {
         int B = (int)d->batches[b];
-        status = g->kind == GEN_RECOMPUTE
-                     ? run_recompute(d, g, &weights, &mc, B, weights_bytes)
-                     : run_stepped(d, g, &weights, &mc, B, weights_bytes);
+        status = g->kind == LT_GEN_RECOMPUTE
+                     ? run_recompute(d, g, &weights, &mc, B)
+                     : run_stepped(d, g, &weights, &mc, B);
     }
     lt_model_free(&weights);
     return status;
@@ -565,7 +536,7 @@ static lt_status run_mode(decode_run *d, const gen_spec *g)
  * D) gets rows that say so. */
 static lt_status check_models(decode_run *d)
 {
-    gen_spec plain = {.item = "cached", .kind = GEN_CACHED};
+    gen_spec plain = {.item = "cached", .kind = LT_GEN_CACHED};
     plain.attn = lt_attn_default_config("softmax");
     plain.attn.causal = 1;
     lt_model_config mc = model_config(d, &plain);
@@ -586,7 +557,7 @@ static lt_status decode_all(decode_run *d)
     const decode_options *o = d->opt;
     printf("ltbench decode: %ld layers, %ld heads x %ld, FFN %ld, %ld mixtures, vocabulary %d; "
            "untrained weights; batches %s; positions %s; %d threads, seed %ld\n",
-           o->layers, o->heads, o->head_dim, o->ffn, o->mixtures, VOCAB, o->batches,
+           o->layers, o->heads, o->head_dim, o->ffn, o->mixtures, LT_IMAGE_VOCAB, o->batches,
            o->positions, lt_threads_get(), o->common.seed);
     fflush(stdout);
     lt_progress_start(&d->progress, stderr, "decode",

@@ -27,9 +27,10 @@
 #include "experiment/flags.h"
 #include "io/png.h"
 #include "model/generate.h"
-#include "tables.h"
+#include "model/image_model.h"
+#include "image/image.h"
 
-enum { MAX_GEN_BATCHES = 4, VOCAB = LT_IMAGE_START_TOKEN + 1, STATS = 2 };
+enum { MAX_GEN_BATCHES = 4, STATS = 2 };
 
 /* Streams of the generation draws, far from training's. */
 #define GEN_STREAM_BASE (1ull << 44)
@@ -62,18 +63,13 @@ static const lt_presets presets = {
      "RAdam 1e-4, the whole data (MNIST: 250 epochs; CIFAR: 100 epochs): days on a CPU"},
     preset_values, sizeof preset_values / sizeof preset_values[0]};
 
-/* How a model generates: stepping a state of constant size, stepping a
- * cache that grows a row per position, or recomputing the prefix. */
-typedef enum gen_kind { GEN_RECURRENT, GEN_CACHED, GEN_RECOMPUTE } gen_kind;
-static const char *const gen_names[] = {"recurrent", "cached", "recompute"};
-
-/* What --gen-modes names: a set, or the modes listed. */
+/* What --gen-modes names: a set, or the modes listed (lt_gen_mode_name's). */
 typedef enum gen_set { GEN_DEFAULT, GEN_ALL, GEN_FAST, GEN_LISTED } gen_set;
 
 typedef struct image_run {
     const char *dataset, *data, *gen_modes, *gen_batches_text;
     gen_set gen_set;
-    int gen_listed[3];     /* by gen_kind, when listed */
+    int gen_listed[3];     /* by lt_gen_mode, when listed */
     char no_gen_mode[160]; /* the note of a variant left no mode */
     long pos_dim, mixtures, train_images, test_images, steps;
     long gen_images, recompute_batch, completions;
@@ -179,7 +175,7 @@ static lt_status parse_gen_batches(image_run *c)
     return LT_OK;
 }
 
-/* --gen-modes: a set's name, or modes from gen_names, each once. */
+/* --gen-modes: a set's name, or modes by their lt_gen_mode_name, each once. */
 static lt_status parse_gen_modes(image_run *c)
 {
     static const char *const sets[] = {"default", "all", "fast"};
@@ -203,7 +199,7 @@ static lt_status parse_gen_modes(image_run *c)
     memset(c->gen_listed, 0, sizeof c->gen_listed);
     for (int i = 0; i < count; i++) {
         int k = 0;
-        while (k < 3 && strcmp(items[i], gen_names[k]) != 0)
+        while (k < 3 && strcmp(items[i], lt_gen_mode_name((lt_gen_mode)k)) != 0)
             k++;
         if (k == 3)
             return lt_fail(LT_E_USAGE, "--gen-modes: expected default, all, fast, or modes from "
@@ -282,14 +278,9 @@ static lt_status image_setup(void *self, lt_exp_run *run)
 
 static lt_status image_configure(void *self, lt_exp_run *run, lt_exp_model *m)
 {
+    (void)run;
     image_run *c = self;
-    lt_model_config *mc = &m->config.model;
-    int width = (int)(run->o.heads * run->o.head_dim);
-    mc->vocab = VOCAB;
-    mc->pos = LT_POS_CONCAT;
-    mc->pos_dim = (int)(c->pos_dim > 0 ? c->pos_dim : width / 4);
-    m->config.loss = (lt_loss){.kind = LT_LOSS_MOL, .mixtures = (int)c->mixtures};
-    mc->classes = lt_loss_outputs(&m->config.loss);
+    lt_image_model_config(&m->config.model, &m->config.loss, (int)c->pos_dim, (int)c->mixtures);
     return LT_OK;
 }
 
@@ -406,15 +397,10 @@ static void add_row(image_run *c, lt_exp_run *run, const lt_exp_model *m, const 
 
 /* ---- generation ---- */
 
-static lt_gen_mode mode_of(gen_kind kind)
-{
-    return kind == GEN_RECOMPUTE ? LT_GEN_RECOMPUTE : LT_GEN_RECURRENT;
-}
-
 /* Times whole-image generation in one mode at batch B; `samples` (B x N)
  * receives the first batch. */
 static lt_status measure(const image_run *c, const lt_model *weights, const lt_train_config *tc,
-                         gen_kind kind, int B, uint8_t *samples, const char *label, int quiet,
+                         lt_gen_mode mode, int B, uint8_t *samples, const char *label, int quiet,
                          gen_result *out)
 {
     const int N = (int)lt_images_seq_len(&c->train);
@@ -422,8 +408,7 @@ static lt_status measure(const image_run *c, const lt_model *weights, const lt_t
     lt_mem_reset_peak();
     size_t base = lt_mem_current();
     lt_gen_session s;
-    lt_status status = lt_gen_session_init(&s, weights, &tc->model, tc->seed, mode_of(kind), B,
-                                           N, GEN_STREAM_BASE, 1);
+    lt_status status = lt_gen_session_init(&s, weights, tc->seed, mode, B, N, GEN_STREAM_BASE, 1);
     lt_progress progress;
     lt_progress_start(&progress, stderr, label, c->gen_images, "images", quiet);
     if (status == LT_OK)
@@ -460,13 +445,13 @@ static void measure_roof(image_run *c, const lt_model *weights)
 /* The completion grid: test images whose lower half is generated from the
  * upper half, beside the originals. */
 static lt_status completions(const image_run *c, const lt_model *weights,
-                             const lt_train_config *tc, gen_kind kind, int count,
+                             const lt_train_config *tc, lt_gen_mode mode, int count,
                              uint8_t *out /* (2 * count, N) */)
 {
     const int N = (int)lt_images_seq_len(&c->train);
     lt_gen_session s;
-    lt_status status = lt_gen_session_init(&s, weights, &tc->model, tc->seed, mode_of(kind),
-                                           count, N, GEN_STREAM_BASE, 0);
+    lt_status status = lt_gen_session_init(&s, weights, tc->seed, mode, count, N, GEN_STREAM_BASE,
+                                           0);
     if (status == LT_OK)
         status = lt_generate_bytes(&s.g, out + (size_t)count * N, c->test.pixels, N / 2,
                                    LT_IMAGE_START_TOKEN, 1 << 20, &s.sampler, s.column);
@@ -525,11 +510,11 @@ static lt_status write_grid(const image_run *c, const lt_exp_run *run, const cha
 
 /* Whether --gen-modes takes mode `kind` of a variant whose state is of
  * constant size (`constant`) or a growing cache. */
-static int gen_wanted(const image_run *c, gen_kind kind, int constant)
+static int gen_wanted(const image_run *c, lt_gen_mode kind, int constant)
 {
     if (c->gen_set == GEN_LISTED)
         return c->gen_listed[kind];
-    if (kind != GEN_RECOMPUTE) /* every set steps where a variant can */
+    if (kind != LT_GEN_RECOMPUTE) /* every set steps where a variant can */
         return 1;
     return c->gen_set == GEN_ALL || (c->gen_set == GEN_DEFAULT && !constant);
 }
@@ -538,32 +523,24 @@ static int gen_wanted(const image_run *c, gen_kind kind, int constant)
  * mode (a constant state steps "recurrent", a growing cache "cached"),
  * then recompute where the default takes it (softmax: the paper's
  * baseline) or --gen-modes all asks for it. */
-static int modes_for(const image_run *c, const lt_exp_model *m, gen_kind *out)
+static int modes_for(const image_run *c, const lt_exp_model *m, lt_gen_mode *out)
 {
-    lt_attn attn;
     lt_attn_caps caps;
-    int n = 0, constant = 0;
-    if (lt_attn_variant_caps(m->spec.config.variant, &caps) != LT_OK ||
-        lt_attn_init(&attn, &m->config.model.attn) != LT_OK)
+    int n = 0;
+    if (lt_attn_variant_caps(m->spec.config.variant, &caps) != LT_OK)
         return 0;
-    if (caps.recurrent) {
-        size_t one, two;
-        lt_attn_state_bytes(&attn, 1, 1, 1, 1, 1, &one);
-        lt_attn_state_bytes(&attn, 1, 1, 1, 1, 2, &two);
-        constant = one == two;
-        if (gen_wanted(c, constant ? GEN_RECURRENT : GEN_CACHED, constant))
-            out[n++] = constant ? GEN_RECURRENT : GEN_CACHED;
-    }
-    if (gen_wanted(c, GEN_RECOMPUTE, constant))
-        out[n++] = GEN_RECOMPUTE;
+    if (caps.recurrent && gen_wanted(c, lt_gen_stepped_mode(&caps), caps.constant_state))
+        out[n++] = lt_gen_stepped_mode(&caps);
+    if (gen_wanted(c, LT_GEN_RECOMPUTE, caps.constant_state))
+        out[n++] = LT_GEN_RECOMPUTE;
     return n;
 }
 
 static lt_status generate_all(image_run *c, lt_exp_run *run, const lt_exp_model *m,
                               const lt_model *weights, const trained *tr)
 {
-    gen_kind kinds[3];
-    int kind_count = modes_for(c, m, kinds);
+    lt_gen_mode modes[3];
+    int mode_count = modes_for(c, m, modes);
     measure_roof(c, weights);
     long max_batch = c->recompute_batch;
     for (int i = 0; i < c->gen_batch_count; i++)
@@ -576,29 +553,29 @@ static lt_status generate_all(image_run *c, lt_exp_run *run, const lt_exp_model 
     char note[512];
     snprintf(note, sizeof note, "%s%s%s", c->gen_only ? "untrained weights (--gen-only)" : "",
              c->gen_only && c->data_note[0] ? "; " : "", c->data_note);
-    if (kind_count == 0) /* its bits/dim, with no way of generating asked for */
+    if (mode_count == 0) /* its bits/dim, with no way of generating asked for */
         add_row(c, run, m, "none", 0, tr, NULL, "ok", c->no_gen_mode);
     int first = 1;
-    for (int k = 0; k < kind_count && status == LT_OK && !lt_interrupted(); k++) {
-        int batches = kinds[k] == GEN_RECOMPUTE ? 1 : c->gen_batch_count;
+    for (int k = 0; k < mode_count && status == LT_OK && !lt_interrupted(); k++) {
+        int batches = modes[k] == LT_GEN_RECOMPUTE ? 1 : c->gen_batch_count;
         for (int b = 0; b < batches && status == LT_OK && !lt_interrupted(); b++) {
-            int B = (int)(kinds[k] == GEN_RECOMPUTE ? c->recompute_batch : c->gen_batches[b]);
+            int B = (int)(modes[k] == LT_GEN_RECOMPUTE ? c->recompute_batch : c->gen_batches[b]);
             char label[96];
-            snprintf(label, sizeof label, "generate %s %s batch %d", m->name, gen_names[kinds[k]],
-                     B);
+            snprintf(label, sizeof label, "generate %s %s batch %d", m->name,
+                     lt_gen_mode_name(modes[k]), B);
             gen_result g;
-            status = measure(c, weights, &m->config, kinds[k], B, samples, label, run->quiet,
+            status = measure(c, weights, &m->config, modes[k], B, samples, label, run->quiet,
                              &g);
             if (status == LT_OK)
-                add_row(c, run, m, gen_names[kinds[k]], B, tr, &g, "ok", note);
+                add_row(c, run, m, lt_gen_mode_name(modes[k]), B, tr, &g, "ok", note);
             if (status == LT_OK && first)
                 status = write_grid(c, run, "samples", m->name, samples, B, B < 8 ? B : 8);
             first = 0;
         }
     }
-    if (status == LT_OK && c->completions > 0 && !lt_interrupted() && kind_count > 0) {
+    if (status == LT_OK && c->completions > 0 && !lt_interrupted() && mode_count > 0) {
         int count = (int)(c->completions < c->test.count ? c->completions : c->test.count);
-        status = completions(c, weights, &m->config, kinds[0], count, grid);
+        status = completions(c, weights, &m->config, modes[0], count, grid);
         if (status == LT_OK)
             status = write_grid(c, run, "completions", m->name, grid, 2 * count, count);
     }
@@ -658,12 +635,12 @@ static lt_status image_finish(void *self, lt_exp_run *run, lt_exp_model *m, lt_t
                 status == LT_OK ? out->status : "failed", out->note);
         return status;
     }
-    /* generation runs on rank 0 alone */
+    /* generation runs on rank 0 alone, reading the trained weights in place */
     if (!lt_dist_is_root())
         return LT_OK;
+    if (t != NULL)
+        return generate_all(c, run, m, &t->model, &tr);
     status = lt_model_alloc(&weights, &m->config.model, LT_MODEL_WEIGHTS, 1, m->config.seed);
-    if (status == LT_OK && t != NULL)
-        status = lt_model_copy_params(&weights, &t->model);
     if (status == LT_OK)
         status = generate_all(c, run, m, &weights, &tr);
     lt_model_free(&weights);

@@ -18,7 +18,7 @@
 #include "datasets/speech.h"
 #include "experiment/experiment.h"
 #include "nn/ctc.h"
-#include "tables.h"
+#include "speech/speech.h"
 
 enum { CLASSES = LT_SPEECH_PHONES + 1 /* + the CTC blank, class 0 */, STATS = 4 };
 

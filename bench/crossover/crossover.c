@@ -21,7 +21,7 @@
 #include "experiment/program.h"
 #include "results/crossover.h"
 #include "results/table.h"
-#include "tables.h"
+#include "crossover/crossover.h"
 
 enum { MAX_HEAD_DIMS = 16, MAX_LENGTHS = 24, MAX_KERNELS = 16, MAX_MAPS = 4,
        MAX_ENTRIES = MAX_KERNELS * MAX_MAPS, MAX_REPEATS = 100 };

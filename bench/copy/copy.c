@@ -14,7 +14,7 @@
 #include "core/timer.h"
 #include "datasets/copy.h"
 #include "experiment/experiment.h"
-#include "tables.h"
+#include "copy/copy.h"
 
 enum { MIN_SCALED_STEPS = 20, STATS = 3 };
 

@@ -19,7 +19,7 @@
 #include "experiment/flags.h"
 #include "experiment/program.h"
 #include "results/table.h"
-#include "tables.h"
+#include "scaling/scaling.h"
 
 enum { MAX_VARIANTS = 8, MAX_KERNELS = 8, MAX_REPEATS = 100,
        MAX_CASES = MAX_VARIANTS * 2 * MAX_KERNELS * 25 };

@@ -1,0 +1,201 @@
+/* Figure 2's claims, and the head-width ablation's table. */
+#include "copy/copy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/judging.h"
+
+enum { COPY_CONVERGED = 97, COPY_CLOSE = 2 }; /* hundredths of held-out accuracy */
+#define COPY_LOSS_CLOSE 0.01                   /* nats of held-out loss */
+
+/* Mean training copy accuracy over this many updates: the ablation's cells. */
+enum { ABLATION_WINDOW = 100 };
+
+static int copy_both_converged(double acc_s, double acc_l, const void *arg)
+{
+    (void)arg;
+    return fabs(acc_s - acc_l) <= COPY_CLOSE / 100.0 + 1e-9 &&
+           fmin(acc_s, acc_l) >= COPY_CONVERGED / 100.0;
+}
+
+static void copy_same_loss(lt_claim *c, const lt_csv_table *const *runs, int count)
+{
+    lt_seeds acc_s, acc_l, loss_s, loss_l;
+    lt_seeds_of(&acc_s, runs, count, "variant", "softmax", "eval_copy_accuracy");
+    lt_seeds_of(&acc_l, runs, count, "variant", "linear", "eval_copy_accuracy");
+    lt_seeds_of(&loss_s, runs, count, "variant", "softmax", "eval_loss");
+    lt_seeds_of(&loss_l, runs, count, "variant", "linear", "eval_loss");
+    char t[4][128];
+    lt_seeds_text(t[0], sizeof t[0], &acc_s, "%.3f");
+    lt_seeds_text(t[1], sizeof t[1], &acc_l, "%.3f");
+    lt_seeds_text(t[2], sizeof t[2], &loss_s, "%.4g");
+    lt_seeds_text(t[3], sizeof t[3], &loss_l, "%.4g");
+    lt_claim_say(c->paper, "Fig. 2: linear attention converges smoothly to the same loss as "
+                           "softmax");
+    lt_claim_say(c->measured, "held-out copy accuracy: softmax %s, linear %s; held-out loss "
+                              "(nats): softmax %s, linear %s",
+                 t[0], t[1], t[2], t[3]);
+    lt_claim_say(c->rule, "holds if both accuracies at least 0.%d and within 0.%02d of each "
+                          "other and the losses within %g nats; with a caveat if the "
+                          "accuracies are but the losses are not",
+                 COPY_CONVERGED, COPY_CLOSE, COPY_LOSS_CLOSE);
+    if (bench_preset_unjudged(c, runs[0]))
+        return;
+    int pairs, loss_pairs;
+    double bound = COPY_LOSS_CLOSE;
+    lt_verdict acc = lt_seeds_judge(&acc_s, &acc_l, BENCH_SEEDS_SHORT_RUN, copy_both_converged,
+                                    NULL, &pairs);
+    lt_verdict loss = lt_seeds_judge(&loss_s, &loss_l, BENCH_SEEDS_SHORT_RUN, bench_within, &bound,
+                                     &loss_pairs);
+    c->verdict = bench_qualified(acc, loss);
+    bench_seeds_note(c, pairs, BENCH_SEEDS_SHORT_RUN);
+}
+
+/* Every Reformer variant below both softmax and linear in held-out
+ * accuracy, seed by seed. */
+static void copy_lsh_worse(lt_claim *c, const lt_csv_table *const *runs, int count)
+{
+    lt_claim_say(c->paper, "Fig. 2: Reformer (LSH-1, LSH-4) converges to a worse loss than "
+                           "softmax and linear attention");
+    lt_claim_say(c->rule, "holds if every LSH row's held-out accuracy below both softmax's "
+                          "and linear's");
+    c->measured[0] = '\0';
+    lt_seeds soft, lin, best;
+    lt_seeds_of(&soft, runs, count, "variant", "softmax", "eval_copy_accuracy");
+    lt_seeds_of(&lin, runs, count, "variant", "linear", "eval_copy_accuracy");
+    best = soft;
+    for (int i = 0; i < best.runs; i++)
+        best.value[i] = fmin(soft.value[i], lin.value[i]);
+    lt_seeds_scale(&best, 1.0);
+    const char *lsh[] = {"lsh-1", "lsh-4"};
+    int judged = 0, pairs = 0;
+    lt_verdict all = LT_CLAIM_UNTESTED;
+    for (int k = 0; k < 2; k++) {
+        lt_seeds acc;
+        lt_seeds_of(&acc, runs, count, "variant", lsh[k], "eval_copy_accuracy");
+        if (acc.count == 0)
+            continue;
+        char text[128];
+        lt_seeds_text(text, sizeof text, &acc, "%.3f");
+        lt_claim_append(c->measured, "%s%s %s", judged++ ? ", " : "held-out accuracy: ",
+                        lsh[k], text);
+        lt_verdict v = lt_seeds_judge(&acc, &best, BENCH_SEEDS_SHORT_RUN, bench_below, NULL,
+                                      &pairs);
+        if (v == LT_CLAIM_FAILS || all == LT_CLAIM_UNTESTED)
+            all = v;
+        else if (v == LT_CLAIM_UNJUDGED && all != LT_CLAIM_FAILS)
+            all = v;
+    }
+    char t[2][128];
+    lt_seeds_text(t[0], sizeof t[0], &soft, "%.3f");
+    lt_seeds_text(t[1], sizeof t[1], &lin, "%.3f");
+    if (judged > 0)
+        lt_claim_append(c->measured, " (softmax %s, linear %s)", t[0], t[1]);
+    c->verdict = judged == 0 || soft.count == 0 || lin.count == 0 ? LT_CLAIM_UNTESTED : all;
+    if (c->verdict != LT_CLAIM_UNTESTED && !bench_preset_unjudged(c, runs[0]))
+        bench_seeds_note(c, pairs, BENCH_SEEDS_SHORT_RUN);
+}
+
+int bench_copy_claims(const lt_csv_table *const *runs, int count, const lt_csv_table *paper,
+                      lt_claim *claims)
+{
+    (void)paper;
+    copy_same_loss(&claims[0], runs, count);
+    copy_lsh_worse(&claims[1], runs, count);
+    return 2;
+}
+
+static double accuracy_at(const lt_csv_table *curves, const char *variant, long step)
+{
+    return bench_window_mean(curves, variant, "copy_accuracy", step, ABLATION_WINDOW);
+}
+
+/* An accuracy to three places, or "-" where there is none. */
+static void accuracy_text(char *buf, size_t size, double x)
+{
+    if (isnan(x))
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "%.3f", x);
+}
+
+void bench_copy_ablation(FILE *f, const char *out, const char *const *runs)
+{
+    static const char *const variants[] = {"softmax", "linear"};
+    /* Fixed counts every run passes (3000: the small preset's length; 5000:
+     * the medium preset's learning-rate drop), then each run's last. */
+    enum { RUNS = 2, VARIANTS = 2, FIXED = 4, STEPS = FIXED + RUNS, SMALL_PRESET = 3000 };
+    long steps[STEPS] = {1000, SMALL_PRESET, 5000, 6000}, last[RUNS] = {0, 0};
+    int step_count = FIXED;
+    double held_out[RUNS][VARIANTS], at[RUNS][VARIANTS][STEPS];
+    lt_csv_table curves[RUNS];
+    char head_dim[RUNS][16];
+    int read = 0;
+    for (int r = 0; r < RUNS; r++) {
+        char path[4400];
+        lt_csv_table summary;
+        snprintf(path, sizeof path, "%s/%s/summary.csv", out, runs[r]);
+        if (lt_csv_read(&summary, path) != LT_OK)
+            break;
+        snprintf(path, sizeof path, "%s/%s/curves.csv", out, runs[r]);
+        if (lt_csv_read(&curves[r], path) != LT_OK) {
+            lt_csv_table_free(&summary);
+            break;
+        }
+        read++;
+        snprintf(head_dim[r], sizeof head_dim[r], "%.0f", lt_claim_num(&summary, 0, "head_dim"));
+        for (int v = 0; v < VARIANTS; v++)
+            held_out[r][v] = lt_claim_num(
+                &summary, lt_claim_row(&summary, "variant", variants[v], NULL),
+                "eval_copy_accuracy");
+        lt_csv_table_free(&summary);
+        double end = lt_claim_num(&curves[r], bench_last_step_row(&curves[r], NULL, NULL), "step");
+        last[r] = isnan(end) ? 0 : (long)end;
+        if (last[r] > 0)
+            bench_add_step(steps, &step_count, last[r]);
+    }
+    for (int r = 0; r < read; r++) {
+        for (int v = 0; v < VARIANTS && read == RUNS; v++)
+            for (int k = 0; k < step_count; k++)
+                at[r][v][k] = accuracy_at(&curves[r], variants[v], steps[k]);
+        lt_csv_table_free(&curves[r]);
+    }
+    if (read < RUNS)
+        return;
+    fprintf(f, "\nTraining copy accuracy (mean of the %d updates ending at each count; - where "
+               "a run has no such count) and held-out accuracy at the end of each run, at both "
+               "head widths (`%s/` and `%s/`):\n\n",
+            ABLATION_WINDOW, runs[1], runs[0]);
+    bench_steps_header(f, "| head dim | variant |", "|---|---|", steps, step_count, " held-out |",
+                       1);
+    for (int r = 0; r < RUNS; r++)
+        for (int v = 0; v < VARIANTS; v++) {
+            fprintf(f, "| %s | %s |", head_dim[r], variants[v]);
+            for (int k = 0; k < step_count; k++) {
+                char cell[16];
+                accuracy_text(cell, sizeof cell, at[r][v][k]);
+                fprintf(f, " %s |", cell);
+            }
+            fprintf(f, " %.3f |\n", held_out[r][v]);
+        }
+    /* held-out accuracy is at each run's end; equal counts are compared on
+     * the curves: the small preset's length and the shorter run's end */
+    const long shorter = last[0] < last[1] ? last[0] : last[1];
+    const int small = bench_step_column(steps, step_count, SMALL_PRESET);
+    const int both = bench_step_column(steps, step_count, shorter);
+    char acc[4][16];
+    for (int r = 0; r < RUNS; r++) {
+        accuracy_text(acc[r], sizeof acc[r], small < 0 ? NAN : at[r][1][small]);
+        accuracy_text(acc[2 + r], sizeof acc[2 + r], both < 0 ? NAN : at[r][1][both]);
+    }
+    fprintf(f, "\nLinear attention's held-out gap to softmax: %.3f at head dim %s after %ld "
+               "updates, %.3f at head dim %s after %ld. At equal counts, linear's training "
+               "accuracy at head dim %s and %s is %s and %s after %d updates (the small "
+               "preset's length) and %s and %s after %ld.\n",
+            held_out[0][0] - held_out[0][1], head_dim[0], last[0],
+            held_out[1][0] - held_out[1][1], head_dim[1], last[1], head_dim[0], head_dim[1],
+            acc[0], acc[1], SMALL_PRESET, acc[2], acc[3], shorter);
+}

@@ -1,0 +1,21 @@
+/* crossover's registry entry: what `ltbench --help` says of it, its result tables,
+ * and the suite's runs of it with the report's sections for them. */
+#include "crossover/crossover.h"
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const lt_schema *const tables[] = {&bench_crossover_cases, &bench_crossover};
+
+static const lt_report_section sections[] = {
+    {"crossover", NULL, "Crossover: where linear attention overtakes softmax",
+     "crossover/crossover-table.csv", &bench_crossover, NULL, &bench_crossover, NULL,
+     "For each head dimension D, the smallest sequence length N from which each linear "
+     "kernel is faster per sample than each softmax kernel at every larger N measured, "
+     "forward and forward+backward (`ltbench crossover`; every case is in "
+     "`crossover/crossover.csv`).",
+     .part = LT_PART_SWEEP, .conclude = NULL},
+};
+
+const bench_entry bench_crossover_entry = {"crossover",
+    "beyond the paper: the N from which linear attention beats softmax, per head dim",
+    BENCH_BEYOND, tables, COUNT(tables), sections, COUNT(sections)};

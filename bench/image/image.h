@@ -1,0 +1,36 @@
+/* Autoregressive image generation (the paper's Tables 1 and 2): its result
+ * tables, the paper's claims judged on them, and its registry entry (the
+ * suite's sections, ablations included). */
+#ifndef LT_BENCH_IMAGE_H
+#define LT_BENCH_IMAGE_H
+
+#include <stdio.h>
+
+#include "common/entry.h"
+
+extern const lt_schema bench_image_curves, bench_image_results;
+
+/* Tables 1 and 2's claims (an lt_conclude_fn). */
+int bench_image_claims(const lt_csv_table *const *runs, int count, const lt_csv_table *paper,
+                       lt_claim *claims);
+
+/* The paper's appendix: seconds per CIFAR-10 image at batch 1 on a CPU,
+ * per generation mode, against the rows of a --gen-only run at its
+ * architecture. */
+int bench_image_cpu_claims(const lt_csv_table *const *runs, int count,
+                           const lt_csv_table *paper, lt_claim *claims);
+
+/* The MNIST ablations under their section: softmax and linear of each run
+ * folder of `runs` after the first (the preset's) beside the first's: test
+ * bits/dim and linear's relative gap, and the gap in training bits/dim at
+ * several update counts. The runs whose results and curves are in `out`;
+ * nothing without the first's or without any other. */
+void bench_image_ablation(FILE *f, const char *out, const char *const *runs);
+
+/* The run in the report's words: its training and test images, trained
+ * or not (an lt_section_describe_fn). */
+void bench_image_describe(FILE *f, const lt_csv_table *t);
+
+extern const bench_entry bench_image_entry;
+
+#endif
