@@ -88,16 +88,17 @@ def run_ltbench(ltbench, variant, x, folder):
     for name, value in x.items():
         files[name] = os.path.join(folder, name + ".npy")
         np.save(files[name], value)
-    out = {name: os.path.join(folder, "out-" + name + ".npy")
+    # the output and every gradient the variant has, in one folder
+    written = os.path.join(folder, "out")
+    out = {name: os.path.join(written, ("out" if name == "o" else name) + ".npy")
            for name in ("o", "dq", "dk", "dv", "dbeta", "dlog_alpha")}
-    cmd = [ltbench, "attention", "--variant", variant, "--causal", "--threads", "1",
+    cmd = [ltbench, "attention", "--variant", variant, "--causal", "causal", "--threads", "1",
            "--overwrite", "--q", files["q"], "--k", files["k"], "--v", files["v"],
-           "--dout", files["dout"], "--out", out["o"], "--dq", out["dq"], "--dk", out["dk"],
-           "--dv", out["dv"]]
+           "--dout", files["dout"], "--out", written]
     if "beta" in x:
-        cmd += ["--beta", files["beta"], "--dbeta", out["dbeta"]]
+        cmd += ["--beta", files["beta"]]
     if "log_alpha" in x:
-        cmd += ["--log-alpha", files["log_alpha"], "--dlog-alpha", out["dlog_alpha"]]
+        cmd += ["--log-alpha", files["log_alpha"]]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit("fla_parity: %s failed (%d):\n%s" % (" ".join(cmd), done.returncode,

@@ -317,7 +317,7 @@ static void cli_fixture_init(cli_fixture *f)
         {"--mem-budget", LT_FLAG_BYTES, &f->budget, "BYTES", "memory budget", 0, 0, NULL, 0},
     };
     memcpy(f->flags, flags, sizeof flags);
-    f->cli = (lt_cli){"ltbench test", "A test program.", NULL, f->flags, 6};
+    f->cli = (lt_cli){"ltbench test", "A test program.", NULL, f->flags, 6, NULL};
 }
 
 static lt_status parse(cli_fixture *f, int argc, char **argv, int *help)
@@ -367,6 +367,42 @@ Test(cli, rejects_bad_input_naming_the_flag)
         cr_assert(strstr(lt_last_error(), cases[i].mention) != NULL, "case %zu: %s", i,
                   lt_last_error());
     }
+}
+
+/* A retired name is refused with what replaced it, in the programs that
+ * had it only; a choice's missing value, or a flag in its place, names the
+ * choices; --help and --version are names a typo is matched against. */
+Test(cli, retired_names_and_choices_say_what_is_meant)
+{
+    static const lt_retired_flag retired[] = {
+        {"--models", "--variants", "bilstm is one of its items", "speech copy"},
+        {"--rounds", "--lsh-rounds", NULL, NULL},
+        {NULL, NULL, NULL, NULL},
+    };
+    struct { const char *program; int argc; char *argv[3]; const char *mention; } cases[] = {
+        {"ltbench speech", 3, {"prog", "--models", "x"},
+         "--models is now --variants: bilstm is one of its items"},
+        {"ltbench copy", 2, {"prog", "--models=x"}, "--models is now --variants"},
+        {"ltbench image", 2, {"prog", "--models"}, "unknown flag '--models'"},
+        {"ltbench image", 2, {"prog", "--rounds"}, "--rounds is now --lsh-rounds"},
+        {"ltbench image", 3, {"prog", "--variant", "--seq"},
+         "--variant: expected one of softmax|linear before --seq"},
+        {"ltbench image", 2, {"prog", "--variant"}, "--variant: expected a value (softmax|linear)"},
+        {"ltbench image", 2, {"prog", "--versoin"}, "(did you mean --version?)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_fixture f;
+        cli_fixture_init(&f);
+        f.cli.program = cases[i].program;
+        f.cli.retired = retired;
+        int help;
+        cr_assert_eq(parse(&f, cases[i].argc, cases[i].argv, &help), LT_E_USAGE, "case %zu", i);
+        cr_assert(strstr(lt_last_error(), cases[i].mention) != NULL, "case %zu: %s", i,
+                  lt_last_error());
+    }
+    cr_assert_eq(lt_cli_retired(retired, "ltbench copy", "--models"), &retired[0]);
+    cr_assert_null(lt_cli_retired(retired, "ltbench copyx", "--models"));
+    cr_assert_eq(lt_cli_retired(retired, "plot", "--rounds"), &retired[1]);
 }
 
 Test(cli, help_lists_every_flag_with_default)

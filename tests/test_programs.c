@@ -3,6 +3,7 @@
  * statuses, messages, what is written and what is not. */
 #include <criterion/criterion.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <math.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include "check.h"
 #include "core/rng.h"
 #include "io/checkpoint.h"
+#include "experiment/flags.h"
 #include "io/csv.h"
 #include "io/md5.h"
 #include "io/npy.h"
@@ -539,7 +541,7 @@ Test(robust, a_second_writer_is_refused_while_the_first_runs, .timeout = 300)
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("another ltbench run");
     ASSERT_MENTIONS(dir);
-    cr_assert_eq(ltbench("scaling --min-log2 4 --max-log2 4 --quiet --out /proc/x/s.csv"), 2);
+    cr_assert_eq(ltbench("scaling --min-log2 4 --max-log2 4 --quiet --out /proc/x"), 2);
     kill(pid, SIGTERM);
     cr_assert_eq(wait_exit(pid), 143);
     path_in(path, sizeof path, dir, "curves.csv");
@@ -872,7 +874,7 @@ Test(resume, speech_interrupted_in_its_second_model, .timeout = 600)
 {
     char args[512], cache[64];
     make_temp_dir(cache);
-    snprintf(args, sizeof args, "speech --preset quick --models softmax,bilstm --epochs 30 "
+    snprintf(args, sizeof args, "speech --preset quick --variants softmax,bilstm --epochs 30 "
                                 "--quiet --threads 2 --cache %s", cache);
     check_resume_in_second_model(args, "speech-curves.csv", "speech.csv", 30 + 5);
 }
@@ -1030,7 +1032,7 @@ Test(robust, refused_before_any_work, .timeout = 120)
     cr_assert_eq(ltbench(QUICK_LINEAR " --steps 100000000 --out /proc/ltbench"), 2, "%s",
                  output);
     ASSERT_MENTIONS("/proc/ltbench");
-    cr_assert_eq(ltbench("scaling --min-log2 4 --max-log2 24 --out /proc/ltbench/s.csv"), 2,
+    cr_assert_eq(ltbench("scaling --min-log2 4 --max-log2 24 --out /proc/ltbench"), 2,
                  "%s", output);
     ASSERT_MENTIONS("/proc/ltbench");
     cr_assert_eq(ltbench(QUICK_LINEAR " --mem-budget 0.5"), 2, "%s", output);
@@ -1048,8 +1050,8 @@ Test(robust, refused_before_any_work, .timeout = 120)
 
 /* An earlier run's results are never replaced without --overwrite: a
  * folder of finished CSVs without checkpoints, another experiment's CSV
- * named as scaling's --out, a journal of a killed run; each refused before
- * any work (exit 2, naming the path), the file as it was. */
+ * where scaling writes its own, a journal of a killed run; each refused
+ * before any work (exit 2, naming the path), the file as it was. */
 Test(robust, earlier_results_are_replaced_only_with_overwrite, .timeout = 120)
 {
     char dir[64], args[512], path[160];
@@ -1064,14 +1066,19 @@ Test(robust, earlier_results_are_replaced_only_with_overwrite, .timeout = 120)
     ASSERT_MENTIONS("--overwrite");
     path_in(path, sizeof path, dir, "summary.csv");
     cr_assert_eq(csv_rows(path), 2, "the two-row summary is kept");
-    char scaling[512];
+    char scaling[512], theirs[200];
+    path_in(theirs, sizeof theirs, dir, "scaling.csv");
+    char *summary = check_read_text(path);
+    cr_assert_not_null(summary);
+    cr_assert_eq(check_write_file(theirs, summary, strlen(summary)), 0);
+    free(summary);
     snprintf(scaling, sizeof scaling,
              "scaling --variants linear --min-log2 5 --max-log2 5 --heads 1 --head-dim 8 "
-             "--value-dim 4 --warmup 0 --repeats 1 --quiet --out %s", path);
+             "--value-dim 4 --warmup 0 --repeats 1 --quiet --out %s", dir);
     cr_assert_eq(ltbench(scaling), 2, "%s", output);
-    ASSERT_MENTIONS(path);
+    ASSERT_MENTIONS(theirs);
     ASSERT_MENTIONS("--overwrite");
-    cr_assert_eq(csv_rows(path), 2, "another experiment's summary is kept");
+    cr_assert_eq(csv_rows(theirs), 2, "another experiment's summary is kept");
     /* a journal left by a killed run is results too */
     char journal[200];
     path_in(path, sizeof path, dir, "summary.csv");
@@ -1120,11 +1127,11 @@ Test(scaling, small_range_writes_every_case, .timeout = 300)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
     snprintf(args, sizeof args,
              "scaling --min-log2 4 --max-log2 6 --heads 2 --head-dim 8 --value-dim 4 "
              "--warmup 0 --repeats 2 --quiet --out %s",
-             path);
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
@@ -1153,11 +1160,11 @@ Test(scaling, lsh_rounds_listed_as_specs)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
     snprintf(args, sizeof args,
              "scaling --variants lsh-1,lsh-3,linear --causal causal --min-log2 6 --max-log2 7 "
              "--heads 2 --head-dim 8 --warmup 0 --repeats 1 --quiet --out %s",
-             path);
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
@@ -1210,14 +1217,14 @@ Test(scaling, decay_and_the_new_feature_maps)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
     const char *maps[] = {"favor", "taylor"};
     for (int m = 0; m < 2; m++) {
         snprintf(args, sizeof args,
                  "scaling --variants linear,decay --feature-map %s --min-log2 5 --max-log2 5 "
                  "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --quiet "
                  "--overwrite --out %s",
-                 maps[m], path);
+                 maps[m], dir);
         cr_assert_eq(ltbench(args), 0, "%s", output);
         lt_csv_table t;
         cr_assert_eq(lt_csv_read(&t, path), LT_OK);
@@ -1239,12 +1246,12 @@ Test(scaling, gated_variants_both_kernels_causal_only)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
     snprintf(args, sizeof args,
              "scaling --variants delta,gated-delta,gla --kernels all --min-log2 5 --max-log2 6 "
              "--heads 2 --head-dim 8 --value-dim 4 --warmup 0 --repeats 1 --roofline off "
              "--quiet --out %s",
-             path);
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
@@ -1278,11 +1285,11 @@ Test(scaling, budget_skips_instead_of_running)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
     snprintf(args, sizeof args,
              "scaling --variants softmax --causal causal --min-log2 10 --max-log2 10 "
              "--heads 4 --head-dim 8 --mem-budget 8M --quiet --out %s",
-             path);
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
@@ -1335,13 +1342,13 @@ Test(scaling, time_limit_skips_larger_cases_as_crossover_does, .timeout = 120)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
     /* softmax-gemm's FLOPs double with each N (tokens fixed): 1 ms is soon overrun */
     snprintf(args, sizeof args,
              "scaling --variants softmax --causal noncausal --min-log2 8 --max-log2 11 "
              "--heads 2 --head-dim 16 --warmup 0 --repeats 1 --roofline off "
              "--max-case-seconds 0.001 --quiet --out %s",
-             path);
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
@@ -1349,12 +1356,12 @@ Test(scaling, time_limit_skips_larger_cases_as_crossover_does, .timeout = 120)
     /* the tiled kernel continues from the first N skipped, its first case run */
     check_skipped_for_time(&t, "softmax-tiled");
     lt_csv_table_free(&t);
-    snprintf(path, sizeof path, "%s/c.csv", dir);
+    snprintf(path, sizeof path, "%s/crossover.csv", dir);
     snprintf(args, sizeof args,
              "crossover --head-dims 16 --causal noncausal --kernels linear-gemm,softmax-gemm "
              "--min-n 256 --max-n 2048 --heads 2 --tokens 4096 --warmup 0 --repeats 1 "
              "--confirm 9 --max-case-seconds 0.001 --quiet --out %s",
-             path);
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
     cr_expect_gt(check_skipped_for_time(&t, "softmax-gemm") +
@@ -1373,6 +1380,275 @@ Test(scaling, time_limit_skips_larger_cases_as_crossover_does, .timeout = 120)
     }
     cr_expect_str_eq(help[0], help[1], "the same help in both programs");
     cr_expect(strstr(help[0], "forward+backward") != NULL, "%s", help[0]);
+    check_remove_tree(dir);
+}
+
+/* ---- one vocabulary of flags (src/experiment/flags.h) ---- */
+
+static const char *const every_program[] = {"copy",      "scaling", "image",   "speech",
+                                            "crossover", "decode",  "attention", "plot",
+                                            "compare",   "ab",      "suite"};
+enum { PROGRAMS = sizeof every_program / sizeof every_program[0] };
+
+/* A flag as --help lists it: its name and what stands after it, the value
+ * it takes ("N", "a|b|c"; "" for a switch). */
+typedef struct listed_flag {
+    char name[48], value[160];
+} listed_flag;
+
+/* The flags of `program`'s --help: every line of the list that starts
+ * "  --" (--help itself left out). */
+static int listed_flags(const char *program, listed_flag *out, int capacity)
+{
+    char args[64];
+    snprintf(args, sizeof args, "%s --help", program);
+    cr_assert_eq(ltbench(args), 0, "%s: %s", args, output);
+    const char *line = strstr(output, "\nflags:\n");
+    cr_assert_not_null(line, "%s: no flag list in:\n%s", program, output);
+    int n = 0;
+    for (line += 8; *line != '\0' && *line != '\n'; line = strchr(line, '\n') + 1) {
+        if (strncmp(line, "  --", 4) == 0 && strncmp(line, "  --help", 8) != 0) {
+            cr_assert_lt(n, capacity);
+            size_t left = strcspn(line + 2, "\n");
+            const char *gap = strstr(line + 2, "  ");
+            if (gap != NULL && gap < line + 2 + left)
+                left = (size_t)(gap - (line + 2));
+            size_t name = strcspn(line + 2, " \n");
+            name = name < left ? name : left;
+            snprintf(out[n].name, sizeof out[n].name, "%.*s", (int)name, line + 2);
+            snprintf(out[n].value, sizeof out[n].value, "%.*s",
+                     (int)(left > name ? left - name - 1 : 0), line + 2 + name + 1);
+            n++;
+        }
+        if (strchr(line, '\n') == NULL)
+            break;
+    }
+    return n;
+}
+
+/* Whether `text` holds `name` as a word of its own ("--modes", not in
+ * "--gen-modes" or "--modes-x"). */
+static int holds_flag(const char *text, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *at = strstr(text, name); at != NULL; at = strstr(at + 1, name)) {
+        char before = at == text ? ' ' : at[-1], after = at[len];
+        if (!(isalnum((unsigned char)before) || before == '-') &&
+            !(isalnum((unsigned char)after) || after == '-' || after == '_'))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether `program` once took the retired name `r`. */
+static int retired_from(const lt_retired_flag *r, const char *program)
+{
+    char name[64];
+    snprintf(name, sizeof name, "ltbench %s", program);
+    return lt_cli_retired(lt_retired_flags, name, r->name) == r;
+}
+
+/* One name means one thing: a flag listed by several programs takes the
+ * same kind of value under the same value name in each (a switch in all,
+ * or the same choices, or the same value name), and no program lists, or
+ * mentions, a name retired from it. */
+Test(flags, one_vocabulary_across_programs)
+{
+    enum { MAX_FLAGS = 96 };
+    static listed_flag seen[PROGRAMS * MAX_FLAGS];
+    static const char *seen_in[PROGRAMS * MAX_FLAGS];
+    int seen_count = 0, compared = 0;
+    for (int p = 0; p < PROGRAMS; p++) {
+        listed_flag flags[MAX_FLAGS];
+        int count = listed_flags(every_program[p], flags, MAX_FLAGS);
+        cr_assert_gt(count, 3, "%s lists its flags", every_program[p]);
+        for (int r = 0; lt_retired_flags[r].name != NULL; r++)
+            if (retired_from(&lt_retired_flags[r], every_program[p]))
+                cr_expect(!holds_flag(output, lt_retired_flags[r].name),
+                          "%s --help names %s, retired for %s", every_program[p],
+                          lt_retired_flags[r].name, lt_retired_flags[r].now);
+        for (int f = 0; f < count; f++) {
+            int known = 0;
+            for (int s = 0; s < seen_count && !known; s++)
+                if (strcmp(seen[s].name, flags[f].name) == 0) {
+                    known = 1;
+                    compared++;
+                    cr_expect_str_eq(flags[f].value, seen[s].value,
+                                     "%s: '%s %s' in %s but '%s %s' in %s", flags[f].name,
+                                     flags[f].name, flags[f].value, every_program[p],
+                                     seen[s].name, seen[s].value, seen_in[s]);
+                }
+            if (!known) {
+                seen[seen_count] = flags[f];
+                seen_in[seen_count++] = every_program[p];
+            }
+        }
+    }
+    cr_assert_gt(compared, 100, "the programs share flags: %d compared", compared);
+    /* the shared ones, as the vocabulary names them */
+    const char *expected[][2] = {
+        {"--preset", "quick|small|medium|paper"}, {"--out", "DIR"},
+        {"--variants", "LIST"},                   {"--causal", "causal|noncausal|both"},
+        {"--kernels", "LIST"},                    {"--gen-modes", "LIST"},
+        {"--lsh-rounds", "R"},                    {"--overwrite", ""},
+    };
+    for (size_t e = 0; e < sizeof expected / sizeof expected[0]; e++) {
+        int found = 0;
+        for (int s = 0; s < seen_count; s++)
+            if (strcmp(seen[s].name, expected[e][0]) == 0) {
+                found = 1;
+                cr_expect_str_eq(seen[s].value, expected[e][1], "%s", expected[e][0]);
+            }
+        cr_expect(found, "no program lists %s", expected[e][0]);
+    }
+}
+
+/* A retired name is refused with the name that replaced it (exit 2), in
+ * every program that had it. */
+Test(flags, retired_names_say_what_replaced_them)
+{
+    int checked = 0;
+    for (int r = 0; lt_retired_flags[r].name != NULL; r++)
+        for (int p = 0; p < PROGRAMS; p++) {
+            const lt_retired_flag *old = &lt_retired_flags[r];
+            if (old->programs == NULL || !retired_from(old, every_program[p]))
+                continue;
+            char args[128], want[128];
+            snprintf(args, sizeof args, "%s %s x", every_program[p], old->name);
+            cr_assert_eq(ltbench(args), 2, "%s: %s", args, output);
+            snprintf(want, sizeof want, "%s is now %s", old->name, old->now);
+            ASSERT_MENTIONS(want);
+            checked++;
+        }
+    cr_assert_geq(checked, 12);
+    cr_assert_eq(ltbench("speech --models softmax,bilstm"), 2, "%s", output);
+    ASSERT_MENTIONS("--models is now --variants: bilstm is one of its items");
+}
+
+/* An unknown kernel is named as unknown, with every kernel listed once;
+ * a known one that cannot serve says which can. */
+Test(flags, unknown_kernels_are_named_and_the_known_listed_once)
+{
+    cr_assert_eq(ltbench("scaling --kernel nonsense"), 2, "%s", output);
+    ASSERT_MENTIONS("--kernel: unknown kernel 'nonsense'");
+    const char *kernels[] = {"softmax-gemm", "lsh-chunked", "gla-causal-recurrent"};
+    for (int i = 0; i < 3; i++) {
+        const char *at = strstr(output, kernels[i]);
+        cr_assert_not_null(at, "%s in:\n%s", kernels[i], output);
+        cr_assert_null(strstr(at + 1, kernels[i]), "%s listed twice:\n%s", kernels[i], output);
+    }
+    cr_assert(strstr(output, "non-causal") == NULL, "not about masking:\n%s", output);
+    cr_assert_eq(ltbench("scaling --kernel linear-causal-prefix --causal noncausal"), 2);
+    ASSERT_MENTIONS("linear-causal-prefix cannot run non-causal attention");
+    const char *at = strstr(output, "lsh: ");
+    cr_assert_not_null(at, "%s", output);
+    cr_assert_null(strstr(at + 1, "lsh: "), "lsh-1, lsh-4 and lsh-8 are one variant:\n%s",
+                   output);
+    cr_assert_eq(ltbench("scaling --kernels linear-gemm,nonsense"), 2);
+    ASSERT_MENTIONS("--kernels: unknown kernel 'nonsense'");
+    cr_assert_eq(ltbench("scaling --variants softmax --kernels lsh-chunked"), 2);
+    ASSERT_MENTIONS("lsh-chunked is a kernel of lsh, which --variants does not list");
+    cr_assert_eq(ltbench("scaling --variants linear --kernels linear-causal-prefix"), 2);
+    ASSERT_MENTIONS("none of linear's kernels listed runs non-causal attention");
+    cr_assert_eq(ltbench("copy --kernel nonsense --preset quick"), 2);
+    ASSERT_MENTIONS("unknown kernel 'nonsense'");
+}
+
+/* Runs `ltbench ARGS` (exit 0) and reads the table it wrote at `path`. */
+static void run_and_read(const char *args, const char *path, lt_csv_table *t)
+{
+    cr_assert_eq(ltbench(args), 0, "%s: %s", args, output);
+    cr_assert_eq(lt_csv_read(t, path), LT_OK, "%s", lt_last_error());
+}
+
+/* scaling, crossover and decode take --preset as the training experiments
+ * do (a flag given beats its preset value) and write in the folder --out
+ * names: scaling.csv, crossover.csv and crossover-table.csv, decode.csv. */
+Test(flags, presets_and_out_folders_of_the_sweeps, .timeout = 300)
+{
+    char dir[64], args[512], path[200];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args,
+             "scaling --preset quick --variants linear --causal noncausal --heads 1 "
+             "--head-dim 8 --roofline off --quiet --out %s/s", dir);
+    snprintf(path, sizeof path, "%s/s/scaling.csv", dir);
+    lt_csv_table t;
+    run_and_read(args, path, &t);
+    cr_assert_eq(t.nrows, 5, "N = 64 .. 1024");
+    cr_assert_eq(cell_num(&t, 0, "N"), 64);
+    cr_assert_eq(cell_num(&t, 4, "N"), 1024);
+    cr_assert_eq(cell_num(&t, 0, "repeats"), 2);
+    lt_csv_table_free(&t);
+    snprintf(args, sizeof args,
+             "scaling --preset quick --max-log2 7 --variants linear --causal noncausal "
+             "--heads 1 --head-dim 8 --roofline off --quiet --out %s/s --overwrite", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    cr_assert_eq(csv_rows(path), 2, "--max-log2 given beats the preset's");
+
+    snprintf(args, sizeof args,
+             "crossover --preset quick --head-dims 8 --max-n 32 --causal noncausal "
+             "--kernels linear-gemm,softmax-gemm --quiet --out %s/c", dir);
+    snprintf(path, sizeof path, "%s/c/crossover.csv", dir);
+    run_and_read(args, path, &t);
+    cr_assert_eq(t.nrows, 2 * 2, "two kernels at N = 16, 32");
+    cr_assert_eq(cell_num(&t, 0, "heads"), 2);
+    cr_assert_eq(cell_num(&t, 0, "tokens"), 512);
+    cr_assert_eq(cell_num(&t, 0, "repeats"), 1);
+    lt_csv_table_free(&t);
+    snprintf(path, sizeof path, "%s/c/crossover-table.csv", dir);
+    cr_assert_eq(csv_rows(path), 2, "one pair, both passes");
+
+    snprintf(args, sizeof args,
+             "decode --preset quick --gen-modes linear-elu --positions 1 --batches 1 --quiet "
+             "--out %s/d", dir);
+    snprintf(path, sizeof path, "%s/d/decode.csv", dir);
+    run_and_read(args, path, &t);
+    cr_assert_eq(t.nrows, 1);
+    cr_assert_eq(cell_num(&t, 0, "layers"), 2);
+    cr_assert_eq(cell_num(&t, 0, "head_dim"), 16);
+    cr_assert_eq(cell_num(&t, 0, "window"), 2);
+    lt_csv_table_free(&t);
+
+    /* --out names a folder: a CSV's name is refused, and nothing written */
+    const char *programs[] = {"scaling", "crossover", "decode",
+                              "attention --q q.npy --k q.npy --v v.npy"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(args, sizeof args, "%s --out %s/x.%s", programs[i], dir,
+                 i == 3 ? "npy" : "csv");
+        cr_assert_eq(ltbench(args), 2, "%s: %s", args, output);
+        ASSERT_MENTIONS("expected a folder");
+    }
+    cr_assert_eq(check_count_entries(dir), 3, "s, c and d alone");
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "%s --help", programs[i]);
+        cr_assert_eq(ltbench(args), 0);
+        ASSERT_MENTIONS("Presets");
+        ASSERT_MENTIONS("--preset quick|small|medium|paper");
+    }
+}
+
+/* --gen-modes: a set or a list of modes in decode and image alike. */
+Test(flags, gen_modes_sets_and_lists)
+{
+    char dir[64], args[512], path[200];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args,
+             "decode --preset quick --gen-modes fast --layers 1 --positions 1 --batches 1 "
+             "--quiet --out %s", dir);
+    snprintf(path, sizeof path, "%s/decode.csv", dir);
+    lt_csv_table t;
+    run_and_read(args, path, &t);
+    cr_assert_eq(t.nrows, 6, "four linear maps, decay and the cache; no recompute");
+    for (long long r = 0; r < t.nrows; r++)
+        cr_expect_str_neq(cell_str(&t, r, "gen_mode"), "recompute");
+    lt_csv_table_free(&t);
+    cr_assert_eq(ltbench("image --gen-modes recurrent,bogus --out /tmp/never"), 2);
+    ASSERT_MENTIONS("--gen-modes: expected default, all, fast, or modes from recurrent, cached, "
+                    "recompute, got 'bogus'");
+    cr_assert_eq(ltbench("image --gen-modes cached,cached --out /tmp/never"), 2);
+    ASSERT_MENTIONS("listed twice");
+    cr_assert_eq(ltbench("decode --gen-modes default,bogus --out /tmp/never"), 2);
+    ASSERT_MENTIONS("'default'");
 }
 
 /* ---- beyond the paper: crossover and decode ---- */
@@ -1403,10 +1679,10 @@ Test(sweeps, crossover_writes_every_case_and_the_crossover_table, .timeout = 120
 {
     char dir[64], args[512], path[160], table_path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/c.csv", dir);
-    snprintf(table_path, sizeof table_path, "%s/c-table.csv", dir);
+    snprintf(path, sizeof path, "%s/crossover.csv", dir);
+    snprintf(table_path, sizeof table_path, "%s/crossover-table.csv", dir);
     /* --confirm 4: no pair settles within three lengths, so every case runs */
-    snprintf(args, sizeof args, TINY_CROSSOVER "--head-dims 8,16 --confirm 4 --out %s", path);
+    snprintf(args, sizeof args, TINY_CROSSOVER "--head-dims 8,16 --confirm 4 --out %s", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     ASSERT_MENTIONS("crossover N");
     lt_csv_table cases, table;
@@ -1453,13 +1729,13 @@ Test(sweeps, crossover_chunked_against_recurrent, .timeout = 120)
 {
     char dir[64], args[640], path[160], table_path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/c.csv", dir);
-    snprintf(table_path, sizeof table_path, "%s/c-table.csv", dir);
+    snprintf(path, sizeof path, "%s/crossover.csv", dir);
+    snprintf(table_path, sizeof table_path, "%s/crossover-table.csv", dir);
     snprintf(args, sizeof args,
              TINY_CROSSOVER "--head-dims 8 --causal causal --confirm 4 --kernels "
                             "delta-causal-chunked,delta-causal-recurrent,gla-causal-chunked,"
                             "gla-causal-recurrent,linear-causal-chunked,softmax-gemm --out %s",
-             path);
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table cases, table;
     cr_assert_eq(lt_csv_read(&cases, path), LT_OK, "%s", lt_last_error());
@@ -1504,7 +1780,7 @@ Test(sweeps, crossover_chunked_against_recurrent, .timeout = 120)
         {"--kernels gla-causal-chunked,gla-causal-recurrent", "--causal causal"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        snprintf(args, sizeof args, "crossover %s --out %s/c.csv", bad[i].args, other);
+        snprintf(args, sizeof args, "crossover %s --out %s/c", bad[i].args, other);
         cr_assert_eq(ltbench(args), 2, "%s:\n%s", bad[i].args, output);
         ASSERT_MENTIONS(bad[i].mention);
     }
@@ -1517,10 +1793,10 @@ Test(sweeps, crossover_refusals_and_budget, .timeout = 120)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/c.csv", dir);
+    snprintf(path, sizeof path, "%s/crossover.csv", dir);
     snprintf(args, sizeof args,
              TINY_CROSSOVER "--head-dims 128 --causal noncausal --feature-maps taylor --out %s",
-             path);
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
@@ -1528,7 +1804,7 @@ Test(sweeps, crossover_refusals_and_budget, .timeout = 120)
     cr_assert_str_eq(cell_str(&t, 0, "status"), "refused");
     cr_assert(strstr(cell_str(&t, 0, "note"), "64") != NULL, "%s", cell_str(&t, 0, "note"));
     lt_csv_table_free(&t);
-    snprintf(path, sizeof path, "%s/c-table.csv", dir);
+    snprintf(path, sizeof path, "%s/crossover-table.csv", dir);
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
     cr_assert_eq(t.nrows, 4);
     for (long long r = 0; r < t.nrows; r++) {
@@ -1538,12 +1814,12 @@ Test(sweeps, crossover_refusals_and_budget, .timeout = 120)
     }
     lt_csv_table_free(&t);
     /* softmax-gemm's scores: 4 x 2 x 256^2 floats fit 8M, 512^2 do not */
-    snprintf(path, sizeof path, "%s/b.csv", dir);
+    snprintf(path, sizeof path, "%s/b/crossover.csv", dir);
     snprintf(args, sizeof args,
              "crossover --head-dims 8 --min-n 256 --max-n 1024 --heads 2 --batch 4 --warmup 0 "
              "--repeats 1 --causal noncausal --kernels linear-gemm,softmax-gemm --confirm 9 "
-             "--mem-budget 8M --quiet --out %s",
-             path);
+             "--mem-budget 8M --quiet --out %s/b",
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
     int skipped = 0, after = 0;
@@ -1584,12 +1860,13 @@ Test(sweeps, crossover_bad_flags_exit_2_naming_the_flag)
         {"--feature-maps elu,elu", "--feature-maps"},
         {"--margin 0.5", "--margin"},
         {"--confirm 0", "--confirm"},
-        {"--out x.txt", "--out"},
+        {"--out x.csv", "expected a folder"},
+        {"--kernels nonsense", "unknown kernel 'nonsense'"},
         {"--feature-maps relu --eps 0", "--eps"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char args[512];
-        snprintf(args, sizeof args, "crossover %s --out %s/c.csv", bad[i].args, dir);
+        snprintf(args, sizeof args, "crossover %s --out %s/c", bad[i].args, dir);
         if (strstr(bad[i].args, "--out") != NULL)
             snprintf(args, sizeof args, "crossover %s", bad[i].args);
         cr_assert_eq(ltbench(args), 2, "%s:\n%s", bad[i].args, output);
@@ -1598,14 +1875,14 @@ Test(sweeps, crossover_bad_flags_exit_2_naming_the_flag)
     cr_assert_eq(check_count_entries(dir), 0, "nothing written");
 }
 
-/* Starts `ltbench PROGRAM ARGS --out DIR/NAME`, sends Ctrl-C once `rows`
- * rows are on disk, expects exit 130 and returns the rows NAME then holds
- * (at least `rows`: what was measured is written). */
-static long long interrupt_after_rows(const char *program, const char *args, const char *path,
-                                      long long rows)
+/* Starts `ltbench PROGRAM ARGS --out DIR`, sends Ctrl-C once `rows` rows
+ * are in PATH (in DIR), expects exit 130 and returns the rows PATH then
+ * holds (at least `rows`: what was measured is written). */
+static long long interrupt_after_rows(const char *program, const char *args, const char *dir,
+                                      const char *path, long long rows)
 {
     char line[1024], journal[200];
-    snprintf(line, sizeof line, "%s %s --out %s", program, args, path);
+    snprintf(line, sizeof line, "%s %s --out %s", program, args, dir);
     pid_t pid = start_ltbench(line);
     snprintf(journal, sizeof journal, "%s.partial", path);
     cr_assert(wait_for_rows(pid, journal, rows), "%s", line);
@@ -1622,13 +1899,13 @@ Test(sweeps, crossover_interrupted_writes_what_was_measured, .timeout = 300)
 {
     char dir[64], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/c.csv", dir);
+    snprintf(path, sizeof path, "%s/crossover.csv", dir);
     long long cases = interrupt_after_rows(
         "crossover",
         "--head-dims 8,16,32,64 --min-n 16 --max-n 65536 --heads 2 --tokens 16384 --confirm 20",
-        path, 3);
+        dir, path, 3);
     cr_assert_lt(cases, 4 * 2 * 13 * 5, "stopped early");
-    snprintf(path, sizeof path, "%s/c-table.csv", dir);
+    snprintf(path, sizeof path, "%s/crossover-table.csv", dir);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
     /* per head dimension 2 pairs without a mask and 4 with, both passes */
@@ -1664,8 +1941,8 @@ Test(sweeps, decode_writes_every_mode_batch_and_position, .timeout = 120)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/d.csv", dir);
-    snprintf(args, sizeof args, TINY_DECODE "--recompute-seconds 30 --out %s", path);
+    snprintf(path, sizeof path, "%s/decode.csv", dir);
+    snprintf(args, sizeof args, TINY_DECODE "--recompute-seconds 30 --out %s", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     ASSERT_MENTIONS("ms/token");
     lt_csv_table t;
@@ -1704,11 +1981,11 @@ Test(sweeps, decode_steps_the_gated_variants, .timeout = 120)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/d.csv", dir);
+    snprintf(path, sizeof path, "%s/decode.csv", dir);
     snprintf(args, sizeof args,
              "decode --layers 1 --heads 2 --head-dim 8 --ffn 16 --positions 1,32 --batches 2 "
-             "--window 2 --modes delta,gated-delta,gla --out %s",
-             path);
+             "--window 2 --gen-modes delta,gated-delta,gla --out %s",
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK, "%s", lt_last_error());
@@ -1723,7 +2000,7 @@ Test(sweeps, decode_steps_the_gated_variants, .timeout = 120)
                          "%s: a constant state", cell_str(&t, r, "variant"));
     }
     lt_csv_table_free(&t);
-    cr_assert_eq(ltbench("decode --modes delta-elu --out /tmp/never.csv"), 2);
+    cr_assert_eq(ltbench("decode --gen-modes delta-elu --out /tmp/never"), 2);
     ASSERT_MENTIONS("delta, gated-delta, gla");
 }
 
@@ -1734,9 +2011,9 @@ Test(sweeps, decode_budgets_refusals_and_stepping, .timeout = 120)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/r.csv", dir);
-    snprintf(args, sizeof args, TINY_DECODE "--modes recompute --recompute-seconds 0 --out %s",
-             path);
+    snprintf(path, sizeof path, "%s/r/decode.csv", dir);
+    snprintf(args, sizeof args,
+             TINY_DECODE "--gen-modes recompute --recompute-seconds 0 --out %s/r", dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_csv_table t;
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
@@ -1748,12 +2025,12 @@ Test(sweeps, decode_budgets_refusals_and_stepping, .timeout = 120)
     cr_expect_gt(cell_num(&t, 2, "held_bytes"), 0, "the bytes are known without running");
     lt_csv_table_free(&t);
     /* a cache of 100000 positions of 128 keys and values is 100 MB */
-    snprintf(path, sizeof path, "%s/s.csv", dir);
+    snprintf(path, sizeof path, "%s/s/decode.csv", dir);
     snprintf(args, sizeof args,
-             "decode --layers 1 --heads 1 --head-dim 128 --ffn 16 --modes cached,linear-taylor "
-             "--positions 1,20,100000 --batches 1 --window 2 --reach step --mem-budget 50M "
-             "--quiet --out %s",
-             path);
+             "decode --layers 1 --heads 1 --head-dim 128 --ffn 16 "
+             "--gen-modes cached,linear-taylor --positions 1,20,100000 --batches 1 --window 2 "
+             "--reach step --mem-budget 50M --quiet --out %s/s",
+             dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     cr_assert_eq(lt_csv_read(&t, path), LT_OK);
     cr_assert_eq(t.nrows, 4, "cached at every position, taylor refused once");
@@ -1770,7 +2047,7 @@ Test(sweeps, decode_budgets_refusals_and_stepping, .timeout = 120)
 Test(sweeps, decode_bad_flags_exit_2_naming_the_flag)
 {
     cr_assert_eq(ltbench("decode --help"), 0);
-    const char *flags[] = {"--modes", "--positions", "--batches", "--window",
+    const char *flags[] = {"--gen-modes", "--positions", "--batches", "--window",
                            "--recompute-window", "--recompute-seconds", "--reach", "--layers",
                            "--heads", "--head-dim", "--ffn", "--mixtures", "--out", "--threads",
                            "--seed", "--quiet", "--mem-budget", "default: 1,16,256,1024,4096,16384"};
@@ -1779,15 +2056,24 @@ Test(sweeps, decode_bad_flags_exit_2_naming_the_flag)
     char dir[64];
     make_temp_dir(dir);
     struct { const char *args, *mention; } bad[] = {
-        {"--modes linear-cosine", "'linear-cosine'"}, {"--modes bogus", "--modes"},
-        {"--modes cached,cached", "--modes"},         {"--positions 16,1", "--positions"},
-        {"--positions 0", "--positions"},             {"--batches 0", "--batches"},
-        {"--window 0", "--window"},                   {"--reach jump", "--reach"},
-        {"--pos-dim 300", "--pos-dim"},               {"--modes linear-relu --eps 0", "--eps"},
+        {"--gen-modes linear-cosine", "'linear-cosine'"},
+        {"--gen-modes bogus", "--gen-modes"},
+        {"--gen-modes cached,cached", "--gen-modes"},
+        {"--positions 16,1", "--positions"},
+        {"--positions 0", "--positions"},
+        {"--batches 0", "--batches"},
+        {"--window 0", "--window"},
+        {"--reach jump", "--reach"},
+        {"--pos-dim 300", "--pos-dim"},
+        {"--gen-modes linear-relu --eps 0", "--eps"},
+        {"--modes cached", "--modes is now --gen-modes"},
+        {"--out x.csv", "expected a folder"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char args[512];
-        snprintf(args, sizeof args, "decode %s --out %s/d.csv", bad[i].args, dir);
+        snprintf(args, sizeof args, "decode %s --out %s/d", bad[i].args, dir);
+        if (strstr(bad[i].args, "--out") != NULL)
+            snprintf(args, sizeof args, "decode %s", bad[i].args);
         cr_assert_eq(ltbench(args), 2, "%s:\n%s", bad[i].args, output);
         ASSERT_MENTIONS(bad[i].mention);
     }
@@ -1800,14 +2086,14 @@ Test(sweeps, decode_positions_closer_than_the_window, .timeout = 300)
 {
     char dir[64], args[512], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/d.csv", dir);
     const char *reach[] = {"skip", "step"};
     for (int i = 0; i < 2; i++) {
         snprintf(args, sizeof args,
-                 "decode --layers 1 --heads 2 --head-dim 8 --ffn 16 --modes linear-elu,cached "
-                 "--batches 1 --positions 1,2,3 --window 40 --reach %s --out %s/%s.csv",
+                 "decode --layers 1 --heads 2 --head-dim 8 --ffn 16 "
+                 "--gen-modes linear-elu,cached --batches 1 --positions 1,2,3 --window 40 "
+                 "--reach %s --out %s/%s",
                  reach[i], dir, reach[i]);
-        snprintf(path, sizeof path, "%s/%s.csv", dir, reach[i]);
+        snprintf(path, sizeof path, "%s/%s/decode.csv", dir, reach[i]);
         cr_assert_eq(ltbench(args), 0, "%s:\n%s", args, output);
         cr_assert_eq(csv_rows(path), 6, "three positions in each of two modes");
     }
@@ -1817,12 +2103,13 @@ Test(sweeps, decode_interrupted_writes_what_was_measured, .timeout = 300)
 {
     char dir[64], path[160];
     make_temp_dir(dir);
-    snprintf(path, sizeof path, "%s/d.csv", dir);
+    snprintf(path, sizeof path, "%s/decode.csv", dir);
     long long rows = interrupt_after_rows(
         "decode",
-        "--layers 4 --heads 4 --head-dim 32 --ffn 256 --modes linear-elu --batches 1,2,4,8 "
-        "--positions 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20 --window 1000",
-        path, 1);
+        "--layers 4 --heads 4 --head-dim 32 --ffn 256 --gen-modes linear-elu "
+        "--batches 1,2,4,8 --positions 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20 "
+        "--window 1000",
+        dir, path, 1);
     cr_assert_lt(rows, 4 * 20, "stopped early");
 }
 
@@ -1922,13 +2209,13 @@ static void check_attention_tool(const char *variant, int linear, int causal)
     snprintf(pq, sizeof pq, "%s/q.npy", dir);
     snprintf(pk, sizeof pk, "%s/k.npy", dir);
     snprintf(pv, sizeof pv, "%s/v.npy", dir);
-    snprintf(pout, sizeof pout, "%s/out.npy", dir);
+    snprintf(pout, sizeof pout, "%s/o/out.npy", dir);
     write_random(pq, q, 4, qk_shape, 1);
     write_random(pk, k, 4, qk_shape, 2);
     write_random(pv, v, 4, v_shape, 3);
-    snprintf(args, sizeof args, "attention --variant %s %s %s --q %s --k %s --v %s --out %s",
-             variant, causal ? "--causal" : "", linear == 2 ? "--feature-map taylor" : "", pq, pk,
-             pv, pout);
+    snprintf(args, sizeof args, "attention --variant %s %s %s --q %s --k %s --v %s --out %s/o",
+             variant, causal ? "--causal causal" : "", linear == 2 ? "--feature-map taylor" : "",
+             pq, pk, pv, dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     lt_npy out;
     cr_assert_eq(lt_npy_read_f64(&out, pout), LT_OK);
@@ -1965,8 +2252,8 @@ Test(attention_tool, lsh_one_chunk_matches_self_masked_softmax)
     char pq[128], pv[128], pout[128], pout2[128];
     snprintf(pq, sizeof pq, "%s/q.npy", dir);
     snprintf(pv, sizeof pv, "%s/v.npy", dir);
-    snprintf(pout, sizeof pout, "%s/out.npy", dir);
-    snprintf(pout2, sizeof pout2, "%s/out2.npy", dir);
+    snprintf(pout, sizeof pout, "%s/o/out.npy", dir);
+    snprintf(pout2, sizeof pout2, "%s/o2/out.npy", dir);
     write_random(pq, q, 4, qk_shape, 1);
     write_random(pv, v, 4, v_shape, 3);
     for (int r = 0; r < B * H * N; r++) {
@@ -1978,9 +2265,9 @@ Test(attention_tool, lsh_one_chunk_matches_self_masked_softmax)
     }
     for (int causal = 0; causal <= 1; causal++) {
         snprintf(args, sizeof args,
-                 "attention --variant lsh --rounds 2 --chunk %d %s --q %s --v %s --out %s "
-                 "--overwrite",
-                 N, causal ? "--causal" : "", pq, pv, pout);
+                 "attention --variant lsh --lsh-rounds 2 --lsh-chunk %d %s --q %s --v %s "
+                 "--out %s/o --overwrite",
+                 N, causal ? "--causal causal" : "", pq, pv, dir);
         cr_assert_eq(ltbench(args), 0, "%s", output);
         lt_npy out;
         cr_assert_eq(lt_npy_read_f64(&out, pout), LT_OK);
@@ -2014,9 +2301,9 @@ Test(attention_tool, lsh_one_chunk_matches_self_masked_softmax)
     for (int seed = 1; seed <= 2; seed++)
         for (int again = 0; again < 2; again++) {
             snprintf(args, sizeof args,
-                     "attention --variant lsh --chunk 2 --seed %d --q %s --v %s --out %s "
+                     "attention --variant lsh --lsh-chunk 2 --seed %d --q %s --v %s --out %s/o2 "
                      "--overwrite",
-                     seed, pq, pv, pout2);
+                     seed, pq, pv, dir);
             cr_assert_eq(ltbench(args), 0, "%s", output);
             lt_npy out;
             cr_assert_eq(lt_npy_read_f64(&out, pout2), LT_OK);
@@ -2026,15 +2313,15 @@ Test(attention_tool, lsh_one_chunk_matches_self_masked_softmax)
             cr_expect_eq(same, seed == 1, "seed %d run %d", seed, again);
             lt_npy_free(&out);
         }
-    cr_assert_eq(ltbench("attention --variant lsh --rounds 0 --q x --v x --out x"), 2);
-    ASSERT_MENTIONS("--rounds");
+    cr_assert_eq(ltbench("attention --variant lsh --lsh-rounds 0 --q x --v x --out x"), 2);
+    ASSERT_MENTIONS("--lsh-rounds");
     snprintf(args, sizeof args,
-             "attention --variant lsh --buckets 3 --q %s --v %s --out %s --overwrite", pq, pv,
-             pout);
+             "attention --variant lsh --lsh-buckets 3 --q %s --v %s --out %s/o --overwrite", pq,
+             pv, dir);
     cr_assert_eq(ltbench(args), 2, "%s", output);
-    ASSERT_MENTIONS("--buckets");
-    snprintf(args, sizeof args, "attention --variant softmax --q %s --v %s --out %s", pq, pv,
-             pout);
+    ASSERT_MENTIONS("--lsh-buckets");
+    snprintf(args, sizeof args, "attention --variant softmax --q %s --v %s --out %s/o", pq, pv,
+             dir);
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("--k is required");
 }
@@ -2052,7 +2339,7 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
     snprintf(pv, sizeof pv, "%s/v.npy", dir);
     snprintf(pe, sizeof pe, "%s/e.npy", dir);
     snprintf(pnan, sizeof pnan, "%s/nan.npy", dir);
-    snprintf(pout, sizeof pout, "%s/out.npy", dir);
+    snprintf(pout, sizeof pout, "%s/o", dir);
     write_random(pq, q, 4, qk_shape, 1);
     write_random(pk_short, q, 4, short_shape, 2);
     write_random(pv, v, 4, v_shape, 3);
@@ -2066,13 +2353,21 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
         {"attention --variant softmax --q @Q --k @KS --v @V --out @OUT", "--k has shape"},
         {"attention --variant linear --q @NAN --k @Q --v @V --out @OUT", "NaN"},
         {"attention --variant decay --q @Q --k @Q --v @V --out @OUT", "--causal: decay"},
-        {"attention --variant linformer --causal --q @Q --k @Q --v @V --e @E --f @E "
+        {"attention --variant linformer --causal causal --q @Q --k @Q --v @V --e @E --f @E "
          "--out @OUT", "causal"},
         {"attention --variant linformer --q @Q --k @Q --v @V --out @OUT", "--e"},
         {"attention --variant softmax --q @Q --k @Q --v @V --e @E --out @OUT",
          "linformer only"},
         {"attention --variant softmax --q @Q --k @Q --v @V --dq @OUT --out @OUT",
-         "need --dout"},
+         "--dq is now --out"},
+        {"attention --variant softmax --causal both --q @Q --k @Q --v @V --out @OUT",
+         "--causal both: attention runs one masking per call"},
+        {"attention --variant softmax --causal --q @Q --k @Q --v @V --out @OUT",
+         "--causal: expected one of causal|noncausal|both before --q"},
+        {"attention --variant lsh --rounds 2 --q @Q --v @V --out @OUT",
+         "--rounds is now --lsh-rounds"},
+        {"attention --variant softmax --q @Q --k @Q --v @V --out @OUT/out.npy",
+         "expected a folder"},
         {"attention --variant softmax --q @Q --k @Q --v @Q/none.npy --out @OUT",
          "none.npy"},
         {"attention --variant softmax --q @E --k @Q --v @V --out @OUT", "4-d"},
@@ -2088,40 +2383,41 @@ Test(attention_tool, bad_inputs_exit_2_and_write_nothing)
     }
 }
 
-/* An output that names an input's file, or another output's, however it
- * is spelt (another relative form, a symbolic or hard link, folders still
- * to be made), is refused before anything is read or written. */
-Test(attention_tool, outputs_never_overwrite_inputs_or_each_other)
+/* A file of OUT that is an input's file, however OUT is spelt (another
+ * relative form) and whatever links the input (a symbolic or hard one), is
+ * refused before anything is read or written, with --overwrite too. */
+Test(attention_tool, outputs_never_overwrite_inputs)
 {
     char dir[64];
     make_temp_dir(dir);
     static double q[B * H * N * D], v[B * H * N * M];
     const long long qk_shape[4] = {B, H, N, D}, v_shape[4] = {B, H, N, M};
-    char pq[128], pv[128], pd[128], plink[128], phard[128];
+    char pq[128], pv[128], pd[128], path[160];
     snprintf(pq, sizeof pq, "%s/q.npy", dir);
     snprintf(pv, sizeof pv, "%s/v.npy", dir);
-    snprintf(pd, sizeof pd, "%s/dout.npy", dir);
-    snprintf(plink, sizeof plink, "%s/link.npy", dir);
-    snprintf(phard, sizeof phard, "%s/hard.npy", dir);
+    snprintf(pd, sizeof pd, "%s/d/dv.npy", dir);
     write_random(pq, q, 4, qk_shape, 1);
     write_random(pv, v, 4, v_shape, 2);
+    const char *folders[] = {"s", "h", "d"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, folders[i]);
+        cr_assert_eq(mkdir(path, 0755), 0);
+    }
     write_random(pd, v, 4, v_shape, 3);
-    cr_assert_eq(symlink(pq, plink), 0);
-    cr_assert_eq(link(pv, phard), 0);
+    snprintf(path, sizeof path, "%s/s/out.npy", dir);
+    cr_assert_eq(symlink(pq, path), 0);
+    snprintf(path, sizeof path, "%s/h/dq.npy", dir);
+    cr_assert_eq(link(pv, path), 0);
     size_t q_bytes = 0;
     unsigned char *q_before = check_read_file(pq, &q_bytes);
     int files = check_count_entries(dir);
 
     struct { const char *fmt, *mention; } bad[] = {
-        {"--out @D/o.npy --dout @D/dout.npy --dq @D/o.npy", "--dq @D/o.npy: the same file as --out"},
-        {"--out @D/o.npy --dout @D/dout.npy --dq @D/q.npy", "the same file as the input --q"},
-        {"--out @D/o.npy --dout @D/dout.npy --dk @D/./sub/../q.npy", "input --q"},
-        {"--out @D/link.npy", "--out @D/link.npy: the same file as the input --q"},
-        {"--out @D/link.npy --overwrite", "the same file as the input --q"},
-        {"--out @D/hard.npy", "the same file as the input --v"},
-        {"--out @D/o.npy --dout @D/dout.npy --dv @D/dout.npy", "input --dout"},
-        {"--out @D/new/o.npy --dout @D/dout.npy --dq @D/new/../new/./o.npy",
-         "the same file as --out"},
+        {"--out @D/s", "--out @D/s: its out.npy is the input --q"},
+        {"--out @D/s --overwrite", "is the input --q"},
+        {"--out @D/h/../s", "is the input --q"},
+        {"--out @D/h --dout @D/d/dv.npy", "its dq.npy is the input --v"},
+        {"--out @D/d --dout @D/d/dv.npy --overwrite", "its dv.npy is the input --dout"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *names[] = {"@D"};
@@ -2141,56 +2437,70 @@ Test(attention_tool, outputs_never_overwrite_inputs_or_each_other)
         free(q_now);
     }
     free(q_before);
-    /* distinct outputs beside the inputs are fine */
+    /* outputs in the inputs' own folder are fine */
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "attention --variant softmax --q %s --k %s --v %s --out %s/o.npy "
-             "--dout %s --dq %s/dq.npy --dk %s/dk.npy", pq, pq, pv, dir, pd, dir, dir);
+    snprintf(cmd, sizeof cmd, "attention --variant softmax --q %s --k %s --v %s --out %s "
+             "--dout %s", pq, pq, pv, dir, pd);
     cr_assert_eq(ltbench(cmd), 0, "%s:\n%s", cmd, output);
+    const char *written[] = {"out.npy", "dq.npy", "dk.npy", "dv.npy"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, written[i]);
+        cr_assert_eq(access(path, F_OK), 0, "%s written", path);
+    }
+    snprintf(path, sizeof path, "%s/de.npy", dir);
+    cr_assert_eq(access(path, F_OK), -1, "softmax has no E to differentiate");
     check_remove_tree(dir);
 }
 
-/* q, k, v, dout, out, dq, more flags */
-#define OUTPUTS_RUN "attention --variant softmax --q %s --k %s --v %s --dout %s --out %s --dq %s%s"
+/* q, k, v, dout, OUT, more flags */
+#define OUTPUTS_RUN "attention --variant softmax --q %s --k %s --v %s --dout %s --out %s%s"
 
 /* An earlier run's .npy outputs are kept: a run that would write over any
  * of them is refused before anything is read or written (exit 2, naming
- * its flag, the path and --overwrite), and replaces them with --overwrite. */
+ * the file and --overwrite), and replaces them with --overwrite. */
 Test(attention_tool, earlier_outputs_are_replaced_only_with_overwrite)
 {
-    char dir[64], args[2048], pq[128], pv[128], pd[128], pout[128], pdq[128], pnew[128];
+    char dir[64], args[2048], pq[128], pv[128], pd[128], po[128], pn[128];
+    char pout[160], pdq[160], pnew_dq[160];
     make_temp_dir(dir);
     static double q[B * H * N * D], v[B * H * N * M];
     const long long qk_shape[4] = {B, H, N, D}, v_shape[4] = {B, H, N, M};
     snprintf(pq, sizeof pq, "%s/q.npy", dir);
     snprintf(pv, sizeof pv, "%s/v.npy", dir);
     snprintf(pd, sizeof pd, "%s/dout.npy", dir);
-    snprintf(pout, sizeof pout, "%s/out.npy", dir);
-    snprintf(pdq, sizeof pdq, "%s/dq.npy", dir);
-    snprintf(pnew, sizeof pnew, "%s/new.npy", dir);
+    snprintf(po, sizeof po, "%s/o", dir);
+    snprintf(pn, sizeof pn, "%s/n", dir);
+    snprintf(pout, sizeof pout, "%s/out.npy", po);
+    snprintf(pdq, sizeof pdq, "%s/dq.npy", po);
+    snprintf(pnew_dq, sizeof pnew_dq, "%s/dq.npy", pn);
     write_random(pq, q, 4, qk_shape, 1);
     write_random(pv, v, 4, v_shape, 2);
     write_random(pd, v, 4, v_shape, 3);
-    snprintf(args, sizeof args, OUTPUTS_RUN, pq, pq, pv, pd, pout, pdq, "");
+    snprintf(args, sizeof args, OUTPUTS_RUN, pq, pq, pv, pd, po, "");
     cr_assert_eq(ltbench(args), 0, "%s", output);
     size_t out_bytes = 0, dq_bytes = 0;
     unsigned char *out_before = check_read_file(pout, &out_bytes);
     unsigned char *dq_before = check_read_file(pdq, &dq_bytes);
     cr_assert(out_before != NULL && dq_before != NULL);
+    /* a folder where only the gradient is: out.npy is not written either */
+    cr_assert_eq(mkdir(pn, 0755), 0);
+    cr_assert_eq(check_write_file(pnew_dq, dq_before, dq_bytes), 0);
     write_random(pq, q, 4, qk_shape, 4); /* other inputs: a replacement would show */
-    int files = check_count_entries(dir);
-    struct { const char *out, *dq, *mention; } refused[] = {
-        {pout, pdq, pout}, /* both exist: the first named */
-        {pnew, pdq, pdq},  /* only the gradient exists: new.npy is not written either */
+    int files = check_count_entries(dir), in_o = check_count_entries(po);
+    struct { const char *out, *mention; } refused[] = {
+        {po, pout},     /* all exist: the first named */
+        {pn, pnew_dq},
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
-        snprintf(args, sizeof args, OUTPUTS_RUN, pq, pq, pv, pd, refused[i].out, refused[i].dq,
-                 "");
+        snprintf(args, sizeof args, OUTPUTS_RUN, pq, pq, pv, pd, refused[i].out, "");
         cr_assert_eq(ltbench(args), 2, "%s:\n%s", args, output);
         char mention[200];
-        snprintf(mention, sizeof mention, "%s %s", i == 0 ? "--out" : "--dq", refused[i].mention);
+        snprintf(mention, sizeof mention, "--out %s", refused[i].mention);
         ASSERT_MENTIONS(mention);
         ASSERT_MENTIONS("--overwrite");
         cr_assert_eq(check_count_entries(dir), files, "nothing written by: %s", args);
+        cr_assert_eq(check_count_entries(po), in_o, "nothing written by: %s", args);
+        cr_assert_eq(check_count_entries(pn), 1, "nothing written by: %s", args);
         size_t bytes = 0;
         unsigned char *now = check_read_file(pout, &bytes);
         cr_assert(bytes == out_bytes && memcmp(now, out_before, bytes) == 0, "out.npy changed");
@@ -2199,13 +2509,13 @@ Test(attention_tool, earlier_outputs_are_replaced_only_with_overwrite)
         cr_assert(bytes == dq_bytes && memcmp(now, dq_before, bytes) == 0, "dq.npy changed");
         free(now);
     }
-    snprintf(args, sizeof args, OUTPUTS_RUN, pq, pq, pv, pd, pout, pdq, " --overwrite");
+    snprintf(args, sizeof args, OUTPUTS_RUN, pq, pq, pv, pd, po, " --overwrite");
     cr_assert_eq(ltbench(args), 0, "%s", output);
     size_t bytes = 0;
     unsigned char *now = check_read_file(pout, &bytes);
     cr_assert(bytes == out_bytes && memcmp(now, out_before, bytes) != 0, "out.npy replaced");
     free(now);
-    cr_assert_eq(check_count_entries(dir), files, "replaced whole, no temporary left");
+    cr_assert_eq(check_count_entries(po), in_o, "replaced whole, no temporary left");
     free(out_before);
     free(dq_before);
     cr_assert_eq(ltbench("attention --help"), 0);
@@ -2220,17 +2530,19 @@ Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
     make_temp_dir(dir);
     static double q[B * H * N * D], v[B * H * N * M];
     const long long qk_shape[4] = {B, H, N, D}, v_shape[4] = {B, H, N, M};
-    char pq[128], pv[128], pout[128], pdq[128], args[1024];
+    char pq[128], pv[128], po[128], pout[160], pdq[160], pdk[160], args[1024];
     snprintf(pq, sizeof pq, "%s/q.npy", dir);
     snprintf(pv, sizeof pv, "%s/v.npy", dir);
-    snprintf(pout, sizeof pout, "%s/out.npy", dir);
-    snprintf(pdq, sizeof pdq, "%s/dq.npy", dir);
+    snprintf(po, sizeof po, "%s/o", dir);
+    snprintf(pout, sizeof pout, "%s/out.npy", po);
+    snprintf(pdq, sizeof pdq, "%s/dq.npy", po);
+    snprintf(pdk, sizeof pdk, "%s/dk.npy", po);
     write_random(pq, q, 4, qk_shape, 1);
     write_random(pv, v, 4, v_shape, 3);
     snprintf(args, sizeof args,
              "attention --variant linear --feature-map relu --eps 0 --q %s --k %s --v %s "
              "--out %s",
-             pq, pq, pv, pout);
+             pq, pq, pv, po);
     cr_assert_eq(ltbench(args), 2, "%s", output);
     ASSERT_MENTIONS("--eps");
     cr_assert_eq(access(pout, F_OK), -1, "nothing written");
@@ -2239,14 +2551,16 @@ Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
         q[i] = 1e20;
     cr_assert_eq(lt_npy_write_f64(pq, q, 4, qk_shape), LT_OK);
     snprintf(args, sizeof args, "attention --variant softmax --q %s --k %s --v %s --out %s", pq,
-             pq, pv, pout);
+             pq, pv, po);
     cr_assert_neq(ltbench(args), 0, "%s", output);
     ASSERT_MENTIONS("nothing was written");
     cr_assert(strstr(output, "relu") == NULL, "a hint about relu for softmax:\n%s", output);
     cr_assert_eq(access(pout, F_OK), -1, "nothing written");
     write_random(pq, q, 4, qk_shape, 1);
 
-    /* Earlier outputs, then a run whose --dk cannot be written. */
+    /* Earlier outputs, then a run whose dk.npy cannot be written: a folder
+     * has its name. */
+    cr_assert_eq(mkdir(pdk, 0755), 0);
     FILE *f = fopen(pout, "w");
     fputs("earlier", f);
     fclose(f);
@@ -2254,11 +2568,10 @@ Test(attention_tool, zero_normaliser_and_failed_outputs_leave_files_alone)
     fputs("earlier", f);
     fclose(f);
     snprintf(args, sizeof args,
-             "attention --variant linear --q %s --k %s --v %s --out %s --dout %s --dq %s "
-             "--dk /proc/ltbench/dk.npy --overwrite",
-             pq, pq, pv, pout, pv, pdq);
+             "attention --variant linear --q %s --k %s --v %s --out %s --dout %s --overwrite",
+             pq, pq, pv, po, pv);
     cr_assert_eq(ltbench(args), 2, "%s", output);
-    ASSERT_MENTIONS("--dk");
+    ASSERT_MENTIONS(pdk);
     char text[16] = "";
     f = fopen(pout, "r");
     cr_assert(fgets(text, sizeof text, f) != NULL);
@@ -2348,16 +2661,11 @@ static void check_gated_tool(const char *variant)
     lt_attn_gate_widths(&attn, D, &wb, &wa);
     const char *la_path = wa == D ? g.la_keys : g.la;
     snprintf(args, sizeof args,
-             "attention --variant %s --causal --q %s --k %s --v %s --dout %s%s%s%s%s --out "
-             "%s/out.npy --dq %s/dq.npy --dk %s/dk.npy --dv %s/dv.npy%s%s%s%s",
+             "attention --variant %s --causal causal --q %s --k %s --v %s --dout %s%s%s%s%s "
+             "--out %s/o",
              variant, g.q, g.k, g.v, g.dout, wb ? " --beta " : "", wb ? g.beta : "",
-             wa ? " --log-alpha " : "", wa ? la_path : "", dir, dir, dir, dir,
-             wb ? " --dbeta " : "", wb ? dir : "", wb ? "/dbeta.npy" : "",
-             wa ? " --dlog-alpha DIR/dla.npy" : "");
-    char expanded[2048];
-    const char *names[] = {"DIR"}, *paths[] = {dir};
-    expand(expanded, sizeof expanded, args, names, paths, 1);
-    cr_assert_eq(ltbench(expanded), 0, "%s:\n%s", expanded, output);
+             wa ? " --log-alpha " : "", wa ? la_path : "", dir);
+    cr_assert_eq(ltbench(args), 0, "%s:\n%s", args, output);
 
     const lt_attn_shape s = {.B = B, .H = H, .N = N, .D = D, .M = M};
     static float out[B * H * N * M], dq[B * H * N * D], dk[B * H * N * D], dv[B * H * N * M];
@@ -2375,7 +2683,7 @@ static void check_gated_tool(const char *variant)
                  LT_OK, "%s", lt_last_error());
     lt_mem_free(ws);
     const long long qk[4] = {B, H, N, D}, vo[4] = {B, H, N, M}, pairs[3] = {B, H, N};
-    const char *files[] = {"out", "dq", "dk", "dv", "dbeta", "dla"};
+    const char *files[] = {"out", "dq", "dk", "dv", "dbeta", "dlog_alpha"};
     const float *want[] = {out, dq, dk, dv, dbeta, dla};
     const long long *shapes[] = {vo, qk, qk, vo, pairs, wa == D ? qk : pairs};
     const int ndims[] = {4, 4, 4, 4, 3, wa == D ? 4 : 3};
@@ -2383,9 +2691,13 @@ static void check_gated_tool(const char *variant)
         if ((i == 4 && !wb) || (i == 5 && !wa))
             continue;
         char path[160];
-        snprintf(path, sizeof path, "%s/%s.npy", dir, files[i]);
+        snprintf(path, sizeof path, "%s/o/%s.npy", dir, files[i]);
         expect_file_equals(path, want[i], ndims[i], shapes[i]);
     }
+    char unread[160]; /* a gate the variant does not read has no gradient */
+    snprintf(unread, sizeof unread, "%s/o/%s.npy", dir, wb ? "dlog_alpha" : "dbeta");
+    if (!wa || !wb)
+        cr_expect_eq(access(unread, F_OK), -1, "%s: %s", variant, unread);
     check_remove_tree(dir);
 }
 
@@ -2421,20 +2733,19 @@ Test(attention_tool, gates_required_refused_and_checked)
     write_gate(pshort, x, 3, longer, 0, 3);
     int files = check_count_entries(dir);
     struct { const char *fmt, *mention; } bad[] = {
-        {"--variant delta --causal", "needs --beta"},
-        {"--variant gated-delta --causal --beta @BETA", "needs --log-alpha"},
-        {"--variant gla --causal --log-alpha @LA", "--log-alpha @LA: expected a 4-d array"},
-        {"--variant gla --causal --log-alpha @LAK --beta @BETA", "--beta belongs to"},
+        {"--variant delta --causal causal", "needs --beta"},
+        {"--variant gated-delta --causal causal --beta @BETA", "needs --log-alpha"},
+        {"--variant gla --causal causal --log-alpha @LA",
+         "--log-alpha @LA: expected a 4-d array"},
+        {"--variant gla --causal causal --log-alpha @LAK --beta @BETA", "--beta belongs to"},
         {"--variant linear --log-alpha @LA", "--log-alpha belongs to"},
-        {"--variant delta --causal --beta @BETA --dbeta @D/db.npy", "need --dout"},
-        {"--variant delta --causal --beta @BIG", "--beta @BIG: element 5 is 1.5"},
-        {"--variant gated-delta --causal --beta @BETA --log-alpha @POS", "element 4 is 0.25"},
-        {"--variant delta --causal --beta @LONG", "--beta has shape"},
+        {"--variant delta --causal causal --beta @BETA --dbeta @D/db.npy",
+         "--dbeta is now --out"},
+        {"--variant delta --causal causal --beta @BIG", "--beta @BIG: element 5 is 1.5"},
+        {"--variant gated-delta --causal causal --beta @BETA --log-alpha @POS",
+         "element 4 is 0.25"},
+        {"--variant delta --causal causal --beta @LONG", "--beta has shape"},
         {"--variant delta --beta @BETA", "causal only"},
-        {"--variant delta --causal --beta @BETA --dout @DOUT --dbeta @BETA",
-         "the same file as the input --beta"},
-        {"--variant gla --causal --log-alpha @LAK --dout @DOUT --dlog-alpha @D/x.npy --dq "
-         "@D/x.npy", "--dlog-alpha @D/x.npy: the same file as --dq"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *names[] = {"@BETA", "@LAK", "@LA", "@BIG", "@POS", "@LONG", "@DOUT", "@D"};
@@ -2442,26 +2753,30 @@ Test(attention_tool, gates_required_refused_and_checked)
         char tail[1024], mention[512], cmd[2048];
         expand(tail, sizeof tail, bad[i].fmt, names, paths, 8);
         expand(mention, sizeof mention, bad[i].mention, names, paths, 8);
-        snprintf(cmd, sizeof cmd, "attention --q %s --k %s --v %s --out %s/out.npy %s", g.q,
-                 g.k, g.v, dir, tail);
+        snprintf(cmd, sizeof cmd, "attention --q %s --k %s --v %s --out %s/o %s", g.q, g.k,
+                 g.v, dir, tail);
         cr_assert_eq(ltbench(cmd), 2, "%s:\n%s", cmd, output);
         ASSERT_MENTIONS(mention);
         cr_assert_eq(check_count_entries(dir), files, "nothing written by: %s", cmd);
     }
-    /* an earlier --dbeta is kept without --overwrite, replaced with it */
-    char cmd[2048];
+    /* an earlier dbeta.npy is kept without --overwrite, replaced with it */
+    char cmd[2048], dbeta[160];
     snprintf(cmd, sizeof cmd,
-             "attention --variant delta --causal --q %s --k %s --v %s --beta %s --dout %s "
-             "--out %s/out.npy --dbeta %s/db.npy",
-             g.q, g.k, g.v, g.beta, g.dout, dir, dir);
+             "attention --variant delta --causal causal --q %s --k %s --v %s --beta %s "
+             "--dout %s --out %s/g",
+             g.q, g.k, g.v, g.beta, g.dout, dir);
     cr_assert_eq(ltbench(cmd), 0, "%s:\n%s", cmd, output);
+    snprintf(dbeta, sizeof dbeta, "%s/g/out.npy", dir);
+    cr_assert_eq(remove(dbeta), 0);
+    snprintf(dbeta, sizeof dbeta, "%s/g/dbeta.npy", dir);
     cr_assert_eq(ltbench(cmd), 2, "%s:\n%s", cmd, output);
     ASSERT_MENTIONS("--overwrite");
+    cr_assert_eq(access(dbeta, F_OK), 0);
     strcat(cmd, " --overwrite");
     cr_assert_eq(ltbench(cmd), 0, "%s:\n%s", cmd, output);
     cr_assert_eq(ltbench("attention --help"), 0);
     ASSERT_MENTIONS("softmax|linear|linformer|lsh|decay|delta|gated-delta|gla");
-    ASSERT_MENTIONS("--dlog-alpha");
+    ASSERT_MENTIONS("dlog_alpha.npy");
     check_remove_tree(dir);
 }
 
@@ -2520,8 +2835,8 @@ Test(image, gen_only_rows_say_untrained, .timeout = 300)
 {
     char dir[64];
     lt_csv_table t;
-    image_on_tiny_cifar("--gen-only --gen-modes fast --gen-batches 1 --gen-images 1 "
-                        "--completions 0 --variants linear", dir, &t);
+    image_on_tiny_cifar("--gen-only --gen-modes recurrent,cached --gen-batches 1 "
+                        "--gen-images 1 --completions 0 --variants linear", dir, &t);
     cr_assert_eq(t.nrows, 1);
     cr_assert_str_eq(cell_str(&t, 0, "status"), "ok");
     cr_assert_str_eq(cell_str(&t, 0, "trained"), "0");
@@ -2657,7 +2972,7 @@ Test(speech, quick_preset_builds_trains_and_evaluates_every_model, .timeout = 60
     fputc(0x5a, f);
     fclose(f);
     snprintf(args, sizeof args,
-             "speech --preset quick --models linear,gla --epochs 1 --overwrite --cache %s "
+             "speech --preset quick --variants linear,gla --epochs 1 --overwrite --cache %s "
              "--out %s",
              cache, dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
@@ -2678,8 +2993,10 @@ Test(speech, impossible_sizes_and_missing_voices_exit_2)
     ASSERT_MENTIONS("--hours");
     cr_assert_eq(ltbench("speech --hours 1e6 --quiet"), 2, "%s", output);
     ASSERT_MENTIONS("--hours");
-    cr_assert_eq(ltbench("speech --models softmax,gru --quiet"), 2, "%s", output);
+    cr_assert_eq(ltbench("speech --variants softmax,gru --quiet"), 2, "%s", output);
     ASSERT_MENTIONS("gru");
+    cr_assert_eq(ltbench("speech --models softmax --quiet"), 2, "%s", output);
+    ASSERT_MENTIONS("--models is now --variants: bilstm is one of its items");
     /* espeak-ng's data mirrored without one of the voices the corpus uses */
     char dir[64], args[512], cmd[1024], env[200];
     make_temp_dir(dir);
@@ -2853,8 +3170,9 @@ Test(suite, sweeps_beyond_the_paper_in_the_report, .timeout = 300)
     char *text = check_read_text(path);
     cr_assert_not_null(text);
     const char *expected[] = {"## Beyond the paper", "### Crossover", "### Decoding",
-                              "ltbench crossover --out=", "--head-dims=16,64",
-                              "ltbench decode --out=", "linear-causal-prefix", "recompute",
+                              "ltbench crossover --preset=quick --out=",
+                              "ltbench decode --preset=quick --out=", "linear-causal-prefix",
+                              "recompute",
                               "crossover N", "ms/token"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
         cr_expect(strstr(text, expected[i]) != NULL, "missing %s in:\n%s", expected[i],
@@ -2897,8 +3215,8 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
     cr_assert_eq(ltbench(args), 0, "%s", output);
     const char *expected[] = {"ltbench copy --preset=medium",
                               "copy-h16 --head-dim=16 --variants=softmax,linear --steps=6000",
-                              "speech-8h --hours=8 --models=softmax,bilstm",
-                              "speech-dropout --dropout=0.1 --models=softmax,linear",
+                              "speech-8h --hours=8 --variants=softmax,bilstm",
+                              "speech-dropout --dropout=0.1 --variants=softmax,linear",
                               "image-l4 --layers=4 --variants=softmax,linear",
                               "image-long --steps=28000 --lr-drops=24000:0.1 "
                               "--variants=softmax,linear",
@@ -2907,7 +3225,7 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
                               "image-paper --layers=8 --heads=8", "copy-seed2 --seed=2",
                               "copy-seed3 --seed=3", "speech-seed2 --seed=2",
                               "speech-seed3 --seed=3", "image-seed2 --seed=2 --gen-modes=fast",
-                              "scaling/scaling.csv --threads",
+                              "ltbench scaling --preset=medium --out=",
                               "ltbench speech --preset=medium", "ltbench decode"};
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
         ASSERT_MENTIONS(expected[i]);
@@ -2922,7 +3240,7 @@ Test(suite, medium_plan_lists_every_step_with_its_arguments, .timeout = 120)
                   strstr(output, "image-drop7") == NULL &&
                   strstr(output, "speech-dropout") == NULL && strstr(output, "-seed") == NULL,
               "%s", output);
-    ASSERT_MENTIONS("scaling.csv --max-log2=14");
+    ASSERT_MENTIONS("ltbench scaling --preset=small --out=");
 }
 
 /* A report rewritten from CSVs: each is read as compare reads it, so a

@@ -1246,15 +1246,19 @@ Test(dispatcher, lists_the_tools_as_available)
 /* ---- ab ---- */
 
 /* A stand-in for an ltbench build: a script that answers `scaling ...
- * --out PATH` with a scaling CSV of two cases whose times are `linear` and
- * `softmax` seconds, each times a noise factor drawn per call (the pair's
- * machine state), as a real build's would be. */
-static void fake_build(const char *path, double linear, double softmax)
+ * --out DIR` with DIR/scaling.csv (`folder`; its --help says --out DIR),
+ * or else, as builds before that did, `--out PATH` with PATH: a scaling
+ * CSV of two cases whose times are `linear` and `softmax` seconds, each
+ * times a noise factor drawn per call (the pair's machine state), as a real
+ * build's would be. */
+static void fake_build(const char *path, double linear, double softmax, int folder)
 {
     char text[2048];
     snprintf(text, sizeof text,
              "#!/bin/sh\n"
+             "%s"
              "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+             "%s"
              "noise=$(awk -v s=$$ 'BEGIN { srand(s); printf \"%%.4f\", 1 + 0.02 * rand() }')\n"
              "awk -v n=$noise 'BEGIN {\n"
              "  print \"experiment,variant,kernel,causal,N,batch,status,fwd_min_s,"
@@ -1265,7 +1269,9 @@ static void fake_build(const char *path, double linear, double softmax)
              "%g * n, 3 * %g * n\n"
              "  printf \"scaling,linformer,none,1,512,1,refused,nan,nan,Test CPU,B,k,b,1\\n\"\n"
              "}' > \"$out\"\n",
-             linear, linear, softmax, softmax);
+             folder ? "[ \"$2\" = --help ] && echo '  --out DIR  folder' && exit 0\n" : "",
+             folder ? "mkdir -p \"$out\" && out=\"$out/scaling.csv\"\n" : "", linear, linear,
+             softmax, softmax);
     write_file(path, text);
     cr_assert_eq(chmod(path, 0755), 0);
 }
@@ -1279,9 +1285,9 @@ Test(ab, a_slower_kernel_is_caught_and_named)
     snprintf(base, sizeof base, "%s/base.sh", dir);
     snprintf(same, sizeof same, "%s/same.sh", dir);
     snprintf(slow, sizeof slow, "%s/slow.sh", dir);
-    fake_build(base, 0.001, 0.004);
-    fake_build(same, 0.001, 0.004);
-    fake_build(slow, 0.0011, 0.004);
+    fake_build(base, 0.001, 0.004, 0); /* a build from before --out DIR */
+    fake_build(same, 0.001, 0.004, 1);
+    fake_build(slow, 0.0011, 0.004, 1);
     snprintf(args, sizeof args, "ab --base %s --new %s --rounds 10 --out %s/aa", base, same, dir);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     ASSERT_MENTIONS("**PASS**: 0 regressed of 4 timings judged");
@@ -1299,7 +1305,9 @@ Test(ab, a_slower_kernel_is_caught_and_named)
     cr_assert_not_null(strstr(json, "\"kernel\": \"linear-gemm\", \"timing\": \"fwd\", "
                                     "\"verdict\": \"regressed\""), "%s", json);
     free(json);
-    snprintf(path, sizeof path, "%s/ab/new/round-10.csv", dir);
+    snprintf(path, sizeof path, "%s/ab/new/round-10/scaling.csv", dir);
+    cr_assert(exists(path));
+    snprintf(path, sizeof path, "%s/ab/base/round-10.csv", dir);
     cr_assert(exists(path));
     /* an earlier comparison is not replaced without --overwrite */
     cr_assert_eq(ltbench(args), 2, "%s", output);
@@ -1313,7 +1321,7 @@ Test(ab, bad_builds_and_too_few_rounds_are_refused)
     char dir[64], base[128], args[512];
     make_temp_dir(dir);
     snprintf(base, sizeof base, "%s/base.sh", dir);
-    fake_build(base, 0.001, 0.004);
+    fake_build(base, 0.001, 0.004, 1);
     cr_assert_eq(ltbench("ab --rounds 10"), 2, "%s", output);
     ASSERT_MENTIONS("--base: required");
     snprintf(args, sizeof args, "ab --base %s/none --out %s/x", dir, dir);

@@ -321,11 +321,9 @@ int main(int argc, char **argv)
         .details = details,
         .presets = &presets,
         .default_preset = "small",
-        .models_flag = "--variants",
-        .models_help = "comma-separated attention variants (lsh-R: Reformer with R hashing "
-                       "rounds, as the paper's LSH-R; delta, gated-delta, gla: recurrences "
-                       "with learned per-position gates); those that cannot be causal "
-                       "(linformer) are reported as not applicable",
+        .variants_note = "delta, gated-delta and gla: recurrences with learned per-position "
+                         "gates; those that cannot be causal (linformer) are reported as not "
+                         "applicable",
         .default_models = "softmax,linear,lsh-1,lsh-4,linformer",
         .sequence = "sequences",
         .causal = 1,

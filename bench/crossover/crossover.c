@@ -15,6 +15,7 @@
 #include "core/progress.h"
 #include "core/signals.h"
 #include "core/threads.h"
+#include "experiment/flags.h"
 #include "experiment/program.h"
 #include "results/crossover.h"
 #include "results/table.h"
@@ -27,6 +28,10 @@ enum { MAX_HEAD_DIMS = 16, MAX_LENGTHS = 24, MAX_KERNELS = 16, MAX_MAPS = 4,
 static const char *const variants[] = {"softmax", "linear", "decay", "delta", "gated-delta",
                                        "gla"};
 enum { VARIANTS = sizeof variants / sizeof variants[0] };
+
+/* --kernels default: the paper's question, linear's kernels against softmax's. */
+#define DEFAULT_KERNELS \
+    "linear-gemm,linear-causal-chunked,linear-causal-prefix,softmax-gemm,softmax-tiled"
 
 /* The two questions, each a challenger's kernels against an incumbent's:
  * linear's and decay's kernels against softmax's, and a gated variant's
@@ -45,7 +50,7 @@ typedef struct kernel_role {
 } kernel_role;
 
 typedef struct options {
-    const char *head_dims, *causal_mode, *kernels, *feature_maps, *out;
+    const char *preset, *head_dims, *causal_mode, *kernels, *feature_maps, *out;
     long min_n, max_n, heads, value_dim, tokens, batch, warmup, repeats, confirm;
     double margin, max_case_seconds, eps;
     int overwrite;
@@ -67,7 +72,7 @@ typedef struct entry {
 
 typedef struct sweep {
     options *opt;
-    char table_path[4200];
+    char paths[2][4400]; /* OUT/crossover.csv, OUT/crossover-table.csv */
     long head_dims[MAX_HEAD_DIMS];
     int head_dim_count;
     int lengths[MAX_LENGTHS], length_count;
@@ -80,7 +85,7 @@ typedef struct sweep {
     lt_table cases, table;
     entry entries[MAX_ENTRIES];
     int entry_count, measured; /* measured: the lengths the group reached */
-    int kernels_given;         /* --kernels on the command line */
+    int kernels_given;         /* --kernels names its kernels */
     double samples[2 * MAX_REPEATS];
     lt_progress progress;
     long done;
@@ -91,6 +96,7 @@ typedef struct sweep {
 static int crossover_flags(options *o, lt_flag *f)
 {
     int n = 0;
+    f[n++] = lt_flag_preset(&o->preset);
     f[n++] = (lt_flag){"--head-dims", LT_FLAG_STRING, &o->head_dims, "LIST",
                        "head dimensions D (query/key dimension per head), increasing", 0, 0, NULL,
                        0};
@@ -98,33 +104,21 @@ static int crossover_flags(options *o, lt_flag *f)
                        "smallest sequence length; N doubles from there", 1, 1 << 24, NULL, 0};
     f[n++] = (lt_flag){"--max-n", LT_FLAG_INT, &o->max_n, "N",
                        "largest sequence length measured (N_max)", 1, 1 << 24, NULL, 0};
-    f[n++] = (lt_flag){"--causal", LT_FLAG_CHOICE, &o->causal_mode, NULL,
-                       "which masking to measure", 0, 0, "both|causal|noncausal", 0};
-    f[n++] = (lt_flag){"--kernels", LT_FLAG_STRING, &o->kernels, "LIST",
-                       "kernels compared: softmax's against linear's (and decay's, e.g. "
-                       "decay-causal-chunked,decay-causal-prefix), and a gated variant's chunked "
-                       "kernel against its recurrent one (e.g. delta-causal-chunked,"
-                       "delta-causal-recurrent; causal only); each runs in the masking modes it "
-                       "serves",
-                       0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--feature-maps", LT_FLAG_STRING, &o->feature_maps, "LIST",
-                       "feature maps of the linear and decay kernels, each a kernel of its own "
-                       "(elu, relu, favor, taylor; taylor only where D <= 64)",
-                       0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--heads", LT_FLAG_INT, &o->heads, "H", "attention heads", 1, 1024, NULL,
-                       0};
-    f[n++] = (lt_flag){"--value-dim", LT_FLAG_INT, &o->value_dim, "M",
-                       "value dimension per head; 0 = the head dimension", 0, 4096, NULL, 0};
-    f[n++] = (lt_flag){"--tokens", LT_FLAG_INT, &o->tokens, "T",
-                       "batch policy: batch = max(1, T / N), so every case holds about T tokens",
-                       1, 1 << 30, NULL, 0};
+    f[n++] = lt_flag_causal(&o->causal_mode);
+    f[n++] = lt_flag_kernels(&o->kernels,
+                             "default: " DEFAULT_KERNELS "; softmax's against linear's (and "
+                             "decay's, e.g. decay-causal-chunked,decay-causal-prefix), and a gated "
+                             "variant's chunked kernel against its recurrent one (e.g. "
+                             "delta-causal-chunked,delta-causal-recurrent; causal only); each runs "
+                             "in the masking modes it serves");
+    f[n++] = lt_flag_feature_maps(&o->feature_maps);
+    f[n++] = lt_flag_heads(&o->heads);
+    f[n++] = lt_flag_value_dim(&o->value_dim);
+    f[n++] = lt_flag_tokens(&o->tokens);
     f[n++] = (lt_flag){"--batch", LT_FLAG_INT, &o->batch, "B",
                        "fixed batch for every N; 0 = use --tokens", 0, 1 << 20, NULL, 0};
-    f[n++] = (lt_flag){"--warmup", LT_FLAG_INT, &o->warmup, "W", "untimed runs before timing", 0,
-                       100, NULL, 0};
-    f[n++] = (lt_flag){"--repeats", LT_FLAG_INT, &o->repeats, "R",
-                       "timed runs (median, min, max reported; medians compared)", 1,
-                       MAX_REPEATS, NULL, 0};
+    f[n++] = lt_flag_warmup(&o->warmup);
+    f[n++] = lt_flag_repeats(&o->repeats, MAX_REPEATS);
     f[n++] = (lt_flag){"--confirm", LT_FLAG_INT, &o->confirm, "K",
                        "a pair is settled (no larger N measured) once the linear kernel has won "
                        "at K measured N in a row",
@@ -134,19 +128,31 @@ static int crossover_flags(options *o, lt_flag *f)
                        1000, NULL, 0};
     f[n++] = (lt_flag){"--max-case-seconds", LT_FLAG_DOUBLE, &o->max_case_seconds, "S",
                        lt_attn_max_case_seconds_help, 0.001, 1e7, NULL, 0};
-    f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &o->eps, "EPS",
-                       "linear attention normaliser epsilon", 0, 1, NULL, 0};
-    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "PATH",
-                       "CSV of every case; the crossover table goes beside it as NAME-table.csv "
-                       "(PATH.partial holds the rows while running)",
-                       0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
-                       "replace the CSVs if they exist (an earlier run's results are kept "
-                       "otherwise)",
-                       0, 0, NULL, 0};
+    f[n++] = lt_flag_eps(&o->eps);
+    f[n++] = lt_flag_out(&o->out, "crossover.csv (every case) and crossover-table.csv (the "
+                                  "crossovers; each FILE.partial while running)");
+    f[n++] = lt_flag_overwrite(&o->overwrite);
     lt_common_flags(&f[n], &o->common);
     return n + LT_COMMON_FLAGS;
 }
+
+/* quick: the suite's and the tests' seconds; crossover is not in the
+ * paper, so paper is medium, the defaults. */
+static const lt_preset_value preset_values[] = {
+    {"--head-dims", {"16,64", "16,32,64,128,256", "16,32,64,128,256", "16,32,64,128,256"}},
+    {"--min-n", {"16", "32", "32", "32"}},
+    {"--max-n", {"256", "4096", "4096", "4096"}},
+    {"--heads", {"2", "4", "4", "4"}},
+    {"--tokens", {"512", "2048", "2048", "2048"}},
+    {"--warmup", {"0", "1", "1", "1"}},
+    {"--repeats", {"1", "3", "3", "3"}},
+};
+
+static const lt_presets presets = {
+    {"quick", "small", "medium", "paper"},
+    {"seconds: two head dimensions, N up to 256", "as medium", "the defaults",
+     "as medium (the paper has no such sweep)"},
+    preset_values, sizeof preset_values / sizeof preset_values[0]};
 
 static const char details[] =
     "For each head dimension D and masking mode, every kernel runs forward and\n"
@@ -170,10 +176,12 @@ static const char details[] =
     "with --causal causal unless softmax and linear kernels are listed too; each chunked\n"
     "kernel is paired with its own variant's recurrent kernel only (the same recurrence\n"
     "a position at a time, as generation steps), timed with the gates scaling draws.\n"
-    "Both cost O(N), so a settled pair is one whose ratio has held. Writes PATH (every\n"
-    "case, as scaling's rows) and PATH's NAME-table.csv (a row per head dimension x\n"
-    "masking x pass x pair of kernels; column question: linear-vs-softmax or\n"
-    "chunked-vs-recurrent); ltbench plot draws the crossover against D.\n"
+    "Both cost O(N), so a settled pair is one whose ratio has held. Writes\n"
+    "OUT/crossover.csv (every case, as scaling's rows) and OUT/crossover-table.csv (a row\n"
+    "per head dimension x masking x pass x pair of kernels; column question:\n"
+    "linear-vs-softmax or chunked-vs-recurrent); ltbench plot draws the crossover\n"
+    "against D. --kernels all measures every kernel of softmax, linear, decay, delta,\n"
+    "gated-delta and gla in the masking modes it serves.\n"
     "Ctrl-C stops after the current case and writes what was measured (exit status 130).";
 
 /* The variant a kernel belongs to, the masking modes it serves, the
@@ -263,14 +271,33 @@ static lt_status check_questions(const sweep *w)
     return LT_OK;
 }
 
+/* --kernels all: every kernel of the variants the sweep compares. */
+static void all_kernels(char *text, size_t size)
+{
+    text[0] = '\0';
+    for (int v = 0; v < VARIANTS; v++)
+        snprintf(text + strlen(text), size - strlen(text), "%s%s", v ? "," : "",
+                 lt_attn_kernel_names(variants[v]));
+    for (char *bar = strchr(text, '|'); bar != NULL; bar = strchr(bar, '|'))
+        *bar = ',';
+}
+
 static lt_status parse_kernels(sweep *w)
 {
     static char text[512];
-    snprintf(text, sizeof text, "%s", w->opt->kernels);
+    if (strcmp(w->opt->kernels, "all") == 0)
+        all_kernels(text, sizeof text);
+    else
+        snprintf(text, sizeof text, "%s",
+                 strcmp(w->opt->kernels, "default") == 0 ? DEFAULT_KERNELS : w->opt->kernels);
     LT_TRY(lt_cli_split_unique(text, w->kernels, MAX_KERNELS, &w->kernel_count, "--kernels"));
     for (int k = 0; k < w->kernel_count; k++) {
         w->roles[k] = role_of(w->kernels[k]);
         const kernel_role *r = &w->roles[k];
+        if (lt_attn_kernel_variant(w->kernels[k]) == NULL)
+            return lt_fail(LT_E_USAGE, "--kernels: unknown kernel '%s'; expected default, all or "
+                                       "kernels from %s",
+                           w->kernels[k], lt_attn_all_kernels());
         if (r->variant == NULL)
             return lt_fail(LT_E_USAGE, "--kernels: '%s' is not a kernel of softmax, linear, "
                                        "decay, delta, gated-delta or gla attention (softmax: "
@@ -320,17 +347,9 @@ static lt_status check_options(sweep *w, options *o)
                            MAX_LENGTHS - 1);
         w->lengths[w->length_count++] = (int)n;
     }
-    if (strcmp(o->causal_mode, "causal") != 0)
-        w->modes[w->mode_count++] = 0;
-    if (strcmp(o->causal_mode, "noncausal") != 0)
-        w->modes[w->mode_count++] = 1;
+    w->mode_count = lt_flag_causal_modes(o->causal_mode, w->modes);
     LT_TRY(parse_kernels(w));
-    LT_TRY(parse_maps(w));
-    size_t len = strlen(o->out);
-    if (len < 5 || strcmp(o->out + len - 4, ".csv") != 0)
-        return lt_fail(LT_E_USAGE, "--out: expected a path ending in .csv, got '%s'", o->out);
-    snprintf(w->table_path, sizeof w->table_path, "%.*s-table.csv", (int)(len - 4), o->out);
-    return LT_OK;
+    return parse_maps(w);
 }
 
 static const lt_field_flag field_flags[] = {{"eps", "--eps"}, {NULL, NULL}};
@@ -616,37 +635,37 @@ static lt_status check_configs(sweep *w)
 int main(int argc, char **argv)
 {
     static options o = {
-        .head_dims = "16,32,64,128,256", .causal_mode = "both",
-        .kernels = "linear-gemm,linear-causal-chunked,linear-causal-prefix,softmax-gemm,"
-                   "softmax-tiled",
-        .feature_maps = "elu", .min_n = 32, .max_n = 4096, .heads = 4, .tokens = 2048,
-        .warmup = 1, .repeats = 3, .confirm = 2, .margin = 1.2, .max_case_seconds = 20,
-        .eps = 1e-6, .out = "results/crossover/crossover.csv"};
+        .preset = "medium", .head_dims = "16,32,64,128,256", .causal_mode = "both",
+        .kernels = "default", .feature_maps = "elu", .min_n = 32, .max_n = 4096, .heads = 4,
+        .tokens = 2048, .warmup = 1, .repeats = 3, .confirm = 2, .margin = 1.2,
+        .max_case_seconds = 20, .eps = 1e-6, .out = "results/crossover"};
     lt_common_defaults(&o.common);
     static lt_flag flags[32];
     lt_cli cli = {"ltbench crossover",
                   "Beyond the paper: the sequence length from which linear attention is faster "
                   "than softmax, per head dimension.",
-                  details, flags, crossover_flags(&o, flags)};
+                  lt_presets_details(&presets, details), flags, crossover_flags(&o, flags),
+                  NULL};
     int exit_now;
-    int code = lt_program_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
+    int code = lt_program_parse(&cli, &presets, &o.preset, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
     static sweep w;
-    w.kernels_given = lt_cli_flag(&cli, "--kernels")->seen;
+    /* kernels named one by one must each serve a masking mode measured */
+    w.kernels_given = strcmp(o.kernels, "default") != 0 && strcmp(o.kernels, "all") != 0;
     lt_table_init(&w.cases, &bench_crossover_cases);
     lt_table_init(&w.table, &bench_crossover);
     lt_outdir dir;
     lt_status status = check_options(&w, &o);
     if (status == LT_OK)
         status = check_configs(&w);
-    const char *paths[] = {o.out, w.table_path};
+    const char *names[] = {"crossover.csv", "crossover-table.csv"};
     if (status == LT_OK)
-        status = lt_program_open_csvs(&dir, paths, 2, o.overwrite);
+        status = lt_program_open_csvs(&dir, o.out, names, 2, o.overwrite, w.paths);
     if (status == LT_OK)
-        status = lt_table_journal(&w.cases, o.out, NULL);
+        status = lt_table_journal(&w.cases, w.paths[0], NULL);
     if (status == LT_OK)
-        status = lt_table_journal(&w.table, w.table_path, NULL);
+        status = lt_table_journal(&w.table, w.paths[1], NULL);
     if (status == LT_OK)
         status = sweep_all(&w);
     if (status == LT_OK) {
@@ -658,5 +677,6 @@ int main(int argc, char **argv)
                "time over the kernel's at the largest N both ran)\n");
     }
     lt_table *tables[] = {&w.cases, &w.table};
-    return lt_program_end_tables(cli.program, status, tables, paths, 2, field_flags);
+    const char *written[] = {w.paths[0], w.paths[1]};
+    return lt_program_end_tables(cli.program, status, tables, written, 2, field_flags);
 }

@@ -22,6 +22,7 @@
 #include "core/threads.h"
 #include "core/timer.h"
 #include "train/source.h"
+#include "experiment/flags.h"
 #include "experiment/program.h"
 #include "model/generate.h"
 #include "model/image_model.h"
@@ -31,8 +32,14 @@
 
 enum { MAX_MODES = 12, MAX_POSITIONS = 24, MAX_BATCHES = 8, MAX_WINDOW = 1000 };
 
+/* --gen-modes fast: the linear and decay states and softmax's cache;
+ * default adds recompute (softmax re-running the prefix per token), all
+ * the gated recurrences too. */
+#define FAST_MODES "linear-elu,linear-relu,linear-favor,linear-taylor,decay,cached"
+#define DEFAULT_MODES FAST_MODES ",recompute"
+
 typedef struct decode_options {
-    const char *modes, *positions, *batches, *reach, *out;
+    const char *preset, *modes, *positions, *batches, *reach, *out;
     long layers, heads, head_dim, ffn, pos_dim, mixtures, random_features;
     long window, recompute_window;
     double recompute_seconds, eps;
@@ -40,7 +47,7 @@ typedef struct decode_options {
     lt_common common;
 } decode_options;
 
-/* One --modes item. */
+/* One --gen-modes item. */
 typedef struct gen_spec {
     const char *item;
     lt_gen_mode kind;
@@ -66,13 +73,15 @@ typedef struct decode_run {
 static int decode_flags(decode_options *o, lt_flag *f)
 {
     int n = 0;
-    f[n++] = (lt_flag){"--modes", LT_FLAG_STRING, &o->modes, "LIST",
-                       "generation modes: linear-MAP (linear attention's recurrent state with "
-                       "feature map elu, relu, favor or taylor), decay or decay-MAP (decayed "
-                       "linear attention), delta, gated-delta, gla (the gated recurrences' D x M "
-                       "state, stepped with each position's gates), cached (softmax's key/value "
-                       "cache), recompute (softmax re-running the prefix)",
-                       0, 0, NULL, 0};
+    f[n++] = lt_flag_preset(&o->preset);
+    f[n++] = lt_flag_gen_modes(&o->modes,
+                               "modes: linear-MAP (linear attention's recurrent state with "
+                               "feature map elu, relu, favor or taylor), decay or decay-MAP "
+                               "(decayed linear attention), delta, gated-delta, gla (the gated "
+                               "recurrences' D x M state, stepped with each position's gates), "
+                               "cached (softmax's key/value cache), recompute (softmax re-running "
+                               "the prefix); default: " DEFAULT_MODES "; all: those and delta, "
+                               "gated-delta, gla");
     f[n++] = (lt_flag){"--positions", LT_FLAG_STRING, &o->positions, "LIST",
                        "context positions p at which a token's time is measured, increasing", 0,
                        0, NULL, 0};
@@ -94,34 +103,40 @@ static int decode_flags(decode_options *o, lt_flag *f)
                        "without computing them: lt_generator_skip) or step (every position "
                        "generated: O(p^2) for the cache)",
                        0, 0, "skip|step", 0};
-    f[n++] = (lt_flag){"--layers", LT_FLAG_INT, &o->layers, "L", "transformer layers", 1, 1024,
-                       NULL, 0};
-    f[n++] = (lt_flag){"--heads", LT_FLAG_INT, &o->heads, "H", "attention heads", 1, 1024, NULL,
-                       0};
-    f[n++] = (lt_flag){"--head-dim", LT_FLAG_INT, &o->head_dim, "D", "dimension per head", 1,
-                       4096, NULL, 0};
-    f[n++] = (lt_flag){"--ffn", LT_FLAG_INT, &o->ffn, "F", "feed-forward hidden width", 1,
-                       1 << 20, NULL, 0};
-    f[n++] = (lt_flag){"--pos-dim", LT_FLAG_INT, &o->pos_dim, "P",
-                       "columns of the concatenated position encoding; 0 = a quarter of the "
-                       "width",
-                       0, 4096, NULL, 0};
-    f[n++] = (lt_flag){"--mixtures", LT_FLAG_INT, &o->mixtures, "K",
-                       "logistic mixture components of the output head", 1, 256, NULL, 0};
-    f[n++] = (lt_flag){"--random-features", LT_FLAG_INT, &o->random_features, "M",
-                       "features of the favor map", 1, 65536, NULL, 0};
-    f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &o->eps, "EPS",
-                       "linear attention normaliser epsilon", 0, 1, NULL, 0};
-    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "PATH",
-                       "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL,
-                       0};
-    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
-                       "replace the CSV if it exists (an earlier run's results are kept "
-                       "otherwise)",
-                       0, 0, NULL, 0};
+    f[n++] = lt_flag_layers(&o->layers);
+    f[n++] = lt_flag_heads(&o->heads);
+    f[n++] = lt_flag_head_dim(&o->head_dim);
+    f[n++] = lt_flag_ffn(&o->ffn);
+    f[n++] = lt_flag_pos_dim(&o->pos_dim);
+    f[n++] = lt_flag_mixtures(&o->mixtures);
+    f[n++] = lt_flag_random_features(&o->random_features);
+    f[n++] = lt_flag_eps(&o->eps);
+    f[n++] = lt_flag_out(&o->out, "decode.csv (decode.csv.partial holds the rows while running)");
+    f[n++] = lt_flag_overwrite(&o->overwrite);
     lt_common_flags(&f[n], &o->common);
     return n + LT_COMMON_FLAGS;
 }
+
+/* quick: the suite's and the tests' seconds; decoding is not in the
+ * paper, so paper is medium, the defaults (the paper's MNIST model). */
+static const lt_preset_value preset_values[] = {
+    {"--layers", {"2", "8", "8", "8"}},
+    {"--heads", {"2", "8", "8", "8"}},
+    {"--head-dim", {"16", "32", "32", "32"}},
+    {"--ffn", {"64", "1024", "1024", "1024"}},
+    {"--positions", {"1,16,256", "1,16,256,1024,4096,16384", "1,16,256,1024,4096,16384",
+                     "1,16,256,1024,4096,16384"}},
+    {"--batches", {"1,4", "1,16", "1,16", "1,16"}},
+    {"--window", {"2", "8", "8", "8"}},
+    {"--recompute-seconds", {"5", "60", "60", "60"}},
+};
+
+static const lt_presets presets = {
+    {"quick", "small", "medium", "paper"},
+    {"seconds: a small model, contexts up to 256", "as medium",
+     "the defaults: the paper's MNIST model, contexts up to 16384",
+     "as medium (the paper has no such sweep)"},
+    preset_values, sizeof preset_values / sizeof preset_values[0]};
 
 static const char details[] =
     "The model reads bytes behind a start token (a 257-token vocabulary, a concatenated\n"
@@ -169,11 +184,11 @@ static lt_status parse_mode(gen_spec *g, const char *item, const decode_options 
         variant = item; /* gated: no feature map, a D x M state stepped with its gates */
     }
     lt_feature_map fm;
-    if (variant == NULL || lt_attn_parse_feature_map(&fm, map, "--modes") != LT_OK ||
+    if (variant == NULL || lt_attn_parse_feature_map(&fm, map, "--gen-modes") != LT_OK ||
         fm == LT_FEATURE_IDENTITY)
-        return lt_fail(LT_E_USAGE, "--modes: expected linear-MAP, decay, decay-MAP, delta, "
-                                   "gated-delta, gla, cached or recompute (MAP: elu, relu, "
-                                   "favor, taylor), got '%s'",
+        return lt_fail(LT_E_USAGE, "--gen-modes: expected default, all, fast, or modes from "
+                                   "linear-MAP, decay, decay-MAP, delta, gated-delta, gla, cached, "
+                                   "recompute (MAP: elu, relu, favor, taylor), got '%s'",
                        item);
     lt_attn_caps caps;
     LT_TRY(lt_attn_variant_caps(variant, &caps));
@@ -192,8 +207,13 @@ static lt_status check_options(decode_run *d, decode_options *o)
     d->opt = o;
     static char text[512];
     const char *items[MAX_MODES];
-    snprintf(text, sizeof text, "%s", o->modes);
-    LT_TRY(lt_cli_split_unique(text, items, MAX_MODES, &d->spec_count, "--modes"));
+    /* the sets: default, all (the gated recurrences too), fast (no recompute) */
+    const char *modes = strcmp(o->modes, "default") == 0 ? DEFAULT_MODES
+                        : strcmp(o->modes, "all") == 0   ? DEFAULT_MODES ",delta,gated-delta,gla"
+                        : strcmp(o->modes, "fast") == 0  ? FAST_MODES
+                                                         : o->modes;
+    snprintf(text, sizeof text, "%s", modes);
+    LT_TRY(lt_cli_split_unique(text, items, MAX_MODES, &d->spec_count, "--gen-modes"));
     for (int i = 0; i < d->spec_count; i++)
         LT_TRY(parse_mode(&d->specs[i], items[i], o));
     LT_TRY(lt_cli_split_increasing(o->positions, d->positions, MAX_POSITIONS, &d->position_count,
@@ -554,19 +574,19 @@ static lt_status decode_all(decode_run *d)
 int main(int argc, char **argv)
 {
     static decode_options o = {
-        .modes = "linear-elu,linear-relu,linear-favor,linear-taylor,decay,cached,recompute",
+        .preset = "medium", .modes = "default",
         .positions = "1,16,256,1024,4096,16384", .batches = "1,16", .reach = "skip",
         .layers = 8, .heads = 8, .head_dim = 32, .ffn = 1024, .mixtures = 10,
         .random_features = 64, .window = 8, .recompute_window = 2, .recompute_seconds = 60,
-        .eps = 1e-6, .out = "results/decode/decode.csv"};
+        .eps = 1e-6, .out = "results/decode"};
     lt_common_defaults(&o.common);
     static lt_flag flags[32];
     lt_cli cli = {"ltbench decode",
                   "Beyond the paper: time per generated token and the memory generation holds, "
                   "against the context, per generation mode.",
-                  details, flags, decode_flags(&o, flags)};
+                  lt_presets_details(&presets, details), flags, decode_flags(&o, flags), NULL};
     int exit_now;
-    int code = lt_program_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
+    int code = lt_program_parse(&cli, &presets, &o.preset, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
     static decode_run d;
@@ -575,10 +595,12 @@ int main(int argc, char **argv)
     lt_status status = check_options(&d, &o);
     if (status == LT_OK)
         status = check_models(&d);
+    const char *names[] = {"decode.csv"};
+    static char paths[1][4400];
     if (status == LT_OK)
-        status = lt_program_open_csvs(&dir, &o.out, 1, o.overwrite);
+        status = lt_program_open_csvs(&dir, o.out, names, 1, o.overwrite, paths);
     if (status == LT_OK)
-        status = lt_table_journal(&d.table, o.out, NULL);
+        status = lt_table_journal(&d.table, paths[0], NULL);
     if (status == LT_OK)
         status = decode_all(&d);
     if (status == LT_OK) {
@@ -589,5 +611,6 @@ int main(int argc, char **argv)
                "context)\n");
     }
     lt_table *tables[] = {&d.table};
-    return lt_program_end_tables(cli.program, status, tables, &o.out, 1, field_flags);
+    const char *written[] = {paths[0]};
+    return lt_program_end_tables(cli.program, status, tables, written, 1, field_flags);
 }

@@ -24,6 +24,7 @@
 #include "core/signals.h"
 #include "core/threads.h"
 #include "experiment/experiment.h"
+#include "experiment/flags.h"
 #include "io/png.h"
 #include "model/generate.h"
 #include "model/image_model.h"
@@ -62,8 +63,14 @@ static const lt_presets presets = {
      "RAdam 1e-4, the whole data (MNIST: 250 epochs; CIFAR: 100 epochs): days on a CPU"},
     preset_values, sizeof preset_values / sizeof preset_values[0]};
 
+/* What --gen-modes names: a set, or the modes listed (lt_gen_mode_name's). */
+typedef enum gen_set { GEN_DEFAULT, GEN_ALL, GEN_FAST, GEN_LISTED } gen_set;
+
 typedef struct image_run {
     const char *dataset, *data, *gen_modes, *gen_batches_text;
+    gen_set gen_set;
+    int gen_listed[3];     /* by lt_gen_mode, when listed */
+    char no_gen_mode[160]; /* the note of a variant left no mode */
     long pos_dim, mixtures, train_images, test_images, steps;
     long gen_images, recompute_batch, completions;
     double gen_seconds;
@@ -92,12 +99,8 @@ static int image_flags(void *self, lt_flag *f)
                        0, 0, NULL, 0};
     f[n++] = (lt_flag){"--steps", LT_FLAG_INT, &c->steps, "S",
                        "updates (a resumed run continues up to S)", 1, 1 << 30, NULL, 0};
-    f[n++] = (lt_flag){"--pos-dim", LT_FLAG_INT, &c->pos_dim, "P",
-                       "columns of the concatenated position encoding; 0 = a quarter of the "
-                       "width",
-                       0, 4096, NULL, 0};
-    f[n++] = (lt_flag){"--mixtures", LT_FLAG_INT, &c->mixtures, "K",
-                       "logistic mixture components per byte", 1, 256, NULL, 0};
+    f[n++] = lt_flag_pos_dim(&c->pos_dim);
+    f[n++] = lt_flag_mixtures(&c->mixtures);
     f[n++] = (lt_flag){"--train-images", LT_FLAG_INT, &c->train_images, "N",
                        "train on the first N training images; 0 = all", 0, 1 << 30, NULL, 0};
     f[n++] = (lt_flag){"--test-images", LT_FLAG_INT, &c->test_images, "N",
@@ -117,11 +120,12 @@ static int image_flags(void *self, lt_flag *f)
     f[n++] = (lt_flag){"--gen-seconds", LT_FLAG_DOUBLE, &c->gen_seconds, "S",
                        "time budget per mode and batch size (a started batch always finishes)",
                        0, 1e7, NULL, 0};
-    f[n++] = (lt_flag){"--gen-modes", LT_FLAG_CHOICE, &c->gen_modes, NULL,
-                       "default: the stepped mode of each variant (recurrent or cached) and "
-                       "recompute for those with a cache; all: recompute for every variant; "
-                       "fast: no recompute (it re-runs the prefix per byte: O(N^2) forwards)",
-                       0, 0, "default|all|fast", 0};
+    f[n++] = lt_flag_gen_modes(&c->gen_modes,
+                               "modes: recurrent (a state of constant size stepped), cached "
+                               "(softmax's key/value cache stepped), recompute (the prefix "
+                               "re-run per byte: O(N^2) forwards), each where a variant has "
+                               "it; default: each variant's stepped mode, and recompute for "
+                               "those with a cache; all: recompute for every variant too");
     f[n++] = (lt_flag){"--gen-only", LT_FLAG_BOOL, &c->gen_only, NULL,
                        "skip training: measure generation speed with untrained weights (speed "
                        "does not depend on them; the CSV says so)",
@@ -171,6 +175,41 @@ static lt_status parse_gen_batches(image_run *c)
     return LT_OK;
 }
 
+/* --gen-modes: a set's name, or modes by their lt_gen_mode_name, each once. */
+static lt_status parse_gen_modes(image_run *c)
+{
+    static const char *const sets[] = {"default", "all", "fast"};
+    snprintf(c->no_gen_mode, sizeof c->no_gen_mode,
+             "no generation mode: --gen-modes %s leaves out every mode it has", c->gen_modes);
+    for (int i = 0; i < 3; i++)
+        if (strcmp(c->gen_modes, sets[i]) == 0) {
+            c->gen_set = (gen_set)i;
+            if (c->gen_set == GEN_FAST) /* fast steps wherever a variant can */
+                snprintf(c->no_gen_mode, sizeof c->no_gen_mode,
+                         "no generation mode: --gen-modes fast leaves out recompute, its only "
+                         "one");
+            return LT_OK;
+        }
+    static char text[128];
+    snprintf(text, sizeof text, "%s", c->gen_modes);
+    const char *items[3];
+    int count;
+    LT_TRY(lt_cli_split_unique(text, items, 3, &count, "--gen-modes"));
+    c->gen_set = GEN_LISTED;
+    memset(c->gen_listed, 0, sizeof c->gen_listed);
+    for (int i = 0; i < count; i++) {
+        int k = 0;
+        while (k < 3 && strcmp(items[i], lt_gen_mode_name((lt_gen_mode)k)) != 0)
+            k++;
+        if (k == 3)
+            return lt_fail(LT_E_USAGE, "--gen-modes: expected default, all, fast, or modes from "
+                                       "recurrent, cached, recompute, got '%s'",
+                           items[i]);
+        c->gen_listed[k] = 1;
+    }
+    return LT_OK;
+}
+
 static lt_status image_check(void *self, lt_exp_run *run, lt_cli *cli)
 {
     image_run *c = self;
@@ -195,6 +234,7 @@ static lt_status image_check(void *self, lt_exp_run *run, lt_cli *cli)
     snprintf(run->results_file, sizeof run->results_file, "%s.csv", name);
     snprintf(run->checkpoint_prefix, sizeof run->checkpoint_prefix, "image-%s", name);
     run->train = !c->gen_only;
+    LT_TRY(parse_gen_modes(c));
     return parse_gen_batches(c);
 }
 
@@ -468,6 +508,17 @@ static lt_status write_grid(const image_run *c, const lt_exp_run *run, const cha
     return status;
 }
 
+/* Whether --gen-modes takes mode `kind` of a variant whose state is of
+ * constant size (`constant`) or a growing cache. */
+static int gen_wanted(const image_run *c, lt_gen_mode kind, int constant)
+{
+    if (c->gen_set == GEN_LISTED)
+        return c->gen_listed[kind];
+    if (kind != LT_GEN_RECOMPUTE) /* every set steps where a variant can */
+        return 1;
+    return c->gen_set == GEN_ALL || (c->gen_set == GEN_DEFAULT && !constant);
+}
+
 /* The generation modes of a variant, in the paper's order: its stepped
  * mode (a constant state steps "recurrent", a growing cache "cached"),
  * then recompute where the default takes it (softmax: the paper's
@@ -475,12 +526,12 @@ static lt_status write_grid(const image_run *c, const lt_exp_run *run, const cha
 static int modes_for(const image_run *c, const lt_exp_model *m, lt_gen_mode *out)
 {
     lt_attn_caps caps;
-    int n = 0, all = strcmp(c->gen_modes, "all") == 0, fast = strcmp(c->gen_modes, "fast") == 0;
+    int n = 0;
     if (lt_attn_variant_caps(m->spec.config.variant, &caps) != LT_OK)
         return 0;
-    if (caps.recurrent)
+    if (caps.recurrent && gen_wanted(c, lt_gen_stepped_mode(&caps), caps.constant_state))
         out[n++] = lt_gen_stepped_mode(&caps);
-    if ((!caps.constant_state || all) && !fast)
+    if (gen_wanted(c, LT_GEN_RECOMPUTE, caps.constant_state))
         out[n++] = LT_GEN_RECOMPUTE;
     return n;
 }
@@ -503,8 +554,7 @@ static lt_status generate_all(image_run *c, lt_exp_run *run, const lt_exp_model 
     snprintf(note, sizeof note, "%s%s%s", c->gen_only ? "untrained weights (--gen-only)" : "",
              c->gen_only && c->data_note[0] ? "; " : "", c->data_note);
     if (mode_count == 0) /* its bits/dim, with no way of generating asked for */
-        add_row(c, run, m, "none", 0, tr, NULL, "ok", "no generation mode: --gen-modes fast "
-                                                        "leaves out recompute, its only one");
+        add_row(c, run, m, "none", 0, tr, NULL, "ok", c->no_gen_mode);
     int first = 1;
     for (int k = 0; k < mode_count && status == LT_OK && !lt_interrupted(); k++) {
         int batches = modes[k] == LT_GEN_RECOMPUTE ? 1 : c->gen_batch_count;
@@ -663,11 +713,9 @@ int main(int argc, char **argv)
         .details = details,
         .presets = &presets,
         .default_preset = "small",
-        .models_flag = "--variants",
-        .models_help = "comma-separated attention variants (lsh-R: Reformer with R hashing "
-                       "rounds, the paper's LSH-R; delta, gated-delta, gla: recurrences with "
-                       "learned per-position gates; those that cannot be causal, "
-                       "linformer, are not applicable)",
+        .variants_note = "delta, gated-delta and gla: recurrences with learned per-position "
+                         "gates; those that cannot be causal (linformer) are reported as not "
+                         "applicable",
         .default_models = "softmax,linear,lsh-1,lsh-4",
         .sequence = "images",
         .causal = 1,

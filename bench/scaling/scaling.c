@@ -16,6 +16,7 @@
 #include "core/timer.h"
 #include "core/signals.h"
 #include "io/outdir.h"
+#include "experiment/flags.h"
 #include "experiment/program.h"
 #include "results/table.h"
 #include "scaling/scaling.h"
@@ -24,6 +25,7 @@ enum { MAX_VARIANTS = 8, MAX_KERNELS = 8, MAX_REPEATS = 100,
        MAX_CASES = MAX_VARIANTS * 2 * MAX_KERNELS * 25 };
 
 typedef struct scaling_options {
+    const char *preset;
     const char *variants;
     const char *causal_mode;
     long min_log2, max_log2;
@@ -188,14 +190,60 @@ static void print_crossover(const scaling_case *rows, int count)
     }
 }
 
-/* The kernels a (variant, causal) pair is measured with: every one that
- * serves it (--kernels all), or the one --kernel picks (else the default)
- * followed by the kernel the variant declares to continue it where its
- * memory does not fit (softmax-gemm, the paper's baseline: softmax-tiled). */
-static int kernels_to_run(const scaling_options *opt, const char *const *variants, int count,
-                          const char *variant, int causal, const char **out, lt_status *status)
+/* A run: what every case reads and where its rows go. */
+typedef struct sweep {
+    const scaling_options *opt;
+    lt_variant_spec specs[MAX_VARIANTS];
+    const char *variants[MAX_VARIANTS]; /* the specs' variants, for the kernel tables */
+    int variant_count, causal_modes[2], mode_count;
+    const char *listed[MAX_KERNELS];    /* --kernels as a list of names */
+    int listed_count;
+    lt_feature_map feature_map;
+    lt_table table;
+    scaling_case rows[MAX_CASES];
+    int row_count;
+    double samples[2 * MAX_REPEATS];
+    lt_progress progress;
+} sweep;
+
+/* The kernels of `variant` listed in --kernels that serve `causal`; -1
+ * when none of its kernels is listed, or it has none for `causal` (its
+ * rows then say it cannot run so, as without --kernels). */
+static int listed_kernels(const sweep *w, const char *variant, int causal, const char **out,
+                          lt_status *status)
 {
+    int n = 0, own = 0;
+    for (int i = 0; i < w->listed_count; i++) {
+        if (strcmp(lt_attn_kernel_variant(w->listed[i]), variant) != 0)
+            continue;
+        own++;
+        const char *name;
+        for (int k = 0; (name = lt_attn_kernel_at(variant, causal, k)) != NULL; k++)
+            if (strcmp(name, w->listed[i]) == 0)
+                out[n++] = name;
+    }
+    if (own > 0 && n == 0 && lt_attn_kernel_at(variant, causal, 0) == NULL)
+        return -1;
+    if (own > 0 && n == 0)
+        *status = lt_fail(LT_E_USAGE, "--kernels: none of %s's kernels listed runs %s attention "
+                                      "(%s do): list one, or measure --causal %s only",
+                          variant, causal ? "causal" : "non-causal",
+                          lt_attn_kernels_for(variant, causal), causal ? "noncausal" : "causal");
+    return own > 0 ? n : -1;
+}
+
+/* The kernels a (variant, causal) pair is measured with: every one that
+ * serves it (--kernels all), those of its own listed (--kernels as a
+ * list), or else the one --kernel picks (else the default) followed by
+ * the kernel the variant declares to continue it where its memory does
+ * not fit (softmax-gemm, the paper's baseline: softmax-tiled), which
+ * *continued then says. */
+static int kernels_to_run(const sweep *w, const char *variant, int causal, const char **out,
+                          int *continued, lt_status *status)
+{
+    const scaling_options *opt = w->opt;
     *status = LT_OK;
+    *continued = 0;
     if (strcmp(opt->kernels, "all") == 0) {
         int n = 0;
         const char *name;
@@ -203,14 +251,47 @@ static int kernels_to_run(const scaling_options *opt, const char *const *variant
             out[n++] = name;
         return n > 0 ? n : (out[0] = NULL, 1);
     }
-    *status = lt_attn_choose_kernel(opt->kernel, variants, count, causal, variant, &out[0]);
+    int listed = listed_kernels(w, variant, causal, out, status);
+    if (listed >= 0)
+        return listed;
+    *status = lt_attn_choose_kernel(opt->kernel, w->variants, w->variant_count, causal, variant,
+                                    &out[0]);
     const char *chosen = out[0] != NULL ? out[0] : lt_attn_kernel_at(variant, causal, 0);
     const char *next = lt_attn_kernel_continuation(variant, chosen);
     if (*status == LT_OK && next != NULL && strcmp(opt->kernel, "default") == 0) {
         out[1] = next;
+        *continued = 1;
         return 2;
     }
     return 1;
+}
+
+/* --kernels as a list: each a kernel of one of the --variants, once. */
+static lt_status parse_kernel_list(sweep *w)
+{
+    static char text[512];
+    const scaling_options *opt = w->opt;
+    if (strcmp(opt->kernels, "default") == 0 || strcmp(opt->kernels, "all") == 0)
+        return LT_OK;
+    if (strcmp(opt->kernel, "default") != 0)
+        return lt_fail(LT_E_USAGE, "--kernel and --kernels: choose one");
+    snprintf(text, sizeof text, "%s", opt->kernels);
+    LT_TRY(lt_cli_split_unique(text, w->listed, MAX_KERNELS, &w->listed_count, "--kernels"));
+    for (int i = 0; i < w->listed_count; i++) {
+        const char *of = lt_attn_kernel_variant(w->listed[i]);
+        if (of == NULL)
+            return lt_fail(LT_E_USAGE, "--kernels: unknown kernel '%s'; expected default, all or "
+                                       "kernels from %s",
+                           w->listed[i], lt_attn_all_kernels());
+        int measured = 0;
+        for (int v = 0; v < w->variant_count; v++)
+            measured |= strcmp(w->variants[v], of) == 0;
+        if (!measured)
+            return lt_fail(LT_E_USAGE, "--kernels: %s is a kernel of %s, which --variants does "
+                                       "not list",
+                           w->listed[i], of);
+    }
+    return LT_OK;
 }
 
 static const lt_field_flag field_flags[] = {
@@ -220,62 +301,56 @@ static const lt_field_flag field_flags[] = {
 static int scaling_flags(scaling_options *opt, lt_flag *f)
 {
     int n = 0;
-    f[n++] = (lt_flag){"--variants", LT_FLAG_STRING, &opt->variants, "LIST",
-                       "comma-separated attention variants (softmax, linear, linformer, lsh, "
-                       "decay, delta, gated-delta, gla; lsh-R: R hashing rounds)",
-                       0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--causal", LT_FLAG_CHOICE, &opt->causal_mode, NULL,
-                       "which masking to measure", 0, 0, "both|causal|noncausal", 0};
-    f[n++] = (lt_flag){"--kernel", LT_FLAG_STRING, &opt->kernel, "NAME",
-                       "kernel for the variant that has it (the others keep their defaults); it "
-                       "must serve every --causal mode measured",
-                       0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--kernels", LT_FLAG_CHOICE, &opt->kernels, NULL,
-                       "all: time every kernel of each variant side by side", 0, 0,
-                       "default|all", 0};
+    f[n++] = lt_flag_preset(&opt->preset);
+    f[n++] = lt_flag_variants(&opt->variants, NULL);
+    f[n++] = lt_flag_causal(&opt->causal_mode);
+    f[n++] = lt_flag_kernel(&opt->kernel);
+    f[n++] = lt_flag_kernels(&opt->kernels,
+                             "default: each variant's default kernel, or the one --kernel picks; "
+                             "a variant none of whose kernels is listed keeps its default");
     f[n++] = (lt_flag){"--min-log2", LT_FLAG_INT, &opt->min_log2, "E", "smallest N is 2^E", 0,
                        24, NULL, 0};
     f[n++] = (lt_flag){"--max-log2", LT_FLAG_INT, &opt->max_log2, "E", "largest N is 2^E", 0, 24,
                        NULL, 0};
-    f[n++] = (lt_flag){"--heads", LT_FLAG_INT, &opt->heads, "H", "attention heads", 1, 1024,
-                       NULL, 0};
-    f[n++] = (lt_flag){"--head-dim", LT_FLAG_INT, &opt->head_dim, "D",
-                       "query/key dimension per head", 1, 4096, NULL, 0};
-    f[n++] = (lt_flag){"--value-dim", LT_FLAG_INT, &opt->value_dim, "M",
-                       "value dimension per head; 0 = same as --head-dim", 0, 4096, NULL, 0};
-    f[n++] = (lt_flag){"--tokens", LT_FLAG_INT, &opt->tokens, "T",
-                       "batch policy: batch = max(1, T / N), inversely with N as in the paper", 1,
-                       1 << 30, NULL, 0};
+    f[n++] = lt_flag_heads(&opt->heads);
+    f[n++] = lt_flag_head_dim(&opt->head_dim);
+    f[n++] = lt_flag_value_dim(&opt->value_dim);
+    f[n++] = lt_flag_tokens(&opt->tokens);
     f[n++] = (lt_flag){"--batch", LT_FLAG_INT, &opt->batch, "B",
                        "fixed batch for every N; 0 = use --tokens", 0, 1 << 20, NULL, 0};
-    f[n++] = (lt_flag){"--proj-k", LT_FLAG_INT, &opt->proj_k, "K",
-                       "Linformer projected length (at most N)", 1, 1 << 20, NULL, 0};
-    f[n++] = (lt_flag){"--feature-map", LT_FLAG_CHOICE, &opt->feature_map, NULL,
-                       "feature map of linear and decay attention (favor: 64 random features, "
-                       "drawn from --seed)",
-                       0, 0, "elu|relu|favor|taylor", 0};
-    f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &opt->eps, "EPS",
-                       "linear attention normaliser epsilon", 0, 1, NULL, 0};
-    f[n++] = (lt_flag){"--warmup", LT_FLAG_INT, &opt->warmup, "W", "untimed runs before timing",
-                       0, 100, NULL, 0};
-    f[n++] = (lt_flag){"--repeats", LT_FLAG_INT, &opt->repeats, "R",
-                       "timed runs (median, min, max reported)", 1, MAX_REPEATS, NULL, 0};
+    f[n++] = lt_flag_proj_k(&opt->proj_k);
+    f[n++] = lt_flag_feature_map(&opt->feature_map);
+    f[n++] = lt_flag_eps(&opt->eps);
+    f[n++] = lt_flag_warmup(&opt->warmup);
+    f[n++] = lt_flag_repeats(&opt->repeats, MAX_REPEATS);
     f[n++] = (lt_flag){"--max-case-seconds", LT_FLAG_DOUBLE, &opt->max_case_seconds, "S",
                        lt_attn_max_case_seconds_help, 0.001, 1e7, NULL, 0};
     f[n++] = (lt_flag){"--roofline", LT_FLAG_CHOICE, &opt->roofline, NULL,
                        "off: skip measuring the machine's SGEMM rate, bandwidth and each "
                        "kernel's products (about a second a run, far more under valgrind); the "
                        "roof columns are then nan", 0, 0, "on|off", 0};
-    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &opt->out, "PATH",
-                       "CSV to write (PATH.partial holds the rows while running)", 0, 0, NULL,
-                       0};
-    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &opt->overwrite, NULL,
-                       "replace the CSV if it exists (an earlier run's results are kept "
-                       "otherwise)",
-                       0, 0, NULL, 0};
+    f[n++] = lt_flag_out(&opt->out, "scaling.csv (scaling.csv.partial holds the rows while "
+                                    "running)");
+    f[n++] = lt_flag_overwrite(&opt->overwrite);
     lt_common_flags(&f[n], &opt->common);
     return n + LT_COMMON_FLAGS;
 }
+
+/* quick: the suite's and the tests' seconds; small: up to N = 16384;
+ * medium: the whole of Figure 1's range, as the paper measured it. */
+static const lt_preset_value preset_values[] = {
+    {"--min-log2", {"6", "9", "9", "9"}},
+    {"--max-log2", {"10", "14", "16", "16"}},
+    {"--repeats", {"2", "3", "3", "3"}},
+};
+
+static const lt_presets presets = {
+    {"quick", "small", "medium", "paper"},
+    {"seconds: N = 64 .. 1024", "minutes: N up to 16384",
+     "Figure 1's whole range, N = 512 .. 65536 (the default; softmax's cases that do not fit "
+     "--mem-budget are refused by their memory plan, as on the paper's GPU)",
+     "as medium: the range the paper measured"},
+    preset_values, sizeof preset_values / sizeof preset_values[0]};
 
 static const char details[] =
     "For N = 2^min .. 2^max, each variant runs forward and forward+backward on random\n"
@@ -322,20 +397,6 @@ static const char details[] =
     "(Based's 1 + s + s^2/2, 1 + D + D^2 features, D at most 64). Ctrl-C stops after the\n"
     "current case and writes the rows so far (exit status 130).";
 
-/* A run: what every case reads and where its rows go. */
-typedef struct sweep {
-    const scaling_options *opt;
-    lt_variant_spec specs[MAX_VARIANTS];
-    const char *variants[MAX_VARIANTS]; /* the specs' variants, for the kernel tables */
-    int variant_count, causal_modes[2], mode_count;
-    lt_feature_map feature_map;
-    lt_table table;
-    scaling_case rows[MAX_CASES];
-    int row_count;
-    double samples[2 * MAX_REPEATS];
-    lt_progress progress;
-} sweep;
-
 static lt_status check_options(sweep *w, scaling_options *opt)
 {
     w->opt = opt;
@@ -344,6 +405,7 @@ static lt_status check_options(sweep *w, scaling_options *opt)
                        opt->min_log2, opt->max_log2);
     if (strcmp(opt->kernels, "all") == 0 && strcmp(opt->kernel, "default") != 0)
         return lt_fail(LT_E_USAGE, "--kernel and --kernels all: choose one");
+    LT_TRY(lt_flag_check_out(opt->out, "scaling.csv"));
     if (opt->value_dim == 0)
         opt->value_dim = opt->head_dim;
     LT_TRY(lt_attn_parse_feature_map(&w->feature_map, opt->feature_map, "--feature-map"));
@@ -356,17 +418,16 @@ static lt_status check_options(sweep *w, scaling_options *opt)
                                      "--variants"));
     for (int i = 0; i < w->variant_count; i++)
         w->variants[i] = w->specs[i].config.variant;
-    if (strcmp(opt->causal_mode, "causal") != 0)
-        w->causal_modes[w->mode_count++] = 0;
-    if (strcmp(opt->causal_mode, "noncausal") != 0)
-        w->causal_modes[w->mode_count++] = 1;
+    w->mode_count = lt_flag_causal_modes(opt->causal_mode, w->causal_modes);
+    LT_TRY(parse_kernel_list(w));
     /* Every kernel choice checked before the first case runs. */
     lt_status status = LT_OK;
     for (int vi = 0; status == LT_OK && vi < w->variant_count; vi++)
         for (int mi = 0; status == LT_OK && mi < w->mode_count; mi++) {
             const char *kernels[MAX_KERNELS];
-            kernels_to_run(opt, w->variants, w->variant_count, w->variants[vi],
-                           w->causal_modes[mi], kernels, &status);
+            int continued;
+            kernels_to_run(w, w->variants[vi], w->causal_modes[mi], kernels, &continued,
+                           &status);
         }
     return status;
 }
@@ -432,12 +493,12 @@ static lt_status run_variant(sweep *w, int vi, int causal)
     const scaling_options *opt = w->opt;
     const char *kernels[MAX_KERNELS];
     lt_status status;
-    int kernel_count = kernels_to_run(opt, w->variants, w->variant_count, variant, causal,
-                                      kernels, &status);
+    int continued;
+    int kernel_count = kernels_to_run(w, variant, causal, kernels, &continued, &status);
     int first_skipped = 0; /* N from which the first kernel was skipped */
     for (int ki = 0; ki < kernel_count && status == LT_OK; ki++) {
         lt_attn_last_case last = lt_attn_no_case_yet();
-        int continues = ki > 0 && strcmp(opt->kernels, "all") != 0;
+        int continues = ki > 0 && continued;
         for (long e = opt->min_log2; e <= opt->max_log2 && status == LT_OK; e++) {
             int N = 1 << e;
             if (lt_interrupted() || (continues && (first_skipped == 0 || N < first_skipped)))
@@ -486,7 +547,7 @@ static lt_status sweep_all(sweep *w)
     long total = (long)w->variant_count * w->mode_count * (opt->max_log2 - opt->min_log2 + 1);
     measure_roof(opt);
     lt_progress_start(&w->progress, stderr, "scaling",
-                      strcmp(opt->kernels, "all") == 0 ? 3 * total : total, "cases",
+                      strcmp(opt->kernels, "default") != 0 ? 3 * total : total, "cases",
                       opt->common.quiet);
     lt_signals_install();
     lt_status status = LT_OK;
@@ -500,29 +561,33 @@ static lt_status sweep_all(sweep *w)
 int main(int argc, char **argv)
 {
     static scaling_options opt = {
+        .preset = "medium",
         .variants = "softmax,linear,linformer,lsh-1,lsh-4,lsh-8", .causal_mode = "both",
         .min_log2 = 9, .max_log2 = 16, .heads = 8, .head_dim = 64, .tokens = 4096, .proj_k = 256,
         .feature_map = "elu", .eps = 1e-6, .warmup = 1, .repeats = 3, .max_case_seconds = 150,
         .kernel = "default", .kernels = "default", .roofline = "on",
-        .out = "results/scaling/scaling.csv"};
+        .out = "results/scaling"};
     lt_common_defaults(&opt.common);
     static lt_flag flags[32];
     lt_cli cli = {"ltbench scaling",
                   "Attention time and peak memory against sequence length (the paper's "
                   "Figure 1).",
-                  details, flags, scaling_flags(&opt, flags)};
+                  lt_presets_details(&presets, details), flags, scaling_flags(&opt, flags),
+                  NULL};
     int exit_now;
-    int code = lt_program_parse(&cli, NULL, NULL, &opt.common, argc, argv, &exit_now);
+    int code = lt_program_parse(&cli, &presets, &opt.preset, &opt.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
     static sweep w;
     lt_outdir run;
     lt_table_init(&w.table, &bench_scaling);
     lt_status status = check_options(&w, &opt);
+    const char *names[] = {"scaling.csv"};
+    static char paths[1][4400];
     if (status == LT_OK)
-        status = lt_program_open_csvs(&run, &opt.out, 1, opt.overwrite);
+        status = lt_program_open_csvs(&run, opt.out, names, 1, opt.overwrite, paths);
     if (status == LT_OK)
-        status = lt_table_journal(&w.table, opt.out, NULL);
+        status = lt_table_journal(&w.table, paths[0], NULL);
     if (status == LT_OK)
         status = sweep_all(&w);
     if (status == LT_OK) {
@@ -531,5 +596,6 @@ int main(int argc, char **argv)
         print_crossover(w.rows, w.row_count);
     }
     lt_table *tables[] = {&w.table};
-    return lt_program_end_tables(cli.program, status, tables, &opt.out, 1, field_flags);
+    const char *written[] = {paths[0]};
+    return lt_program_end_tables(cli.program, status, tables, written, 1, field_flags);
 }

@@ -32,7 +32,7 @@ static const lt_report_section sections[] = {
      "Bi-LSTM only, to tell whether the transformers trail the Bi-LSTM for want of data "
      "(medium preset only).",
      .part = LT_PART_ABLATION, .conclude = NULL, .only_preset = "medium",
-     .args = {"--hours=8", "--models=softmax,bilstm", NULL},
+     .args = {"--hours=8", "--variants=softmax,bilstm", NULL},
      .runs = {"speech", "speech-8h", NULL},
      .extra = bench_speech_ablation,
      .describe = bench_speech_describe},
@@ -44,7 +44,7 @@ static const lt_report_section sections[] = {
      "regularisation: their dev PER (speakers heard in training) is far below their test PER "
      "(unseen voices) (medium preset only).",
      .part = LT_PART_ABLATION, .conclude = NULL, .only_preset = "medium",
-     .args = {"--dropout=0.1", "--models=softmax,linear", NULL},
+     .args = {"--dropout=0.1", "--variants=softmax,linear", NULL},
      .runs = {"speech", "speech-dropout", NULL},
      .extra = bench_speech_dropout_ablation,
      .describe = bench_speech_describe},

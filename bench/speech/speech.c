@@ -442,11 +442,9 @@ int main(int argc, char **argv)
         .details = details,
         .presets = &presets,
         .default_preset = "small",
-        .models_flag = "--models",
-        .models_help = "comma-separated: attention variants (transformer encoders; lsh-R: "
-                       "Reformer with R hashing rounds, the paper's LSH-R; the causal-only "
-                       "decay, delta, gated-delta and gla are reported as not applicable) "
-                       "and bilstm",
+        .variants_note = "or bilstm, the Bi-LSTM baseline; the variants are transformer "
+                         "encoders, and the causal-only decay, delta, gated-delta and gla are "
+                         "reported as not applicable",
         .default_models = "softmax,linear,lsh-4,linformer,bilstm",
         .own_models = "bilstm",
         .sequence = "utterances (of similar lengths)",

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/cli.h"
+#include "experiment/flags.h"
 #include "core/process.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -54,6 +55,7 @@ typedef struct ab_side {
     char worktree[4200];  /* a revision's worktree, removed at the end ("" none) */
     char provenance[512]; /* cpu, blas, kernel set and build of its first round */
     int roofline_flag;    /* its scaling takes --roofline (builds before it do not) */
+    int out_folder;       /* its scaling's --out is a folder (earlier builds take a CSV path) */
 } ab_side;
 
 typedef struct ab_case {
@@ -177,16 +179,21 @@ static lt_status prepare_side(ab_side *s, const char *spec, const ab_options *o)
     } else {
         status = build_revision(s, spec, o->out, counting(o));
     }
-    if (status == LT_OK)
+    if (status == LT_OK) {
         s->roofline_flag = takes_flag(s->program, "--roofline");
+        s->out_folder = takes_flag(s->program, "--out DIR");
+    }
     return status;
 }
 
 /* ---- the rounds ---- */
 
+/* The CSV of a side's round: round-NN/scaling.csv in the side's folder,
+ * or round-NN.csv from a build whose scaling writes where --out says. */
 static void round_path(char *buf, size_t size, const ab_options *o, const ab_side *s, int round)
 {
-    snprintf(buf, size, "%s/%s/round-%02d.csv", o->out, s->role, round + 1);
+    snprintf(buf, size, s->out_folder ? "%s/%s/round-%02d/scaling.csv" : "%s/%s/round-%02d.csv",
+             o->out, s->role, round + 1);
 }
 
 /* callgrind's dump files of a side's round: one per timed call. */
@@ -237,6 +244,8 @@ static lt_status run_side(const ab_run *r, int which, int round, char *cases_tex
             argv[n++] = once[i];
     }
     argv[n++] = "--out";
+    if (s->out_folder) /* the round's folder */
+        *strrchr(path, '/') = '\0';
     argv[n++] = path;
     argv[n++] = "--quiet";
     argv[n] = NULL;
@@ -637,12 +646,14 @@ static lt_status check_out(const ab_options *o)
     for (int s = 0; s < SIDES; s++) {
         snprintf(dir, sizeof dir, "%s/%s", o->out, s ? "new" : "base");
         LT_TRY(lt_make_dirs(dir));
-        for (int i = 0; i < MAX_ROUNDS; i++) { /* an earlier comparison's rounds */
-            char path[4400];
-            snprintf(path, sizeof path, "%s/round-%02d.csv", dir, i + 1);
-            if (unlink(path) != 0 && errno != ENOENT)
-                return lt_fail_write(path, errno);
-        }
+        for (int i = 0; i < MAX_ROUNDS; i++) /* an earlier comparison's rounds */
+            for (int folder = 0; folder <= 1; folder++) {
+                char path[4400];
+                snprintf(path, sizeof path,
+                         folder ? "%s/round-%02d/scaling.csv" : "%s/round-%02d.csv", dir, i + 1);
+                if (unlink(path) != 0 && errno != ENOENT)
+                    return lt_fail_write(path, errno);
+            }
     }
     return LT_OK;
 }
@@ -729,7 +740,8 @@ static lt_status run(ab_run *r, int *result)
 
 static const char details[] =
     "Each round runs `ltbench scaling CASES` once with each build, in an order drawn from\n"
-    "--seed, and keeps each run's CSV (OUT/base/round-NN.csv, OUT/new/...). Per case and\n"
+    "--seed, and keeps each run's CSV (OUT/base/round-NN/scaling.csv, OUT/new/...; a\n"
+    "build from before scaling's --out was a folder: OUT/base/round-NN.csv). Per case and\n"
     "timing (forward, forward+backward: their GFLOP/s are the same numbers), the rounds\n"
     "give pairs (each the fastest of the round's runs: on a shared machine the least\n"
     "disturbed); the ratio new/base is the Hodges-Lehmann estimate of the pairs' log\n"
@@ -791,15 +803,13 @@ int main(int argc, char **argv)
          "confidence of the intervals, jointly over every timing judged", 50, 99.99, NULL, 0},
         {"--seed", LT_FLAG_INT, &o->seed, "S", "seed of the order within the rounds", 0, 1e9,
          NULL, 0},
-        {"--out", LT_FLAG_STRING, &o->out, "DIR", "folder of the rounds' CSVs and the report", 0,
-         0, NULL, 0},
-        {"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL, "replace an earlier comparison in --out",
-         0, 0, NULL, 0},
+        lt_flag_out(&o->out, "the rounds' CSVs and the report"),
+        lt_flag_overwrite(&o->overwrite),
     };
     lt_cli cli = {"ltbench ab",
                   "Paired A/B timing of two builds on one machine: which kernels got slower, by "
                   "how much, with what confidence.",
-                  details, flags, (int)(sizeof flags / sizeof flags[0])};
+                  details, flags, (int)(sizeof flags / sizeof flags[0]), NULL};
     lt_cli_operands operands = {"", NULL, 0, 0, 0};
     int exit_now;
     int code = lt_cli_parse_tool(&cli, &operands, argc, argv, &exit_now);

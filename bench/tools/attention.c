@@ -5,19 +5,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attn/attn.h"
 #include "core/mem.h"
 #include "core/threads.h"
 #include "io/npy.h"
 #include "io/outdir.h"
+#include "experiment/flags.h"
 #include "experiment/program.h"
 
 typedef struct attention_options {
-    const char *variant;
-    int causal;
-    const char *q, *k, *v, *e, *f, *out, *dout, *dq, *dk, *dv, *de, *df;
-    const char *beta, *log_alpha, *dbeta, *dlog_alpha; /* delta, gated-delta, gla */
+    const char *variant, *causal_mode;
+    const char *q, *k, *v, *e, *f, *out, *dout;
+    const char *beta, *log_alpha; /* delta, gated-delta, gla */
     double eps;
     const char *feature_map;
     long rounds, buckets, chunk;
@@ -76,10 +77,11 @@ static lt_status check_int_dims(const lt_npy *a, const char *flag)
     return LT_OK;
 }
 
-/* An output file, opened before any work (so an unwritable path is found
- * first) and committed with all the others at the end, or none. */
+/* An output file in OUT, opened before any work (so an unwritable path is
+ * found first) and committed with all the others at the end, or none. */
 typedef struct output {
-    const char *flag, *path;
+    const char *name; /* "dq.npy" */
+    char path[4400];
     lt_atomic_file file;
     const float *data;
     int ndim;
@@ -89,6 +91,7 @@ typedef struct output {
 enum { MAX_OUTPUTS = 8 };
 
 typedef struct tensors {
+    lt_outdir dir; /* OUT, held from the check of its files to the end */
     lt_npy q, k, v, e, f, dout, beta, log_alpha;
     float *out, *params, *dq, *dk, *dv, *d_params, *d_beta, *d_log_alpha;
     void *saved, *workspace;
@@ -103,26 +106,22 @@ static void abort_outputs(tensors *t)
     t->output_count = 0;
 }
 
-static lt_status open_output(tensors *t, const char *flag, const char *path)
+static lt_status open_output(tensors *t, const char *name)
 {
-    if (path == NULL)
-        return LT_OK;
     output *o = &t->outputs[t->output_count];
     memset(o, 0, sizeof *o);
-    o->flag = flag;
-    o->path = path;
-    lt_status status = lt_atomic_open(&o->file, path);
-    if (status != LT_OK)
-        return lt_fail(status, "%s: %s", flag, lt_last_error());
+    o->name = name;
+    lt_outdir_path(&t->dir, name, o->path, sizeof o->path);
+    LT_TRY(lt_atomic_open(&o->file, o->path));
     t->output_count++;
     return LT_OK;
 }
 
-static void set_output(tensors *t, const char *flag, const float *data, int ndim,
+static void set_output(tensors *t, const char *name, const float *data, int ndim,
                        const long long *shape)
 {
     for (int i = 0; i < t->output_count; i++)
-        if (strcmp(t->outputs[i].flag, flag) == 0) {
+        if (strcmp(t->outputs[i].name, name) == 0) {
             t->outputs[i].data = data;
             t->outputs[i].ndim = ndim;
             memcpy(t->outputs[i].shape, shape, (size_t)ndim * sizeof *shape);
@@ -141,7 +140,7 @@ static lt_status check_finite(const output *o, int relu_map)
         if (!isfinite(o->data[i]))
             return lt_fail(LT_E_NUMERIC, "%s: element %zu of the result is %g; nothing was "
                                          "written%s",
-                           o->flag, i, (double)o->data[i],
+                           o->path, i, (double)o->data[i],
                            relu_map ? " (with --feature-map relu, a query with no positive "
                                       "entry has a normaliser of eps alone)"
                                     : "");
@@ -176,6 +175,7 @@ static lt_status commit_outputs(tensors *t, const lt_attn_config *config)
 static void release(tensors *t)
 {
     abort_outputs(t);
+    lt_outdir_close(&t->dir);
     lt_npy *arrays[] = {&t->q, &t->k, &t->v, &t->e, &t->f, &t->dout, &t->beta, &t->log_alpha};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         lt_npy_free(arrays[i]);
@@ -197,9 +197,7 @@ static lt_status check_gate_flags(const attention_options *o, int gates)
         const char *readers;
     } g[] = {
         {"--beta", o->beta, beta, "delta and gated-delta"},
-        {"--dbeta", o->dbeta, beta, "delta and gated-delta"},
         {"--log-alpha", o->log_alpha, alpha, "gated-delta and gla"},
-        {"--dlog-alpha", o->dlog_alpha, alpha, "gated-delta and gla"},
     };
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
         if (g[i].path != NULL && !g[i].read)
@@ -218,56 +216,75 @@ static lt_status check_gate_flags(const attention_options *o, int gates)
 
 static lt_status check_flags(const attention_options *o, int linformer, int lsh, int gates)
 {
-    if (!o->q || !o->v || !o->out)
-        return lt_fail(LT_E_USAGE, "--q, --v and --out are required");
+    if (strcmp(o->causal_mode, "both") == 0)
+        return lt_fail(LT_E_USAGE, "--causal both: attention runs one masking per call; give "
+                                   "--causal causal or --causal noncausal");
+    if (!o->q || !o->v)
+        return lt_fail(LT_E_USAGE, "--q and --v are required");
     if (!o->k && !lsh)
         return lt_fail(LT_E_USAGE, "--k is required (only --variant lsh, whose keys are its "
                                    "normalised queries, runs without it)");
     if (linformer && (!o->e || !o->f))
         return lt_fail(LT_E_USAGE, "--variant linformer needs --e and --f (shape (k, N_max))");
-    if (!linformer && (o->e || o->f || o->de || o->df))
-        return lt_fail(LT_E_USAGE, "--e, --f, --de and --df belong to --variant linformer only");
-    LT_TRY(check_gate_flags(o, gates));
-    int grads = o->dq || o->dk || o->dv || o->de || o->df || o->dbeta || o->dlog_alpha;
-    if (!o->dout && grads)
-        return lt_fail(LT_E_USAGE, "gradient outputs (--dq, --dk, --dv, --de, --df, --dbeta, "
-                                   "--dlog-alpha) need --dout");
-    if (o->dout && !grads)
-        return lt_fail(LT_E_USAGE, "--dout given but no gradient to write (--dq, --dk, --dv...)");
-    return LT_OK;
+    if (!linformer && (o->e || o->f))
+        return lt_fail(LT_E_USAGE, "--e and --f belong to --variant linformer only");
+    return check_gate_flags(o, gates);
 }
 
-/* ---- outputs that would replace an input, each other or an earlier file ---- */
+/* ---- the files in OUT ---- */
 
-/* Refuses, before anything is read or written, an output path that names
- * an input's file (naming the input's flag) or another output's, then one
- * that exists unless --overwrite (lt_output_check, the rule of every
- * program's outputs). */
-static lt_status check_output_paths(const attention_options *o)
+enum { INPUTS = 8 };
+
+/* The files a run writes in OUT: the output, and with --dout the gradient
+ * of every input the variant reads (lsh's dk, of keys it does not read, is
+ * 0). */
+static int output_names(const attention_options *o, int linformer, int gates,
+                        const char **names)
 {
-    const char *const in_flags[] = {"--q", "--k", "--v", "--e", "--f", "--dout", "--beta",
-                                    "--log-alpha"};
-    const char *const in_paths[] = {o->q, o->k, o->v, o->e, o->f, o->dout, o->beta,
-                                    o->log_alpha};
-    const char *const out_flags[] = {"--out", "--dq", "--dk", "--dv",
-                                     "--de",  "--df", "--dbeta", "--dlog-alpha"};
-    const char *const out_paths[] = {o->out, o->dq, o->dk, o->dv,
-                                     o->de,  o->df, o->dbeta, o->dlog_alpha};
-    enum { INPUTS = 8, OUTPUTS = 8 };
-    for (int i = 0; i < OUTPUTS; i++) {
-        if (out_paths[i] == NULL)
-            continue;
+    int n = 0;
+    names[n++] = "out.npy";
+    if (o->dout == NULL)
+        return n;
+    names[n++] = "dq.npy";
+    names[n++] = "dk.npy";
+    names[n++] = "dv.npy";
+    if (linformer) {
+        names[n++] = "de.npy";
+        names[n++] = "df.npy";
+    }
+    if (gates & LT_ATTN_GATE_BETA)
+        names[n++] = "dbeta.npy";
+    if (gates & (LT_ATTN_GATE_ALPHA | LT_ATTN_GATE_ALPHA_KEYS))
+        names[n++] = "dlog_alpha.npy";
+    return n;
+}
+
+/* Before anything is read or written: a file of OUT that is an input
+ * (naming the input's flag) is refused whatever the flags, one an earlier
+ * run wrote unless --overwrite (lt_output_check, the rule of every
+ * program's outputs). OUT is taken (lt_outdir_open) once the inputs are
+ * read. */
+static lt_status check_out(const attention_options *o, const char *const *names, int count)
+{
+    const char *const in_flags[INPUTS] = {"--q", "--k", "--v", "--e", "--f", "--dout", "--beta",
+                                          "--log-alpha"};
+    const char *const in_paths[INPUTS] = {o->q, o->k, o->v, o->e, o->f, o->dout, o->beta,
+                                          o->log_alpha};
+    LT_TRY(lt_flag_check_out(o->out, "out.npy and, with --dout, the gradients"));
+    for (int i = 0; i < count; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", o->out, names[i]);
         for (int j = 0; j < INPUTS; j++)
-            if (in_paths[j] != NULL && lt_same_file(out_paths[i], in_paths[j]))
-                return lt_fail(LT_E_USAGE, "%s %s: the same file as the input %s %s; it would "
-                                           "be overwritten, so write outputs elsewhere",
-                               out_flags[i], out_paths[i], in_flags[j], in_paths[j]);
-        for (int j = 0; j < i; j++)
-            if (out_paths[j] != NULL && lt_same_file(out_paths[i], out_paths[j]))
-                return lt_fail(LT_E_USAGE, "%s %s: the same file as %s %s; give each output "
-                                           "its own path",
-                               out_flags[i], out_paths[i], out_flags[j], out_paths[j]);
-        LT_TRY(lt_output_check(out_flags[i], out_paths[i], o->overwrite, 0, in_paths, INPUTS));
+            if (in_paths[j] != NULL && lt_same_file(path, in_paths[j]))
+                return lt_fail(LT_E_USAGE, "--out %s: its %s is the input %s %s; it would be "
+                                           "overwritten, so write outputs elsewhere",
+                               o->out, names[i], in_flags[j], in_paths[j]);
+        LT_TRY(lt_output_check("--out", path, o->overwrite, 0, NULL, 0));
+        struct stat st; /* a folder in the way would fail the commit, after the others */
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return lt_fail(LT_E_USAGE, "--out %s: %s is a folder; expected none, or a file to "
+                                       "replace",
+                           o->out, path);
     }
     return LT_OK;
 }
@@ -383,13 +400,13 @@ static lt_status run_backward(tensors *t, job *j)
                                   t->v.data, t->params));
     const long long qk_shape[4] = {s.B, s.H, s.N, s.D}, vo_shape[4] = {s.B, s.H, s.N, s.M};
     const long long ef_shape[2] = {j->config.proj_k, j->config.n_max};
-    set_output(t, "--dq", t->dq, 4, qk_shape);
-    set_output(t, "--dk", t->dk, 4, qk_shape);
-    set_output(t, "--dv", t->dv, 4, vo_shape);
-    set_output(t, "--de", t->d_params, 2, ef_shape);
-    set_output(t, "--df", t->d_params + pc / 2, 2, ef_shape);
-    set_output(t, "--dbeta", t->d_beta, t->beta.ndim, t->beta.shape);
-    set_output(t, "--dlog-alpha", t->d_log_alpha, t->log_alpha.ndim, t->log_alpha.shape);
+    set_output(t, "dq.npy", t->dq, 4, qk_shape);
+    set_output(t, "dk.npy", t->dk, 4, qk_shape);
+    set_output(t, "dv.npy", t->dv, 4, vo_shape);
+    set_output(t, "de.npy", t->d_params, 2, ef_shape);
+    set_output(t, "df.npy", t->d_params + pc / 2, 2, ef_shape);
+    set_output(t, "dbeta.npy", t->d_beta, t->beta.ndim, t->beta.shape);
+    set_output(t, "dlog_alpha.npy", t->d_log_alpha, t->log_alpha.ndim, t->log_alpha.shape);
     return commit_outputs(t, &j->config);
 }
 
@@ -420,9 +437,11 @@ static lt_status run(const attention_options *o, tensors *t)
     lt_attn_caps caps;
     LT_TRY(lt_attn_variant_caps(o->variant, &caps));
     LT_TRY(check_flags(o, j.linformer, strcmp(o->variant, "lsh") == 0, caps.gates));
-    LT_TRY(check_output_paths(o));
+    const char *names[MAX_OUTPUTS];
+    int output_count = output_names(o, j.linformer, caps.gates, names);
+    LT_TRY(check_out(o, names, output_count));
     j.config = lt_attn_default_config(o->variant);
-    j.config.causal = o->causal;
+    j.config.causal = strcmp(o->causal_mode, "causal") == 0;
     j.config.eps = (float)o->eps;
     j.config.rounds = (int)o->rounds;
     j.config.buckets = (int)o->buckets;
@@ -440,16 +459,13 @@ static lt_status run(const attention_options *o, tensors *t)
         LT_TRY(same_dims(&t->dout, "--dout", &t->v, "--v", 4,
                          "the output gradient must have the output's shape (B, H, N, M)"));
     }
-    const char *const out_flags[MAX_OUTPUTS] = {"--out", "--dq", "--dk",    "--dv",
-                                                "--de",  "--df", "--dbeta", "--dlog-alpha"};
-    const char *const out_paths[MAX_OUTPUTS] = {o->out, o->dq, o->dk,    o->dv,
-                                                o->de,  o->df, o->dbeta, o->dlog_alpha};
-    for (int i = 0; i < MAX_OUTPUTS; i++)
-        LT_TRY(open_output(t, out_flags[i], out_paths[i]));
+    LT_TRY(lt_outdir_open(&t->dir, o->out, 0, 0, o->overwrite, names, output_count, NULL, 0));
+    for (int i = 0; i < output_count; i++)
+        LT_TRY(open_output(t, names[i]));
     LT_TRY(lt_attn_forward_gated(&j.attn, j.shape, &j.gates, t->out, t->saved, t->workspace,
                                  t->q.data, j.keys, t->v.data, t->params));
     const long long out_shape[4] = {j.shape.B, j.shape.H, j.shape.N, j.shape.M};
-    set_output(t, "--out", t->out, 4, out_shape);
+    set_output(t, "out.npy", t->out, 4, out_shape);
     return o->dout ? run_backward(t, &j) : commit_outputs(t, &j.config);
 }
 
@@ -462,37 +478,38 @@ static const char details[] =
     "linear attention whose state decays by RetNet's 1 - 2^(-5-h) per position in head h.\n"
     "linformer: softmax(Q (E K)^T / sqrt(D)) (F V) using the first N columns of E and F;\n"
     "it cannot be causal. lsh: Reformer's LSH attention, keys = Q scaled to unit length,\n"
-    "--rounds hashings by random rotations drawn from --seed, softmax within chunks of\n"
-    "--chunk sorted positions and the chunk before, without a query's own key unless\n"
-    "it has no other; it does not read --k and its --dk is 0. delta: DeltaNet, the state\n"
+    "--lsh-rounds hashings by random rotations drawn from --seed, softmax within chunks\n"
+    "of --lsh-chunk sorted positions and the chunk before, without a query's own key unless\n"
+    "it has no other; it does not read --k and its dk.npy is 0. delta: DeltaNet, the state\n"
     "S_t = S_{t-1} + beta_t (v_t - S_{t-1} k_t) k_t^T, out_t = S_t q_t, with q and k\n"
     "normalised to unit length inside; gated-delta: S_t = alpha_t S_{t-1} (I - beta_t k_t\n"
     "k_t^T) + beta_t v_t k_t^T, alpha_t = exp(log_alpha_t); gla: S_t = diag(alpha_t)\n"
     "S_{t-1} + k_t v_t^T, out_t = S_t^T q_t, alpha per key channel. The three are causal\n"
-    "only (--causal) and read their gates from --beta and --log-alpha, which the others\n"
-    "refuse. Backward gives dL/dQ, dL/dK, dL/dV (and dL/dE, dL/dF; dL/dbeta,\n"
-    "dL/dlog_alpha) for dL/dout = --dout. Missing folders of output paths are created.\n"
-    "An output that exists is refused (exit 2) before anything is read unless\n"
-    "--overwrite, and one that is an input or another output whatever the flags.";
+    "only (--causal causal) and read their gates from --beta and --log-alpha, which the\n"
+    "others refuse. Writes OUT/out.npy; with --dout (dL/dout) backward runs too and\n"
+    "writes OUT/dq.npy, dk.npy, dv.npy (dL/dQ, dL/dK, dL/dV), and where the variant has\n"
+    "them de.npy, df.npy (linformer's E and F), dbeta.npy, dlog_alpha.npy (the gates).\n"
+    "OUT is created when missing; a file of an earlier run there is refused (exit 2)\n"
+    "before anything is read unless --overwrite, and an input there whatever the flags.";
 
 static const lt_field_flag field_flags[] = {
-    {"eps", "--eps"},       {"feature_map", "--feature-map"}, {"causal", "--causal"},
-    {"rounds", "--rounds"}, {"buckets", "--buckets"},         {"chunk", "--chunk"},
+    {"eps", "--eps"},           {"feature_map", "--feature-map"}, {"causal", "--causal"},
+    {"rounds", "--lsh-rounds"}, {"buckets", "--lsh-buckets"},     {"chunk", "--lsh-chunk"},
     {NULL, NULL}};
 
 int main(int argc, char **argv)
 {
     lt_attn_config defaults = lt_attn_default_config("lsh");
-    attention_options o = {.variant = "linear", .eps = 1e-6, .feature_map = "elu",
-                           .rounds = defaults.rounds, .buckets = defaults.buckets,
-                           .chunk = defaults.chunk};
+    attention_options o = {.variant = "linear", .causal_mode = "noncausal", .eps = 1e-6,
+                           .feature_map = "elu", .rounds = defaults.rounds,
+                           .buckets = defaults.buckets, .chunk = defaults.chunk,
+                           .out = "results/attention"};
     lt_common_defaults(&o.common);
-    enum { OWN_FLAGS = 24 };
+    enum { OWN_FLAGS = 17 };
     lt_flag flags[OWN_FLAGS + LT_COMMON_FLAGS] = {
         {"--variant", LT_FLAG_CHOICE, &o.variant, NULL, "attention variant", 0, 0,
          "softmax|linear|linformer|lsh|decay|delta|gated-delta|gla", 0},
-        {"--causal", LT_FLAG_BOOL, &o.causal, NULL, "position i attends to positions <= i only",
-         0, 0, NULL, 0},
+        lt_flag_causal(&o.causal_mode),
         {"--q", LT_FLAG_STRING, &o.q, "PATH", "queries .npy, (B, H, N, D)", 0, 0, NULL, 0},
         {"--k", LT_FLAG_STRING, &o.k, "PATH", "keys .npy, (B, H, N, D); lsh does not read it",
          0, 0, NULL, 0},
@@ -501,17 +518,10 @@ int main(int argc, char **argv)
          NULL, 0},
         {"--f", LT_FLAG_STRING, &o.f, "PATH", "Linformer value projection .npy, (k, N_max)", 0,
          0, NULL, 0},
-        {"--out", LT_FLAG_STRING, &o.out, "PATH", "output .npy to write, (B, H, N, M) float32",
-         0, 0, NULL, 0},
         {"--dout", LT_FLAG_STRING, &o.dout, "PATH",
-         "gradient of the loss w.r.t. the output, (B, H, N, M); runs backward", 0, 0, NULL, 0},
-        {"--dq", LT_FLAG_STRING, &o.dq, "PATH", "write the query gradient here", 0, 0, NULL, 0},
-        {"--dk", LT_FLAG_STRING, &o.dk, "PATH", "write the key gradient here", 0, 0, NULL, 0},
-        {"--dv", LT_FLAG_STRING, &o.dv, "PATH", "write the value gradient here", 0, 0, NULL, 0},
-        {"--de", LT_FLAG_STRING, &o.de, "PATH", "write the gradient of E here (linformer)", 0, 0,
-         NULL, 0},
-        {"--df", LT_FLAG_STRING, &o.df, "PATH", "write the gradient of F here (linformer)", 0, 0,
-         NULL, 0},
+         "gradient of the loss w.r.t. the output, (B, H, N, M): runs backward and writes every "
+         "gradient",
+         0, 0, NULL, 0},
         {"--beta", LT_FLAG_STRING, &o.beta, "PATH",
          "delta and gated-delta: the step size per position and head .npy, (B, H, N) in [0, 1]",
          0, 0, NULL, 0},
@@ -519,23 +529,14 @@ int main(int argc, char **argv)
          "gated-delta: the log decay per position and head .npy, (B, H, N); gla: per key "
          "channel too, (B, H, N, D); each <= 0",
          0, 0, NULL, 0},
-        {"--dbeta", LT_FLAG_STRING, &o.dbeta, "PATH", "write the gradient of beta here", 0, 0,
-         NULL, 0},
-        {"--dlog-alpha", LT_FLAG_STRING, &o.dlog_alpha, "PATH",
-         "write the gradient of log_alpha here", 0, 0, NULL, 0},
-        {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
-         "replace the output files if they exist (an earlier run's are kept otherwise)", 0, 0,
-         NULL, 0},
-        {"--eps", LT_FLAG_DOUBLE, &o.eps, "EPS", "linear attention normaliser epsilon", 0, 1,
-         NULL, 0},
-        {"--feature-map", LT_FLAG_CHOICE, &o.feature_map, NULL,
-         "feature map phi of linear and decay attention", 0, 0, "elu|relu|favor|taylor", 0},
-        {"--rounds", LT_FLAG_INT, &o.rounds, "R", "lsh hashing rounds", 1, 1 << 20, NULL, 0},
-        {"--buckets", LT_FLAG_INT, &o.buckets, "B",
-         "lsh buckets a round: 0 = 2 max(1, N / chunk) as Reformer derives them, 1, or even", 0,
-         1 << 30, NULL, 0},
-        {"--chunk", LT_FLAG_INT, &o.chunk, "C", "lsh sorted positions a chunk", 1, 1 << 30, NULL,
-         0},
+        lt_flag_out(&o.out, "out.npy, (B, H, N, M) float32, and with --dout the gradients "
+                            "(dq.npy, dk.npy, dv.npy ...)"),
+        lt_flag_overwrite(&o.overwrite),
+        lt_flag_eps(&o.eps),
+        lt_flag_feature_map(&o.feature_map),
+        lt_flag_lsh_rounds(&o.rounds),
+        lt_flag_lsh_buckets(&o.buckets),
+        lt_flag_lsh_chunk(&o.chunk),
     };
     lt_common_flags(&flags[OWN_FLAGS], &o.common);
     lt_cli cli = {
@@ -544,13 +545,14 @@ int main(int argc, char **argv)
         "gradients), to check it against NumPy, PyTorch or JAX.",
         details,
         /* threads, memory budget and seed (lsh's rotations): quiet means nothing here */
-        flags, OWN_FLAGS + 3};
+        flags, OWN_FLAGS + 3, NULL};
     int exit_now;
     int code = lt_program_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
     if (exit_now)
         return code;
     tensors t;
     memset(&t, 0, sizeof t);
+    t.dir.lock_fd = -1; /* not held */
     lt_status status = run(&o, &t);
     release(&t);
     if (status != LT_OK)

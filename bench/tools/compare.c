@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "core/cli.h"
+#include "experiment/flags.h"
 #include "results/compare.h"
 #include "registry.h"
 
@@ -99,8 +100,7 @@ int main(int argc, char **argv)
         {"--json", LT_FLAG_STRING, &o.json, "PATH",
          "also write PATH-smaller.json and PATH-bigger.json for github-action-benchmark", 0, 0,
          NULL, 0},
-        {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
-         "replace the --json files if they exist", 0, 0, NULL, 0},
+        lt_flag_overwrite(&o.overwrite),
         {"--all", LT_FLAG_BOOL, &o.all, NULL, "list every metric, unchanged and info ones too", 0,
          0, NULL, 0},
         {"--fail-on", LT_FLAG_CHOICE, &fail_on, NULL,
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
     lt_cli cli = {"ltbench compare",
                   "Compare two result CSVs of the same table: pass/fail for "
                   "performance-regression tracking.",
-                  details, flags, (int)(sizeof flags / sizeof flags[0])};
+                  details, flags, (int)(sizeof flags / sizeof flags[0]), NULL};
     const char *files[2];
     lt_cli_operands operands = {"BASE.csv NEW.csv", files, 2, 2, 0};
     int exit_now;

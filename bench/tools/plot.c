@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "core/cli.h"
+#include "experiment/flags.h"
 #include "results/plot.h"
 #include "registry.h"
 
@@ -38,8 +39,7 @@ int main(int argc, char **argv)
     lt_plot_options o = {.out = "results/figures", .width = 1200, .height = 560,
                          .paper = "data/paper"};
     lt_flag flags[] = {
-        {"--out", LT_FLAG_STRING, &o.out, "DIR", "folder for the figures, scripts and data", 0,
-         0, NULL, 0},
+        lt_flag_out(&o.out, "the figures, their gnuplot scripts and data"),
         {"-o", LT_FLAG_STRING, &o.out, "DIR", "same as --out", 0, 0, NULL, 0},
         {"--width", LT_FLAG_INT, &o.width, "PX", "width of each PNG in pixels", 200, 10000,
          NULL, 0},
@@ -49,13 +49,10 @@ int main(int argc, char **argv)
          "folder of the paper's CSVs: figures that have the paper's values draw them beside the "
          "measured ones (a missing file draws none)",
          0, 0, NULL, 0},
-        {"--overwrite", LT_FLAG_BOOL, &o.overwrite, NULL,
-         "replace the figures, scripts and data if they exist (an earlier run's are kept "
-         "otherwise)",
-         0, 0, NULL, 0},
+        lt_flag_overwrite(&o.overwrite),
     };
     lt_cli cli = {"ltbench plot", "Draw the paper's figures from result CSVs with gnuplot.",
-                  details, flags, (int)(sizeof flags / sizeof flags[0])};
+                  details, flags, (int)(sizeof flags / sizeof flags[0]), NULL};
     const char *files[MAX_INPUTS];
     lt_cli_operands operands = {"CSV...", files, 1, MAX_INPUTS, 0};
     int exit_now;

@@ -14,42 +14,25 @@
 #include "datasets/images.h"
 #include "io/atomic.h"
 #include "io/outdir.h"
+#include "experiment/flags.h"
 #include "experiment/program.h"
 #include "results/report.h"
 #include "registry.h"
 
 enum { MAX_ARGS = 32, MAX_STEPS = 32 };
 
-/* The programs that write CSVs at --out PATH and take no preset: where
- * they write, and their arguments for the quick preset (seconds) and the
- * small and medium ones (nothing: their defaults). */
-typedef struct csv_program {
-    const char *name, *out;
-    const char *quick[10], *small[2], *medium[2];
-} csv_program;
-
-static const csv_program csv_programs[] = {
-    /* medium: Fig. 1's whole range, N up to 65536 (softmax's cases that do
-     * not fit are refused by their memory plan, as on the paper's GPU) */
-    {"scaling", "scaling/scaling.csv", {"--min-log2=6", "--max-log2=10", "--repeats=2"},
-     {"--max-log2=14"}, {NULL}},
-    {"crossover", "crossover/crossover.csv",
-     {"--head-dims=16,64", "--min-n=16", "--max-n=256", "--heads=2", "--tokens=512",
-      "--warmup=0", "--repeats=1"},
-     {NULL}, {NULL}},
-    {"decode", "decode/decode.csv",
-     {"--layers=2", "--heads=2", "--head-dim=16", "--ffn=64", "--positions=1,16,256",
-      "--batches=1,4", "--window=2", "--recompute-seconds=5"},
-     {NULL}, {NULL}},
-};
+/* The programs that measure without training: no checkpoints, so no
+ * --resume (the suite keeps a finished CSV of theirs instead). Every
+ * program takes --preset and writes in --out DIR. */
+static const char *const csv_programs[] = {"scaling", "crossover", "decode"};
 enum { CSV_PROGRAMS = sizeof csv_programs / sizeof csv_programs[0] };
 
-static const csv_program *csv_program_of(const char *name)
+static int csv_program(const char *name)
 {
     for (int i = 0; i < CSV_PROGRAMS; i++)
-        if (strcmp(csv_programs[i].name, name) == 0)
-            return &csv_programs[i];
-    return NULL;
+        if (strcmp(csv_programs[i], name) == 0)
+            return 1;
+    return 0;
 }
 
 typedef struct suite_options {
@@ -238,7 +221,7 @@ static lt_status check_experiments(const char *text)
 /* The steps of a preset: program, arguments, and why one is left out. */
 static int plan_steps(const suite_options *o, suite_step *steps)
 {
-    int n = 0, quick = strcmp(o->preset, "quick") == 0, paper = strcmp(o->preset, "paper") == 0;
+    int n = 0, quick = strcmp(o->preset, "quick") == 0;
     char threads[32];
     snprintf(threads, sizeof threads, "%ld", o->common.threads);
     for (int i = 0; i < SECTIONS; i++) {
@@ -254,25 +237,12 @@ static int plan_steps(const suite_options *o, suite_step *steps)
             add_arg(s, "--dataset=%s", sec->dataset);
         char out[4400];
         snprintf(out, sizeof out, "%s/%s", o->out, sec->results);
-        const csv_program *csv = csv_program_of(sec->experiment);
-        if (csv != NULL) {
-            char path[4400];
-            snprintf(path, sizeof path, "%s/%s", o->out, csv->out);
-            add_arg(s, "--out=%s", path);
-            const char *const *extra = quick                              ? csv->quick
-                                       : strcmp(o->preset, "small") == 0 ? csv->small
-                                       : paper                           ? NULL
-                                                                         : csv->medium;
-            for (int a = 0; extra != NULL && a < 10 && extra[a] != NULL; a++)
-                add_arg(s, "%s", extra[a]);
-            if (o->resume && exists(out))
-                snprintf(s->note, sizeof s->note, "kept: the earlier run's %s",
-                         strrchr(sec->results, '/') + 1);
-        } else {
-            add_arg(s, "--preset=%s", o->preset);
-            *strrchr(out, '/') = '\0';
-            add_arg(s, "--out=%s", out);
-        }
+        if (csv_program(sec->experiment) && o->resume && exists(out))
+            snprintf(s->note, sizeof s->note, "kept: the earlier run's %s",
+                     strrchr(sec->results, '/') + 1);
+        add_arg(s, "--preset=%s", o->preset);
+        *strrchr(out, '/') = '\0';
+        add_arg(s, "--out=%s", out);
         for (size_t a = 0; a < sizeof sec->args / sizeof sec->args[0] && sec->args[a] != NULL;
              a++)
             add_arg(s, "%s", sec->args[a]);
@@ -302,11 +272,11 @@ static int plan_steps(const suite_options *o, suite_step *steps)
         /* A CSV program has no --resume: the suite keeps its finished CSV
          * (the step is skipped), and one a killed run left unfinished (its
          * journal) is measured again. */
-        if (csv_program_of(steps[i].name) == NULL && (o->resume || o->overwrite))
+        if (!csv_program(steps[i].name) && (o->resume || o->overwrite))
             add_arg(&steps[i], "%s", o->resume ? "--resume" : "--overwrite");
         else if (o->resume || o->overwrite)
             add_arg(&steps[i], "%s", "--overwrite");
-        if (csv_program_of(steps[i].name) == NULL && o->resume && o->mixed_revisions)
+        if (!csv_program(steps[i].name) && o->resume && o->mixed_revisions)
             add_arg(&steps[i], "%s", "--mixed-revisions");
     }
     return n;
@@ -397,14 +367,9 @@ static void plot_all(const suite_options *o, int *failed)
 static int suite_flags(suite_options *o, lt_flag *f)
 {
     int n = 0;
-    f[n++] = (lt_flag){"--preset", LT_FLAG_CHOICE, &o->preset, NULL,
-                       "preset of every experiment (quick: minutes in all; small: about an hour; "
-                       "medium: hours per experiment; paper: days)",
-                       0, 0, "quick|small|medium|paper", 0};
-    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "DIR",
-                       "folder for every experiment's results, figures/ and REPORT.md (default "
-                       "results/suite-PRESET)",
-                       0, 0, NULL, 0};
+    f[n++] = lt_flag_preset(&o->preset);
+    f[n++] = lt_flag_out(&o->out, "every experiment's results in a folder of its own, figures/ "
+                                  "and REPORT.md (default results/suite-PRESET)");
     f[n++] = (lt_flag){"--report", LT_FLAG_STRING, &o->report, "PATH",
                        "the report (default OUT/REPORT.md)", 0, 0, NULL, 0};
     static char which[600];
@@ -424,35 +389,28 @@ static int suite_flags(suite_options *o, lt_flag *f)
                        "print the commands this preset runs, one a line, and exit: nothing is "
                        "run or written",
                        0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--resume", LT_FLAG_BOOL, &o->resume, NULL,
-                       "continue an earlier suite in OUT: each experiment resumes from its "
-                       "checkpoints and keeps what it finished (scaling's CSV, when there, is "
-                       "kept)",
-                       0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--mixed-revisions", LT_FLAG_BOOL, &o->mixed_revisions, NULL,
-                       "with --resume: let the experiments continue checkpoints of another "
-                       "revision or build (their rows then name every revision; refused "
-                       "otherwise)",
-                       0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
-                       "start over in an OUT that holds an earlier suite's results, replacing "
-                       "them",
-                       0, 0, NULL, 0};
+    f[n++] = lt_flag_resume(&o->resume);
+    f[n++] = lt_flag_mixed_revisions(&o->mixed_revisions);
+    f[n++] = lt_flag_overwrite(&o->overwrite);
     lt_common_flags(&f[n], &o->common);
     return n + LT_COMMON_FLAGS;
 }
 
 static const char details[] =
+    "Presets: every experiment runs at --preset (each one's --help lists its values):\n"
+    "quick: minutes in all; small: about an hour; medium: hours per experiment; paper:\n"
+    "days.\n"
     "Runs copy, scaling, image (MNIST, and CIFAR-10 or the converted cats-and-dogs\n"
     "subset, when the data are there; otherwise the report says how to fetch them),\n"
-    "speech, and the sweeps beyond the paper, crossover and decode (quick: small\n"
-    "sizes, seconds; otherwise their defaults), into OUT/<experiment>/, then `ltbench\n"
-    "plot` into OUT/figures/ (redrawn each run from every CSV in OUT), then the\n"
-    "Markdown report. An experiment that fails is reported and the others go on; the\n"
-    "exit status is then 1. An OUT that holds an earlier suite's results is refused\n"
-    "unless --resume or --overwrite says what to do with them. `ltbench suite --preset\n"
-    "medium --out results/reference --report results/REPORT.md --overwrite`\n"
-    "regenerates the repository's reference report.";
+    "speech, and the sweeps beyond the paper, crossover and decode, into\n"
+    "OUT/<experiment>/, then `ltbench plot` into OUT/figures/ (redrawn each run from\n"
+    "every CSV in OUT), then the Markdown report. An experiment that fails is reported\n"
+    "and the others go on; the exit status is then 1. An OUT that holds an earlier\n"
+    "suite's results is refused unless --resume (each experiment resumes from its\n"
+    "checkpoints; a finished CSV of scaling, crossover or decode is kept) or\n"
+    "--overwrite says what to do with them. `ltbench suite --preset medium --out\n"
+    "results/reference --report results/REPORT.md --overwrite` regenerates the\n"
+    "repository's reference report.";
 
 int main(int argc, char **argv)
 {
@@ -465,7 +423,7 @@ int main(int argc, char **argv)
     lt_cli cli = {"ltbench suite",
                   "Run every experiment at one preset, draw every figure and write a report "
                   "beside the paper's tables.",
-                  details, flags, suite_flags(&o, flags)};
+                  details, flags, suite_flags(&o, flags), NULL};
     int exit_now;
     int code = lt_program_parse(&cli, NULL, NULL, &o.common, argc, argv, &exit_now);
     if (exit_now)

@@ -169,23 +169,59 @@ static int serves(const char *variant, int causal, const char *name)
     return 0;
 }
 
+const char *lt_attn_kernel_variant(const char *name)
+{
+    for (int v = 0; v < VARIANT_COUNT; v++)
+        for (int i = 0; name != NULL && i < variants[v]->kernel_count; i++)
+            if (strcmp(variants[v]->kernels[i].name, name) == 0)
+                return variants[v]->name;
+    return NULL;
+}
+
+const char *lt_attn_all_kernels(void)
+{
+    static char list[1024];
+    list[0] = '\0';
+    for (int v = 0; v < VARIANT_COUNT; v++)
+        for (int i = 0; i < variants[v]->kernel_count; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                     list[0] ? ", " : "", variants[v]->kernels[i].name);
+    return list;
+}
+
 lt_status lt_attn_choose_kernel(const char *name, const char *const *variants, int count,
                                 int causal, const char *variant, const char **kernel)
 {
     *kernel = NULL;
     if (name == NULL || strcmp(name, "default") == 0)
         return LT_OK;
+    if (lt_attn_kernel_variant(name) == NULL)
+        return lt_fail(LT_E_USAGE, "--kernel: unknown kernel '%s'; the kernels: %s", name,
+                       lt_attn_all_kernels());
     int owner = -1;
     for (int i = 0; i < count && owner < 0; i++)
         if (serves(variants[i], causal, name))
             owner = i;
     if (owner < 0) {
         char list[1024] = "";
+        for (int i = 0; i < count; i++) {
+            int listed = 0; /* lsh-1 and lsh-4 are one variant */
+            for (int j = 0; j < i; j++)
+                listed |= strcmp(variants[j], variants[i]) == 0;
+            if (!listed)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s: %s",
+                         list[0] ? "; " : "", variants[i],
+                         lt_attn_kernels_for(variants[i], causal));
+        }
+        const char *of = lt_attn_kernel_variant(name);
+        int measured = 0;
         for (int i = 0; i < count; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s: %s",
-                     i ? "; " : "", variants[i], lt_attn_kernels_for(variants[i], causal));
-        return lt_fail(LT_E_USAGE, "--kernel: '%s' cannot run %s attention here; kernels that "
-                                   "can: %s",
+            measured |= strcmp(variants[i], of) == 0;
+        if (!measured)
+            return lt_fail(LT_E_USAGE, "--kernel: %s is a kernel of %s, which this run does not "
+                                       "measure; the kernels of those it does: %s",
+                           name, of, list);
+        return lt_fail(LT_E_USAGE, "--kernel: %s cannot run %s attention; kernels that can: %s",
                        name, causal ? "causal" : "non-causal", list);
     }
     if (strcmp(variants[owner], variant) == 0)

@@ -243,12 +243,19 @@ const char *lt_attn_kernel_at(const char *variant, int causal, int index);
  * messages; the text lives until the thread's next call). */
 const char *lt_attn_kernels_for(const char *variant, int causal);
 
+/* The variant that has the kernel `name`, or NULL when none has. */
+const char *lt_attn_kernel_variant(const char *name);
+
+/* "a, b, c": every kernel of every variant, each once (for messages). */
+const char *lt_attn_all_kernels(void);
+
 /* The one place a run's kernels are chosen. `name` is --kernel: NULL or
  * "default" leaves every variant its default kernel; otherwise it must be a
  * kernel of one of `variants` that serves `causal`, which that variant then
  * runs while the others keep their defaults. *kernel receives the choice
- * for `variant` (NULL: its default). LT_E_USAGE naming --kernel and listing
- * the kernels that can run the case otherwise. */
+ * for `variant` (NULL: its default). LT_E_USAGE naming --kernel otherwise:
+ * an unknown kernel with every kernel listed once, a known one with the
+ * kernels of `variants` that can run the case. */
 lt_status lt_attn_choose_kernel(const char *name, const char *const *variants, int count,
                                 int causal, const char *variant, const char **kernel);
 

@@ -73,6 +73,10 @@ lt_status lt_cli_set(lt_flag *flag, const char *text)
         *(const char **)flag->target = text;
         return LT_OK;
     case LT_FLAG_CHOICE:
+        /* "--causal --q x": a flag where its value should be */
+        if (!choice_matches(flag->choices, text) && strncmp(text, "--", 2) == 0)
+            return lt_fail(LT_E_USAGE, "%s: expected one of %s before %s", flag->name,
+                           flag->choices, text);
         if (!choice_matches(flag->choices, text))
             return lt_fail(LT_E_USAGE, "%s: expected one of %s, got '%s'", flag->name,
                            flag->choices, text);
@@ -135,13 +139,45 @@ const char *lt_cli_closest(const char *word, const char *const *candidates, int 
     return best;
 }
 
-/* "unknown flag '--stepz' (did you mean --steps?)" */
+/* Whether the space-separated `words` hold `word`. */
+static int has_word(const char *words, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *at = words; *at != '\0'; at += strspn(at, " ")) {
+        size_t n = strcspn(at, " ");
+        if (n == len && strncmp(at, word, len) == 0)
+            return 1;
+        at += n;
+    }
+    return 0;
+}
+
+const lt_retired_flag *lt_cli_retired(const lt_retired_flag *retired, const char *program,
+                                      const char *name)
+{
+    const char *space = strrchr(program, ' ');
+    const char *short_name = space != NULL ? space + 1 : program;
+    for (int i = 0; retired != NULL && retired[i].name != NULL; i++)
+        if (strcmp(retired[i].name, name) == 0 &&
+            (retired[i].programs == NULL || has_word(retired[i].programs, short_name)))
+            return &retired[i];
+    return NULL;
+}
+
+/* "unknown flag '--stepz' (did you mean --steps?)"; a name the program
+ * once took says what replaced it. */
 static lt_status unknown_flag(const lt_cli *cli, const char *name)
 {
-    const char *names[256];
+    const lt_retired_flag *old = lt_cli_retired(cli->retired, cli->program, name);
+    if (old != NULL)
+        return lt_fail(LT_E_USAGE, "%s is now %s%s%s", name, old->now, old->note ? ": " : "",
+                       old->note ? old->note : "");
+    const char *names[258];
     int n = 0;
     for (int i = 0; i < cli->flag_count && n < 256; i++)
         names[n++] = cli->flags[i].name;
+    names[n++] = "--help";
+    names[n++] = "--version";
     const char *near = lt_cli_closest(name, names, n);
     if (near != NULL)
         return lt_fail(LT_E_USAGE, "unknown flag '%s' (did you mean %s?)", name, near);
@@ -196,7 +232,9 @@ lt_status lt_cli_parse_operands(lt_cli *cli, lt_cli_operands *operands, int argc
             value = argv[++i];
         } else {
             return lt_fail(LT_E_USAGE, "%s: expected a value (%s)", name,
-                           flag->value_name ? flag->value_name : "VALUE");
+                           flag->type == LT_FLAG_CHOICE ? flag->choices
+                           : flag->value_name           ? flag->value_name
+                                                        : "VALUE");
         }
         LT_TRY(lt_cli_set(flag, value));
         flag->seen = 1;

@@ -30,12 +30,23 @@ typedef struct lt_flag {
     int seen;               /* set by lt_cli_parse when given on the command line */
 } lt_flag;
 
+/* A flag name a program no longer takes, and what took its place: given,
+ * it is refused with "NAME is now NOW" (and the note) rather than as an
+ * unknown flag. */
+typedef struct lt_retired_flag {
+    const char *name;     /* "--models" */
+    const char *now;      /* "--variants" */
+    const char *note;     /* what else changed ("bilstm is one of its items"), or NULL */
+    const char *programs; /* the programs (by their last word) that had it: "speech image" */
+} lt_retired_flag;
+
 typedef struct lt_cli {
     const char *program;    /* "ltbench copy" */
     const char *summary;    /* one line: what it does */
     const char *details;    /* paragraphs after the flag list, or NULL */
     lt_flag *flags;
     int flag_count;
+    const lt_retired_flag *retired; /* ended by a NULL name; NULL: none */
 } lt_cli;
 
 /* What *help_requested holds for --version (1: --help). */
@@ -83,6 +94,11 @@ void lt_cli_help_operands(const lt_cli *cli, const lt_cli_operands *operands, FI
 
 /* The flag entry by name, or NULL. */
 lt_flag *lt_cli_flag(lt_cli *cli, const char *name);
+
+/* The entry of `retired` that `program` ("ltbench speech") once took as
+ * `name`, or NULL. */
+const lt_retired_flag *lt_cli_retired(const lt_retired_flag *retired, const char *program,
+                                      const char *name);
 
 /* The candidate closest to `word` by edit distance, if close enough to be
  * what was meant (a typo: at most a third of its letters, and 2, away);

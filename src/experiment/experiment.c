@@ -17,6 +17,7 @@
 #include "core/signals.h"
 #include "core/threads.h"
 #include "core/timer.h"
+#include "experiment/flags.h"
 #include "experiment/resume.h"
 
 const lt_field_flag lt_exp_fields[] = {
@@ -101,65 +102,34 @@ static void standard_flags(lt_flag *f, lt_exp_run *run)
 {
     const lt_experiment *e = run->exp;
     lt_exp_options *o = &run->o;
-    static char models_help[512], batch_help[128], out_help[320];
-    /* the variants from the attention core, so a new one shows up here */
-    snprintf(models_help, sizeof models_help, "%s; variants: %s", e->models_help,
-             lt_attn_variant_names());
+    static char batch_help[128], out_contents[320];
     snprintf(batch_help, sizeof batch_help, "%s per update", e->sequence);
-    snprintf(out_help, sizeof out_help, "folder for %s, %s and checkpoints/", run->curves_file,
+    snprintf(out_contents, sizeof out_contents, "%s, %s and checkpoints/", run->curves_file,
              run->results_file);
     int n = 0;
-    f[n++] = (lt_flag){"--preset", LT_FLAG_CHOICE, &o->preset, NULL,
-                       "size of the run (see Presets below); the defaults shown are the "
-                       "default preset's",
-                       0, 0, lt_preset_choices(e->presets), 0};
-    f[n++] = (lt_flag){e->models_flag, LT_FLAG_STRING, &o->models, "LIST", models_help, 0, 0,
-                       NULL, 0};
-    f[n++] = (lt_flag){"--kernel", LT_FLAG_STRING, &o->kernel, "NAME",
-                       "attention kernel for the variant that has it; the others keep their "
-                       "defaults",
-                       0, 0, NULL, 0};
+    f[n++] = lt_flag_preset(&o->preset);
+    f[n++] = lt_flag_variants(&o->models, e->variants_note);
+    f[n++] = lt_flag_kernel(&o->kernel);
     f[n++] = (lt_flag){"--batch", LT_FLAG_INT, &o->batch, "B", batch_help, 1, 1 << 20, NULL, 0};
-    f[n++] = (lt_flag){"--layers", LT_FLAG_INT, &o->layers, "L", "transformer layers", 1, 1024,
-                       NULL, 0};
-    f[n++] = (lt_flag){"--heads", LT_FLAG_INT, &o->heads, "H", "attention heads", 1, 1024, NULL,
-                       0};
-    f[n++] = (lt_flag){"--head-dim", LT_FLAG_INT, &o->head_dim, "D",
-                       "dimension per head (width = H x D)", 1, 4096, NULL, 0};
-    f[n++] = (lt_flag){"--ffn", LT_FLAG_INT, &o->ffn, "F", "feed-forward hidden width", 1,
-                       1 << 20, NULL, 0};
+    f[n++] = lt_flag_layers(&o->layers);
+    f[n++] = lt_flag_heads(&o->heads);
+    f[n++] = lt_flag_head_dim(&o->head_dim);
+    f[n++] = lt_flag_ffn(&o->ffn);
     f[n++] = (lt_flag){"--dropout", LT_FLAG_DOUBLE, &o->dropout, "P",
                        "dropout after each branch", 0, 0.99, NULL, 0};
     f[n++] = (lt_flag){"--activation", LT_FLAG_CHOICE, &o->activation, NULL,
                        "feed-forward activation", 0, 0, "gelu|relu", 0};
-    f[n++] = (lt_flag){"--feature-map", LT_FLAG_CHOICE, &o->feature_map, NULL,
-                       "feature map of linear and decay attention: elu (elu + 1, the paper's), "
-                       "relu, favor (FAVOR+ random features), taylor (1 + s + s^2/2)",
-                       0, 0, "elu|relu|favor|taylor", 0};
-    f[n++] = (lt_flag){"--random-features", LT_FLAG_INT, &o->random_features, "M",
-                       "features of the favor map, drawn from the run's seed per layer", 1,
-                       65536, NULL, 0};
+    f[n++] = lt_flag_feature_map(&o->feature_map);
+    f[n++] = lt_flag_random_features(&o->random_features);
     f[n++] = (lt_flag){"--decay-gamma", LT_FLAG_DOUBLE, &o->decay_gamma, "G",
                        "decay's factor per position for every head; 0 = RetNet's 1 - 2^(-5-h) "
                        "for head h",
                        0, 1, NULL, 0};
-    f[n++] = (lt_flag){"--eps", LT_FLAG_DOUBLE, &o->eps, "EPS",
-                       "linear attention normaliser epsilon (> 0 with the relu map)", 0, 1, NULL,
-                       0};
-    f[n++] = (lt_flag){"--lsh-rounds", LT_FLAG_INT, &o->lsh_rounds, "R",
-                       "hashing rounds of lsh in the list (lsh-R sets R for that item); the "
-                       "paper compares 1, 4 and 8",
-                       1, 64, NULL, 0};
-    f[n++] = (lt_flag){"--lsh-buckets", LT_FLAG_INT, &o->lsh_buckets, "B",
-                       "lsh buckets a round: 0 = 2 max(1, N / chunk), as Reformer derives them; "
-                       "else 1 or an even count",
-                       0, 1 << 20, NULL, 0};
-    f[n++] = (lt_flag){"--lsh-chunk", LT_FLAG_INT, &o->lsh_chunk, "C",
-                       "lsh chunk: sorted positions attended together, with the chunk before",
-                       1, 1 << 20, NULL, 0};
-    f[n++] = (lt_flag){"--proj-k", LT_FLAG_INT, &o->proj_k, "K",
-                       "Linformer's projected length (at most the longest sequence)", 1,
-                       1 << 20, NULL, 0};
+    f[n++] = lt_flag_eps(&o->eps);
+    f[n++] = lt_flag_lsh_rounds(&o->lsh_rounds);
+    f[n++] = lt_flag_lsh_buckets(&o->lsh_buckets);
+    f[n++] = lt_flag_lsh_chunk(&o->lsh_chunk);
+    f[n++] = lt_flag_proj_k(&o->proj_k);
     f[n++] = (lt_flag){"--optimizer", LT_FLAG_CHOICE, &o->optimizer, NULL,
                        "optimizer (the paper uses RAdam)", 0, 0, "radam|adam", 0};
     f[n++] = (lt_flag){"--lr", LT_FLAG_DOUBLE, &o->lr, "LR", "learning rate", 1e-9, 10, NULL, 0};
@@ -181,22 +151,11 @@ static void standard_flags(lt_flag *f, lt_exp_run *run)
                        "every tenth of the run (or every evaluation where the run evaluates as "
                        "it trains)",
                        0, 1 << 30, NULL, 0};
-    f[n++] = (lt_flag){"--out", LT_FLAG_STRING, &o->out, "DIR", out_help, 0, 0, NULL, 0};
-    LT_ASSERT(n == STANDARD_FLAGS - 3);
-    f[n++] = (lt_flag){"--resume", LT_FLAG_BOOL, &o->resume, NULL,
-                       "continue each model from its checkpoint in OUT/checkpoints where one "
-                       "exists (the others start fresh), keeping the rows of the earlier run",
-                       0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--overwrite", LT_FLAG_BOOL, &o->overwrite, NULL,
-                       "start over in an OUT that holds checkpoints of an earlier run, "
-                       "replacing them",
-                       0, 0, NULL, 0};
-    f[n++] = (lt_flag){"--mixed-revisions", LT_FLAG_BOOL, &o->mixed_revisions, NULL,
-                       "with --resume: continue checkpoints written by another revision or "
-                       "build (refused otherwise, as the run's numbers would come from two); "
-                       "the rows of such a model name every revision that trained it "
-                       "(git_revision A+B)",
-                       0, 0, NULL, 0};
+    f[n++] = lt_flag_out(&o->out, out_contents);
+    f[n++] = lt_flag_resume(&o->resume);
+    f[n++] = lt_flag_overwrite(&o->overwrite);
+    f[n++] = lt_flag_mixed_revisions(&o->mixed_revisions);
+    LT_ASSERT(n == STANDARD_FLAGS);
 }
 
 static void default_options(lt_exp_options *o, const lt_experiment *e)
@@ -261,7 +220,7 @@ static lt_status list_models(lt_exp_run *run)
     int count = 0, nvariants = 0;
     lt_attn_config base;
     LT_TRY(attention_base(run, &base));
-    LT_TRY(lt_cli_split_unique(text, items, LT_EXP_MAX_MODELS, &count, e->models_flag));
+    LT_TRY(lt_cli_split_unique(text, items, LT_EXP_MAX_MODELS, &count, "--variants"));
     run->model_count = count;
     for (int i = 0; i < count; i++) {
         lt_exp_model *m = &run->models[i];
@@ -270,11 +229,11 @@ static lt_status list_models(lt_exp_run *run)
         m->applicable = 1;
         m->kernel = "none";
         if (m->attention) {
-            lt_status status = lt_program_variant(items[i], &base, &m->spec, e->models_flag);
+            lt_status status = lt_program_variant(items[i], &base, &m->spec, "--variants");
             if (status != LT_OK && e->own_models != NULL)
-                return lt_fail(LT_E_USAGE, "%s: expected items from %s|%s (lsh-R: R hashing "
-                                           "rounds), got '%s'",
-                               e->models_flag, lt_attn_variant_names(), e->own_models, items[i]);
+                return lt_fail(LT_E_USAGE, "--variants: expected items from %s|%s (lsh-R: R "
+                                           "hashing rounds), got '%s'",
+                               lt_attn_variant_names(), e->own_models, items[i]);
             LT_TRY(status);
             variants[nvariants++] = m->spec.config.variant;
         } else {
@@ -283,8 +242,8 @@ static lt_status list_models(lt_exp_run *run)
         m->name = m->spec.label;
         for (int j = 0; j < i; j++)
             if (strcmp(run->models[j].name, m->name) == 0)
-                return lt_fail(LT_E_USAGE, "%s: '%s' and '%s' are both %s", e->models_flag,
-                               items[j], items[i], m->name);
+                return lt_fail(LT_E_USAGE, "--variants: '%s' and '%s' are both %s", items[j],
+                               items[i], m->name);
         snprintf(m->checkpoint, sizeof m->checkpoint, "checkpoints/%s-%s.ckpt",
                  run->checkpoint_prefix, m->name);
     }
@@ -671,12 +630,10 @@ int lt_experiment_main(const lt_experiment *e, void *self, int argc, char **argv
     count += STANDARD_FLAGS;
     lt_common_flags(flags + count, &run.o.common);
     count += LT_COMMON_FLAGS;
-    static char details[8192], preset_help[4096];
-    lt_presets_help(e->presets, preset_help, sizeof preset_help);
-    snprintf(details, sizeof details, "%s\n%s", preset_help, e->details);
     static char program[64];
     snprintf(program, sizeof program, "ltbench %s", e->name);
-    run.cli = (lt_cli){program, e->summary, details, flags, count};
+    run.cli = (lt_cli){program, e->summary, lt_presets_details(e->presets, e->details), flags,
+                       count, NULL};
     int exit_now;
     int code = lt_program_parse(&run.cli, e->presets, &run.o.preset, &run.o.common, argc, argv,
                            &exit_now);

@@ -6,7 +6,7 @@
  * the model config that depend on the task, the batch source, the rows.
  * The driver runs the same steps for all:
  *
- *   flags    standard flags (models, kernel, sizes, optimizer, run) plus the
+ *   flags    standard flags (variants, kernel, sizes, optimizer, run) plus the
  *            experiment's, presets, --help
  *   config   the models: each listed variant (or model) as a training
  *            config, its kernel chosen in src/attn; variants that cannot
@@ -77,8 +77,7 @@ struct lt_experiment {
     const char *details;      /* paragraphs after the presets in --help */
     const lt_presets *presets;
     const char *default_preset;
-    const char *models_flag;  /* "--variants" or "--models" */
-    const char *models_help;
+    const char *variants_note; /* what --variants' help adds (NULL: nothing) */
     const char *default_models;
     const char *own_models;   /* models of its own beside the attention variants, "a,b" */
     const char *sequence;     /* what a sequence is: "sequences", "images" */

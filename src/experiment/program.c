@@ -13,6 +13,7 @@
 #include "core/runtime.h"
 #include "core/signals.h"
 #include "core/threads.h"
+#include "experiment/flags.h"
 
 void lt_common_defaults(lt_common *common)
 {
@@ -92,6 +93,14 @@ void lt_presets_help(const lt_presets *p, char *buf, size_t size)
         buf[size - 1] = '\0';
 }
 
+const char *lt_presets_details(const lt_presets *p, const char *details)
+{
+    static char text[8192], table[4096];
+    lt_presets_help(p, table, sizeof table);
+    snprintf(text, sizeof text, "%s\n%s", table, details);
+    return text;
+}
+
 const char *lt_preset_choices(const lt_presets *p)
 {
     static char choices[128];
@@ -124,9 +133,13 @@ int lt_program_parse(lt_cli *cli, const lt_presets *presets, const char *const *
                 lt_common *common, int argc, char **argv, int *exit_now)
 {
     if (presets != NULL) {
+        /* the vocabulary's presets, as --preset offers them */
+        LT_ASSERT(strcmp(lt_preset_choices(presets), LT_PRESET_CHOICES) == 0);
         lt_status filled = presets_apply(cli, presets, *preset);
         LT_ASSERT(filled == LT_OK); /* the program's own table */
     }
+    if (cli->retired == NULL)
+        cli->retired = lt_retired_flags;
     lt_runtime_prepare(argv);
     int code = lt_cli_parse_tool(cli, NULL, argc, argv, exit_now);
     if (*exit_now)
@@ -172,27 +185,18 @@ int lt_program_report(const char *program, lt_status status, const lt_field_flag
     return lt_cli_report(program, status);
 }
 
-lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int count,
-                               int overwrite)
+lt_status lt_program_open_csvs(lt_outdir *dir, const char *folder, const char *const *names,
+                               int count, int overwrite, char (*paths)[4400])
 {
-    enum { MAX_FILES = 8 };
-    LT_ASSERT(count >= 1 && count <= MAX_FILES);
-    char folder[4096];
-    const char *names[MAX_FILES];
-    for (int i = 0; i < count; i++) {
-        const char *slash = strrchr(paths[i], '/');
-        names[i] = slash != NULL ? slash + 1 : paths[i];
-        char here[4096];
-        if (slash == NULL)
-            snprintf(here, sizeof here, ".");
-        else
-            snprintf(here, sizeof here, "%.*s", (int)(slash - paths[i]), paths[i]);
-        if (i == 0)
-            snprintf(folder, sizeof folder, "%s", here);
-        else
-            LT_ASSERT(strcmp(folder, here) == 0); /* the program derives them from one --out */
-    }
-    return lt_outdir_open(dir, folder, 0, 0, overwrite, names, count, NULL, 0);
+    char contents[256] = "";
+    for (int i = 0; i < count; i++)
+        snprintf(contents + strlen(contents), sizeof contents - strlen(contents), "%s%s",
+                 i == 0 ? "" : " and ", names[i]);
+    LT_TRY(lt_flag_check_out(folder, contents));
+    LT_TRY(lt_outdir_open(dir, folder, 0, 0, overwrite, names, count, NULL, 0));
+    for (int i = 0; i < count; i++)
+        lt_outdir_path(dir, names[i], paths[i], sizeof paths[i]);
+    return LT_OK;
 }
 
 int lt_program_end_tables(const char *program, lt_status status, lt_table *const *tables,

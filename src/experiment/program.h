@@ -54,15 +54,18 @@ const char *lt_preset_choices(const lt_presets *presets);
  * then each preset's line. */
 void lt_presets_help(const lt_presets *presets, char *buf, size_t size);
 
+/* A program's --help details: its presets' table, then `details`. */
+const char *lt_presets_details(const lt_presets *presets, const char *details);
+
 /* ---- parsing ---- */
 
 /* Parses argv for an experiment or an attention tool: restarts once for
  * the runtime (see program.c), prints --help (*exit_now = 1, exit code 0),
- * reports a bad command line (*exit_now = 1 with its exit code), starts
- * the MPI ranks and applies the common flags. With `presets`, the default
- * preset (*preset as given) first fills the flags so --help shows its
- * values, then the preset chosen on the command line fills the flags not
- * given. */
+ * reports a bad command line (*exit_now = 1 with its exit code; a flag
+ * retired from the vocabulary named with what replaced it), starts the MPI
+ * ranks and applies the common flags. With `presets`, the default preset
+ * (*preset as given) first fills the flags so --help shows its values,
+ * then the preset chosen on the command line fills the flags not given. */
 int lt_program_parse(lt_cli *cli, const lt_presets *presets, const char *const *preset,
                 lt_common *common, int argc, char **argv, int *exit_now);
 
@@ -81,11 +84,12 @@ int lt_program_report(const char *program, lt_status status, const lt_field_flag
 
 /* ---- outputs ---- */
 
-/* Takes the folder of CSV paths a program writes (--out PATH; all in one
- * folder) for this run: lt_outdir_open on it (one writer at a time, each
- * file probed, an existing one refused unless `overwrite`). */
-lt_status lt_program_open_csvs(lt_outdir *dir, const char *const *paths, int count,
-                               int overwrite);
+/* Takes the folder a program writes its CSVs in (--out DIR) for this run:
+ * lt_flag_check_out, then lt_outdir_open on it (one writer at a time, each
+ * file probed, an existing one refused unless `overwrite`); paths receive
+ * DIR/NAME of each of `names`. */
+lt_status lt_program_open_csvs(lt_outdir *dir, const char *folder, const char *const *names,
+                               int count, int overwrite, char (*paths)[4400]);
 
 /* How a program that fills result tables ends. With `status` LT_OK, each
  * table is committed to its path and freed and "wrote PATH" said on
