@@ -112,6 +112,51 @@ Test(results, a_column_added_to_a_schema_is_compared_and_printed)
     check_scratch_remove();
 }
 
+/* A row that was not measured says why in a "note" column the header
+ * names: every row has as many cells as the header (Markdown drops cells
+ * beyond it). */
+Test(results, a_markdown_table_names_the_note_column_of_rows_not_measured)
+{
+    check_scratch_make("results");
+    FILE *f = fopen(check_path("n.csv"), "w");
+    fputs("experiment,variant,N,loss,new_metric,status,note\n"
+          "test,softmax,1,1.5,2,ok,\n"
+          "test,linear,1,,,skipped-budget,over --mem-budget\n",
+          f);
+    fclose(f);
+    lt_csv_table rows;
+    cr_assert_eq(lt_csv_read(&rows, check_path("n.csv")), LT_OK);
+    static char text[4096];
+    FILE *out = fmemopen(text, sizeof text, "w");
+    lt_table_markdown(&test_table, &rows, out);
+    fclose(out);
+    cr_assert(strstr(text, "| variant | N | loss | new | note |\n|---|---|---:|---:|---|\n") !=
+                  NULL,
+              "%s", text);
+    cr_assert(strstr(text, "| skipped-budget: over --mem-budget |") != NULL, "%s", text);
+    int bars[3] = {0, 0, 0}, line = 0;
+    for (const char *c = text; *c != '\0' && line < 4; c++) {
+        if (*c == '\n')
+            line++;
+        else if (*c == '|' && line >= 1)
+            bars[line - 1 < 3 ? line - 1 : 2]++;
+    }
+    cr_assert(bars[0] == 6 && bars[1] == 6 && bars[2] == 6, "%d %d %d cells:\n%s", bars[0],
+              bars[1], bars[2], text);
+    /* every row measured: no note column */
+    f = fopen(check_path("n.csv"), "w");
+    fputs("experiment,variant,N,loss,new_metric,status,note\ntest,softmax,1,1.5,2,ok,\n", f);
+    fclose(f);
+    lt_csv_table_free(&rows);
+    cr_assert_eq(lt_csv_read(&rows, check_path("n.csv")), LT_OK);
+    out = fmemopen(text, sizeof text, "w");
+    lt_table_markdown(&test_table, &rows, out);
+    fclose(out);
+    cr_assert(strstr(text, "note") == NULL, "%s", text);
+    lt_csv_table_free(&rows);
+    check_scratch_remove();
+}
+
 Test(results, a_row_updated_after_journaling_reaches_the_committed_file)
 {
     check_scratch_make("results");

@@ -12,8 +12,9 @@ static const lt_report_section sections[] = {
      "Per generated token, at each context position: the median time of a window of steps "
      "and the bytes generation holds there (the recurrent state, the key/value cache, or "
      "recompute's forward over the prefix), for every generation mode at each batch size "
-     "(`ltbench decode`). Recompute is measured only where its time budget allows.",
-     .part = LT_PART_SWEEP, .conclude = NULL},
+     "(`ltbench decode`), the delta rule's and GLA's recurrences among them. Recompute is "
+     "measured only where its time budget allows.",
+     .part = LT_PART_SWEEP, .conclude = NULL, .args = {"--gen-modes=all", NULL}},
 };
 
 const bench_entry bench_decode_entry = {"decode",

@@ -458,13 +458,18 @@ static void print_markdown(const lt_schema *schema, const cell_source *src, FILE
 {
     const lt_column *shown[MAX_SHOWN];
     int width[MAX_SHOWN], count = shown_columns(schema, src, shown, width);
+    /* a row not measured says why in a last column: a cell beyond the
+     * header's would not be shown at all */
+    int noted = 0;
+    for (long r = 0; r < source_rows(src) && !noted; r++)
+        noted = !row_ok(src, r);
     fputs("| ", out);
     for (int i = 0; i < count; i++)
         fprintf(out, "%s%s", i ? " | " : "", shown[i]->header);
-    fputs(" |\n|", out);
+    fputs(noted ? " | note |\n|" : " |\n|", out);
     for (int i = 0; i < count; i++)
         fputs(shown[i]->format != NULL ? "---:|" : "---|", out);
-    fputc('\n', out);
+    fputs(noted ? "---|\n" : "\n", out);
     char buf[128];
     for (long r = 0; r < source_rows(src); r++) {
         int ok = row_ok(src, r);
@@ -476,6 +481,8 @@ static void print_markdown(const lt_schema *schema, const cell_source *src, FILE
         if (!ok) {
             const char *note = source_cell(src, r, "note");
             fprintf(out, " | %s: %s", source_cell(src, r, "status"), note != NULL ? note : "");
+        } else if (noted) {
+            fputs(" | ", out);
         }
         fputs(" |\n", out);
     }
