@@ -1048,6 +1048,30 @@ Test(robust, refused_before_any_work, .timeout = 120)
     cr_assert_eq(check_count_entries(dir), 1, "nothing written beside it");
 }
 
+/* An OUT holding an earlier run of other settings names the settings that
+ * differ and offers another --out or --overwrite, not a --resume that
+ * cannot continue it (the README's second copy after its first); the same
+ * settings are offered --resume, which continues. */
+Test(robust, an_earlier_run_of_other_settings_is_named_not_resumed, .timeout = 120)
+{
+    char dir[64], args[512];
+    make_temp_dir(dir);
+    snprintf(args, sizeof args, QUICK_LINEAR " --seq 48 --steps 2 --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(args, sizeof args, QUICK_LINEAR " --steps 2 --heads 1 --out %s", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("holds an earlier run with other settings (--seq 48 there, 32 here; ");
+    ASSERT_MENTIONS("; --heads 2 there, 1 here)");
+    ASSERT_MENTIONS("give another --out, or --overwrite");
+    cr_assert(strstr(output, "--resume continues") == NULL, "%s", output);
+    snprintf(args, sizeof args, QUICK_LINEAR " --seq 48 --steps 2 --out %s", dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--resume continues that run");
+    snprintf(args, sizeof args, QUICK_LINEAR " --seq 48 --steps 3 --resume --out %s", dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    check_remove_tree(dir);
+}
+
 /* An earlier run's results are never replaced without --overwrite: a
  * folder of finished CSVs without checkpoints, another experiment's CSV
  * where scaling writes its own, a journal of a killed run; each refused

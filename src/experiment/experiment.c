@@ -19,6 +19,7 @@
 #include "core/timer.h"
 #include "experiment/flags.h"
 #include "experiment/resume.h"
+#include "io/csv.h"
 
 const lt_field_flag lt_exp_fields[] = {
     {"layers", "--layers"},       {"heads", "--heads"},
@@ -43,20 +44,38 @@ int lt_exp_shards(const lt_exp_run *run)
 
 int lt_exp_shard_batch(const lt_exp_run *run) { return (int)run->o.batch / lt_exp_shards(run); }
 
+/* A flag's value as text: bytes as a count, as a cell holds them. */
+static void flag_text(const lt_flag *f, char *buf, size_t size)
+{
+    switch (f->type) {
+    case LT_FLAG_INT: snprintf(buf, size, "%ld", *(const long *)f->target); return;
+    case LT_FLAG_DOUBLE: snprintf(buf, size, "%g", *(const double *)f->target); return;
+    case LT_FLAG_BOOL: snprintf(buf, size, "%d", *(const int *)f->target); return;
+    case LT_FLAG_BYTES: snprintf(buf, size, "%zu", *(const size_t *)f->target); return;
+    case LT_FLAG_STRING:
+    case LT_FLAG_CHOICE: {
+        const char *s = *(const char *const *)f->target;
+        snprintf(buf, size, "%s", s != NULL ? s : "");
+        return;
+    }
+    }
+}
+
 /* A flag's value as a cell: numbers as the CSV writes them. */
 static void set_from_flag(lt_table *t, const char *column, const lt_flag *f)
 {
-    char buf[64];
     switch (f->type) {
     case LT_FLAG_INT: lt_set_int(t, column, *(const long *)f->target); return;
     case LT_FLAG_DOUBLE: lt_set_num(t, column, *(const double *)f->target); return;
     case LT_FLAG_BOOL: lt_set_int(t, column, *(const int *)f->target); return;
     case LT_FLAG_BYTES:
-        snprintf(buf, sizeof buf, "%zu", *(const size_t *)f->target);
+    case LT_FLAG_STRING:
+    case LT_FLAG_CHOICE: {
+        char buf[256];
+        flag_text(f, buf, sizeof buf);
         lt_set_str(t, column, buf);
         return;
-    case LT_FLAG_STRING:
-    case LT_FLAG_CHOICE: lt_set_str(t, column, *(const char *const *)f->target); return;
+    }
     }
 }
 
@@ -177,8 +196,9 @@ static void default_options(lt_exp_options *o, const lt_experiment *e)
     o->random_features = lsh.random_features;
     o->decay_gamma = lsh.decay_gamma;
     o->clip = 1.0;
+    /* what --help shows; the run's preset names the folder (default_out) */
     static char out[128];
-    snprintf(out, sizeof out, "results/%s", e->name);
+    snprintf(out, sizeof out, "results/%s-PRESET", e->name);
     o->out = out;
     lt_common_defaults(&o->common);
 }
@@ -507,8 +527,66 @@ static lt_status check_options(const lt_exp_run *run)
     return lt_attn_parse_feature_map(&map, o->feature_map, "--feature-map");
 }
 
+/* A flag's value compared with an earlier run's cell: numbers by value
+ * (the CSV writes them in its own form), text as text. */
+static int flag_matches_cell(const lt_flag *f, const char *cell)
+{
+    char *end;
+    double there = strtod(cell, &end);
+    int number = *cell != '\0' && *end == '\0';
+    switch (f->type) {
+    case LT_FLAG_INT: return number && there == (double)*(const long *)f->target;
+    case LT_FLAG_BOOL: return number && there == (double)*(const int *)f->target;
+    case LT_FLAG_BYTES: return number && there == (double)*(const size_t *)f->target;
+    case LT_FLAG_DOUBLE: {
+        double here = *(const double *)f->target;
+        return number && fabs(there - here) <= 1e-9 * fmax(fabs(here), 1e-300);
+    }
+    case LT_FLAG_STRING:
+    case LT_FLAG_CHOICE: return strcmp(cell, *(const char *const *)f->target) == 0;
+    }
+    return 0;
+}
+
+/* An OUT that holds an earlier run with other settings cannot be resumed:
+ * say which settings differ, and what can be done, before the generic
+ * "an earlier run wrote it". Nothing to say (LT_OK) without such a run. */
+static lt_status check_earlier_settings(lt_exp_run *run)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", run->o.out, run->results_file);
+    lt_csv_table earlier;
+    if (run->o.resume || run->o.overwrite || lt_csv_read(&earlier, path) != LT_OK)
+        return LT_OK;
+    char differ[512] = "";
+    size_t n = 0;
+    const lt_schema *schema = run->exp->results;
+    for (int c = 0; c < schema->ncols && earlier.nrows > 0 && n < sizeof differ; c++) {
+        const char *from = schema->columns[c].from;
+        int column = lt_csv_table_column(&earlier, schema->columns[c].name);
+        const lt_flag *f = from != NULL && from[0] == '-' ? lt_cli_flag(&run->cli, from) : NULL;
+        if (f == NULL || column < 0)
+            continue;
+        const char *cell = lt_csv_table_cell(&earlier, 0, column);
+        if (!flag_matches_cell(f, cell)) {
+            char here[64];
+            flag_text(f, here, sizeof here);
+            n += (size_t)snprintf(differ + n, sizeof differ - n, "%s%s %s there, %s here",
+                                  n > 0 ? "; " : "", from, cell, here);
+        }
+    }
+    lt_csv_table_free(&earlier);
+    if (n == 0)
+        return LT_OK;
+    return lt_fail(LT_E_USAGE, "--out %s holds an earlier run with other settings (%s), which "
+                               "--resume cannot continue: give another --out, or --overwrite "
+                               "to replace it",
+                   run->o.out, differ);
+}
+
 static lt_status open_outputs(lt_exp_run *run)
 {
+    LT_TRY(lt_dist_agree(check_earlier_settings(run)));
     const char *files[] = {run->curves_file, run->results_file};
     const char *ckpts[LT_EXP_MAX_MODELS];
     for (int i = 0; i < run->model_count; i++)
@@ -556,9 +634,21 @@ static lt_status plan_models(lt_exp_run *run, void *self)
 /* Everything checked, loaded and planned; the output folder taken before
  * a slow setup (outputs_first) or else after the plan, so a refused run
  * writes nothing. */
+/* Without --out, a run writes to results/NAME-PRESET: the presets' runs
+ * (and the README's examples) keep out of each other's folders. */
+static void default_out(lt_exp_run *run)
+{
+    static char out[160];
+    if (lt_cli_flag(&run->cli, "--out")->seen)
+        return;
+    snprintf(out, sizeof out, "results/%s-%s", run->exp->name, run->o.preset);
+    run->o.out = out;
+}
+
 static lt_status prepare(lt_exp_run *run, void *self)
 {
     const lt_experiment *e = run->exp;
+    default_out(run);
     LT_TRY(lt_dist_agree(e->check(self, run, &run->cli)));
     LT_TRY(lt_dist_agree(list_models(run)));
     LT_TRY(lt_dist_agree(check_options(run)));
