@@ -350,6 +350,21 @@ Test(nn, posenc_offset_and_concatenation)
         }
 }
 
+/* A table past the parallel threshold (a forward's) and single rows (a
+ * generation step's, no parallel region): the same bits. */
+Test(nn, posenc_rows_alone_equal_the_table)
+{
+    enum { N = 2100, C = 8 }; /* 16800 floats */
+    float *table = take_f(N * C), *row = take_f(C);
+    lt_posenc_fill(table, 0, N, C, C, 0);
+    const int positions[] = {0, 1, 1000, N - 1};
+    for (int i = 0; i < 4; i++) {
+        lt_posenc_fill(row, positions[i], 1, C, C, 0);
+        cr_expect(memcmp(row, table + (size_t)positions[i] * C, sizeof(float) * C) == 0,
+                  "position %d", positions[i]);
+    }
+}
+
 Test(nn, posenc_add_broadcasts_over_batch)
 {
     enum { B = 3, N = 5, C = 4 };
