@@ -325,6 +325,10 @@ Test(losses, mol_same_for_any_thread_count)
               nll[1]);
     cr_expect(memcmp(grad[0], grad[1], sizeof(float) * R * P) == 0, "gradients differ");
     cr_expect(memcmp(bytes[0], bytes[1], sizeof(int32_t) * R) == 0, "samples differ");
+    /* a generation step's few rows (no parallel region) draw the same bytes */
+    int32_t few[4];
+    lt_mol_sample(few, params + (size_t)(R - 4) * P, uniforms + 2 * (R - 4), 4, K);
+    cr_expect(memcmp(few, bytes[0] + R - 4, sizeof few) == 0, "a few rows alone differ");
 }
 
 /* ---- CTC: references ---- */

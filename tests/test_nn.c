@@ -239,20 +239,27 @@ Test(nn, embedding_gradients)
     expect_doubled(d_table, once, V * C, "embedding d_table");
 }
 
-/* Into wider rows: the embedding's columns, the rest untouched. */
+/* Into wider rows: the embedding's columns, the rest untouched; a step's
+ * few rows (no parallel region) and a forward's many (split over threads). */
 Test(nn, embedding_forward_strided_writes_its_columns_only)
 {
-    enum { R = 3, V = 4, C = 5, LD = 8 };
-    const int32_t tokens[R] = {2, 0, 2};
-    float *table = random_f(V * C, -1, 1, 1);
-    float *out = random_f(R * LD, 7, 8, 2), *saved = take_f(R * LD);
-    memcpy(saved, out, sizeof(float) * R * LD);
-    cr_assert(lt_embedding_forward_strided(out, LD, tokens, table, R, V, C) == LT_OK);
-    for (int r = 0; r < R; r++) {
-        cr_expect(memcmp(out + r * LD, table + tokens[r] * C, sizeof(float) * C) == 0,
-                  "row %d", r);
-        cr_expect(memcmp(out + r * LD + C, saved + r * LD + C, sizeof(float) * (LD - C)) == 0,
-                  "row %d beyond the embedding", r);
+    enum { V = 4, C = 40, LD = 48 };
+    const int row_counts[] = {3, 600}; /* 600 x 40 floats: past the parallel threshold */
+    for (int i = 0; i < 2; i++) {
+        const int R = row_counts[i];
+        int32_t *tokens = take((size_t)R * sizeof *tokens);
+        for (int r = 0; r < R; r++)
+            tokens[r] = (r * 3 + 2) % V;
+        float *table = random_f(V * C, -1, 1, 1);
+        float *out = random_f(R * LD, 7, 8, 2), *saved = take_f(R * LD);
+        memcpy(saved, out, sizeof(float) * R * LD);
+        cr_assert(lt_embedding_forward_strided(out, LD, tokens, table, R, V, C) == LT_OK);
+        for (int r = 0; r < R; r++) {
+            cr_expect(memcmp(out + r * LD, table + tokens[r] * C, sizeof(float) * C) == 0,
+                      "%d rows: row %d", R, r);
+            cr_expect(memcmp(out + r * LD + C, saved + r * LD + C, sizeof(float) * (LD - C)) == 0,
+                      "%d rows: row %d beyond the embedding", R, r);
+        }
     }
 }
 
@@ -341,6 +348,21 @@ Test(nn, posenc_offset_and_concatenation)
             cr_expect(wide[n * LD + c] == want, "row %d column %d: %g, expected %g", n, c,
                       wide[n * LD + c], want);
         }
+}
+
+/* A table past the parallel threshold (a forward's) and single rows (a
+ * generation step's, no parallel region): the same bits. */
+Test(nn, posenc_rows_alone_equal_the_table)
+{
+    enum { N = 2100, C = 8 }; /* 16800 floats */
+    float *table = take_f(N * C), *row = take_f(C);
+    lt_posenc_fill(table, 0, N, C, C, 0);
+    const int positions[] = {0, 1, 1000, N - 1};
+    for (int i = 0; i < 4; i++) {
+        lt_posenc_fill(row, positions[i], 1, C, C, 0);
+        cr_expect(memcmp(row, table + (size_t)positions[i] * C, sizeof(float) * C) == 0,
+                  "position %d", positions[i]);
+    }
 }
 
 Test(nn, posenc_add_broadcasts_over_batch)

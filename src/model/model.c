@@ -347,6 +347,22 @@ static lt_status check_batch(const lt_model *m, const lt_batch *b)
     return LT_OK;
 }
 
+/* Below this many floats of x0 the input adapter runs on one thread. */
+#define INPUT_PARALLEL_MIN 16384
+
+/* Rows [first, end) of x0 with concatenated positions: the input part
+ * (copied from `scratch` when there is one, else already in place) in
+ * columns [0, E), the encoding of the row's position in [E, C). */
+static void concat_rows(float *x0, const float *scratch, const float *pe, int first, int end,
+                        int n, int C, int E, int P)
+{
+    for (int r = first; r < end; r++) {
+        if (scratch != NULL)
+            memcpy(x0 + (size_t)r * C, scratch + (size_t)r * E, (size_t)E * sizeof(float));
+        memcpy(x0 + (size_t)r * C + E, pe + (size_t)(r % n) * P, (size_t)P * sizeof(float));
+    }
+}
+
 /* The input adapter: x0's rows (batch x n, width C) from the tokens or
  * frames of n positions of each sequence, whose encodings pe (n, P) are
  * added over them or written beside them, into columns [E, C). The
@@ -370,13 +386,14 @@ static lt_status input_rows(const lt_model *m, float *x0, float *scratch, const 
     }
     if (cfg->pos == LT_POS_ADD) {
         lt_posenc_add(x0, pe, batch, n, C);
+    } else if (cfg->pos == LT_POS_CONCAT && (long)R * C <= INPUT_PARALLEL_MIN) {
+        /* a step's few rows: no parallel region, whose closing barrier
+         * alone costs a system call per generated position */
+        concat_rows(x0, scratch, pe, 0, R, n, C, E, P);
     } else if (cfg->pos == LT_POS_CONCAT) {
-#pragma omp parallel for schedule(static) if ((long)R * C > 16384)
-        for (int r = 0; r < R; r++) {
-            if (scratch != NULL)
-                memcpy(x0 + (size_t)r * C, scratch + (size_t)r * E, (size_t)E * sizeof(float));
-            memcpy(x0 + (size_t)r * C + E, pe + (size_t)(r % n) * P, (size_t)P * sizeof(float));
-        }
+#pragma omp parallel for schedule(static)
+        for (int r = 0; r < R; r++)
+            concat_rows(x0, scratch, pe, r, r + 1, n, C, E, P);
     }
     return LT_OK;
 }

@@ -5,6 +5,17 @@
 
 #include "nn/colsum.h"
 
+/* Below this many floats a parallel region costs more than it saves. */
+#define EMBEDDING_PARALLEL_MIN 16384
+
+/* Rows [first, end) of the output: the table rows their tokens name. */
+static void gather_rows(float *out, int ld, const int32_t *tokens, const float *table, int first,
+                        int end, int C)
+{
+    for (int r = first; r < end; r++)
+        memcpy(out + (size_t)r * ld, table + (size_t)tokens[r] * C, (size_t)C * sizeof(float));
+}
+
 lt_status lt_embedding_check_ids(const int32_t *tokens, int R, int V, const char *what)
 {
     for (int r = 0; r < R; r++)
@@ -25,9 +36,16 @@ lt_status lt_embedding_forward_strided(float *out, int ld, const int32_t *tokens
 {
     LT_ASSERT(R >= 0 && V > 0 && C > 0 && ld >= C);
     LT_TRY(lt_embedding_check_ids(tokens, R, V, "embedding tokens"));
-#pragma omp parallel for schedule(static) if ((long)R * C > 16384)
+    /* A generation step's few rows take no parallel region at all: even an
+     * inactive one (an if clause that is false) ends at a barrier that
+     * costs a system call, once per generated position. */
+    if ((long)R * C <= EMBEDDING_PARALLEL_MIN) {
+        gather_rows(out, ld, tokens, table, 0, R, C);
+        return LT_OK;
+    }
+#pragma omp parallel for schedule(static)
     for (int r = 0; r < R; r++)
-        memcpy(out + (size_t)r * ld, table + (size_t)tokens[r] * C, (size_t)C * sizeof(float));
+        gather_rows(out, ld, tokens, table, r, r + 1, C);
     return LT_OK;
 }
 

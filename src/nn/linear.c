@@ -1,5 +1,6 @@
 #include "nn/linear.h"
 
+#include <omp.h>
 #include <stddef.h>
 
 #include "core/gemm.h"
@@ -54,6 +55,14 @@ void lt_linear_rows_forward_team(float *out, const float *in, const float *weigh
 void lt_linear_rows_forward(float *out, const float *in, const float *weight, const float *bias,
                             int R, int C_in, int C_out)
 {
+    /* A smaller matrix than this is not worth spreading; outside any region
+     * the team function's work-sharing loop is this thread's alone, with no
+     * region of its own (whose closing barrier would cost a system call, a
+     * generation step's head pays it once a position). */
+    if ((long)C_out * C_in < 16384 && !omp_in_parallel()) {
+        lt_linear_rows_forward_team(out, in, weight, bias, R, C_in, C_out);
+        return;
+    }
     /* A weight matrix worth spreading: both threads stream half of it. */
 #pragma omp parallel if ((long)C_out * C_in >= 16384)
     lt_linear_rows_forward_team(out, in, weight, bias, R, C_in, C_out);

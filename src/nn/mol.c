@@ -215,27 +215,38 @@ static int pick_component(const float *logits, int K, double u)
     return last;
 }
 
+/* The byte drawn from one position's mixture with uniforms u[0] (the
+ * component) and u[1] (the value within it). */
+static int32_t sample_row(const float *p, const double *u, int K)
+{
+    int k = pick_component(p, K, u[0]);
+    if (u[1] <= 0) /* logit(0) = -inf: the bottom of the first bin */
+        return 0;
+    double logit = log(u[1]) - log1p(-u[1]);
+    /* logit 0 is the mean itself, even when exp(log scale) overflows */
+    double y = logit == 0 ? (double)p[K + k]
+                          : p[K + k] + exp(clamp_log_scale(p[2 * K + k])) * logit;
+    if (!(y > -1.0))
+        return 0;
+    if (y >= 1.0)
+        return LAST_BYTE;
+    return (int32_t)floor((y + 1.0) * 127.5 + 0.5);
+}
+
+/* Below this many components a sampling pass runs on the calling thread
+ * with no parallel region: a generation step samples a few positions, and
+ * even an inactive region ends at a barrier that costs a system call. */
+#define SAMPLE_PARALLEL_MIN 4096
+
 void lt_mol_sample(int32_t *out, const float *params, const double *uniforms, int R, int K)
 {
     LT_ASSERT(R >= 0 && K > 0);
-#pragma omp parallel for schedule(static) if ((long)R * K > 4096)
-    for (int r = 0; r < R; r++) {
-        const float *p = params + (size_t)r * LT_MOL_PARAMS(K);
-        int k = pick_component(p, K, uniforms[2 * r]);
-        double u = uniforms[2 * r + 1];
-        if (u <= 0) { /* logit(0) = -inf: the bottom of the first bin */
-            out[r] = 0;
-            continue;
-        }
-        double logit = log(u) - log1p(-u);
-        /* logit 0 is the mean itself, even when exp(log scale) overflows */
-        double y = logit == 0 ? (double)p[K + k]
-                              : p[K + k] + exp(clamp_log_scale(p[2 * K + k])) * logit;
-        if (!(y > -1.0))
-            out[r] = 0;
-        else if (y >= 1.0)
-            out[r] = LAST_BYTE;
-        else
-            out[r] = (int32_t)floor((y + 1.0) * 127.5 + 0.5);
+    if ((long)R * K <= SAMPLE_PARALLEL_MIN) {
+        for (int r = 0; r < R; r++)
+            out[r] = sample_row(params + (size_t)r * LT_MOL_PARAMS(K), uniforms + 2 * r, K);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < R; r++)
+        out[r] = sample_row(params + (size_t)r * LT_MOL_PARAMS(K), uniforms + 2 * r, K);
 }
