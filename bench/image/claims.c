@@ -347,107 +347,151 @@ static void image_run_text(char *buf, size_t size, double layers, double updates
         snprintf(buf + n, size - (size_t)n, ", seed %.0f", seed);
 }
 
-void bench_image_ablation(FILE *f, const char *out, const char *const *runs)
+/* The MNIST ablation runs an ablation section compares, read once: each
+ * run's results and curves, what it was, and the update counts its gap is
+ * shown at (fixed counts every medium run passes, then each run's last). */
+enum { ABLATION_RUNS = 7, ABLATION_VARIANTS = 2, ABLATION_FIXED = 3,
+       ABLATION_STEPS = ABLATION_FIXED + ABLATION_RUNS, GAP_WINDOW = 1000 };
+static const char *const ablation_variants[ABLATION_VARIANTS] = {"softmax", "linear"};
+
+typedef struct {
+    int count, which[ABLATION_RUNS], step_count;
+    lt_csv_table results[ABLATION_RUNS], curves[ABLATION_RUNS];
+    double layers[ABLATION_RUNS], updates[ABLATION_RUNS], seeds[ABLATION_RUNS];
+    double bits[ABLATION_RUNS][ABLATION_VARIANTS];
+    char what[ABLATION_RUNS][128], drops[ABLATION_RUNS][64];
+    long steps[ABLATION_STEPS];
+} image_ablation;
+
+/* Returns how many of `runs` were read; fewer than two (or the first
+ * missing) leave nothing to compare, and nothing held. */
+static int read_ablation(image_ablation *a, const char *out, const char *const *runs)
 {
-    static const char *const variants[] = {"softmax", "linear"};
-    /* fixed counts every medium run passes, then each run's last */
-    enum { RUNS = 7, VARIANTS = 2, FIXED = 3, STEPS = FIXED + RUNS, GAP_WINDOW = 1000 };
-    long steps[STEPS] = {2000, 6000, 10000};
-    int step_count = FIXED, count = 0, which[RUNS];
-    lt_csv_table results[RUNS], curves[RUNS];
-    for (int r = 0; r < RUNS && runs[r] != NULL; r++)
-        if (bench_read_runs(out, runs + r, 1, "mnist.csv", "mnist-curves.csv", results + count,
-                      curves + count) == 1)
-            which[count++] = r;
+    a->count = 0;
+    for (int r = 0; r < ABLATION_RUNS && runs[r] != NULL; r++)
+        if (bench_read_runs(out, runs + r, 1, "mnist.csv", "mnist-curves.csv",
+                            a->results + a->count, a->curves + a->count) == 1)
+            a->which[a->count++] = r;
         else if (r == 0)
-            return; /* nothing to set an ablation beside */
-    if (count < 2) {
-        bench_free_runs(results, curves, count);
-        return;
+            return 0; /* nothing to set an ablation beside */
+    if (a->count < 2) {
+        bench_free_runs(a->results, a->curves, a->count);
+        return 0;
     }
-    double layers[RUNS], updates[RUNS], seeds[RUNS], bits[RUNS][VARIANTS];
-    char what[RUNS][128], drops[RUNS][64];
-    for (int r = 0; r < count; r++) {
-        int rows = results[r].nrows > 0;
-        layers[r] = rows ? lt_claim_num(&results[r], 0, "layers") : NAN;
-        updates[r] = rows ? lt_claim_num(&results[r], 0, "steps") : NAN;
-        seeds[r] = rows ? lt_claim_num(&results[r], 0, "seed") : NAN;
-        lr_drops_text(drops[r], sizeof drops[r], &curves[r]);
-        image_run_text(what[r], sizeof what[r], layers[r], updates[r], drops[r], seeds[r]);
-        double end = lt_claim_num(&curves[r], bench_last_step_row(&curves[r], NULL, NULL), "step");
+    a->step_count = ABLATION_FIXED;
+    a->steps[0] = 2000, a->steps[1] = 6000, a->steps[2] = 10000;
+    for (int r = 0; r < a->count; r++) {
+        int rows = a->results[r].nrows > 0;
+        a->layers[r] = rows ? lt_claim_num(&a->results[r], 0, "layers") : NAN;
+        a->updates[r] = rows ? lt_claim_num(&a->results[r], 0, "steps") : NAN;
+        a->seeds[r] = rows ? lt_claim_num(&a->results[r], 0, "seed") : NAN;
+        lr_drops_text(a->drops[r], sizeof a->drops[r], &a->curves[r]);
+        image_run_text(a->what[r], sizeof a->what[r], a->layers[r], a->updates[r], a->drops[r],
+                       a->seeds[r]);
+        double end = lt_claim_num(&a->curves[r], bench_last_step_row(&a->curves[r], NULL, NULL),
+                                  "step");
         if (!isnan(end))
-            bench_add_step(steps, &step_count, (long)end);
+            bench_add_step(a->steps, &a->step_count, (long)end);
     }
+    return a->count;
+}
+
+/* Each run's test bits/dim per variant (kept in a->bits for the summary). */
+static void ablation_bits_table(FILE *f, image_ablation *a, const char *const *runs)
+{
     fprintf(f, "\nThe MNIST ablations beside the medium preset's models (`%s/`: %s):",
-            runs[which[0]], what[0]);
-    for (int r = 1; r < count; r++)
-        fprintf(f, "%s `%s/`: %s", r > 1 ? ";" : "", runs[which[r]], what[r]);
+            runs[a->which[0]], a->what[0]);
+    for (int r = 1; r < a->count; r++)
+        fprintf(f, "%s `%s/`: %s", r > 1 ? ";" : "", runs[a->which[r]], a->what[r]);
     fprintf(f, ". Test bits/dim, and linear attention's above softmax's.\n\n"
                "| run | layers | seed | lr drops | variant | updates | train s | "
                "test bits/dim | over softmax |\n"
                "|---|---:|---:|---|---|---:|---:|---:|---:|\n");
-    for (int r = 0; r < count; r++)
-        for (int v = 0; v < VARIANTS; v++) {
-            long long row = lt_claim_row(&results[r], "variant", variants[v], NULL);
-            bits[r][v] = lt_claim_num(&results[r], row, "test_bits_per_dim");
-            if (isnan(bits[r][v])) /* not trained to the end (yet) */
+    for (int r = 0; r < a->count; r++)
+        for (int v = 0; v < ABLATION_VARIANTS; v++) {
+            const lt_csv_table *t = &a->results[r];
+            long long row = lt_claim_row(t, "variant", ablation_variants[v], NULL);
+            a->bits[r][v] = lt_claim_num(t, row, "test_bits_per_dim");
+            if (isnan(a->bits[r][v])) /* not trained to the end (yet) */
                 continue;
             char over[16], seed[16] = "-";
-            percent_text(over, sizeof over, v == 0 ? NAN : 100 * (bits[r][v] / bits[r][0] - 1));
-            if (!isnan(seeds[r]))
-                snprintf(seed, sizeof seed, "%.0f", seeds[r]);
+            percent_text(over, sizeof over,
+                         v == 0 ? NAN : 100 * (a->bits[r][v] / a->bits[r][0] - 1));
+            if (!isnan(a->seeds[r]))
+                snprintf(seed, sizeof seed, "%.0f", a->seeds[r]);
             fprintf(f, "| %s | %.0f | %s | %s | %s | %.0f | %.0f | %.4f | %s |\n",
-                    runs[which[r]], layers[r], seed, drops[r][0] ? drops[r] : "-", variants[v],
-                    lt_claim_num(&results[r], row, "steps"),
-                    lt_claim_num(&results[r], row, "train_s"), bits[r][v], v == 0 ? "" : over);
+                    runs[a->which[r]], a->layers[r], seed, a->drops[r][0] ? a->drops[r] : "-",
+                    ablation_variants[v], lt_claim_num(t, row, "steps"),
+                    lt_claim_num(t, row, "train_s"), a->bits[r][v], v == 0 ? "" : over);
         }
+}
+
+/* Linear's training bits/dim above softmax's at each update count. */
+static void ablation_gap_table(FILE *f, const image_ablation *a, const char *const *runs)
+{
     fprintf(f, "\nLinear attention's training bits/dim above softmax's through training "
                "(each the mean of the %d updates ending at the count; - where a run has "
                "none):\n\n",
             GAP_WINDOW);
-    bench_steps_header(f, "| run |", "|---|", steps, step_count, "", 0);
-    for (int r = 0; r < count; r++) {
-        fprintf(f, "| %s |", runs[which[r]]);
-        for (int k = 0; k < step_count; k++) {
-            double s = bench_window_mean(&curves[r], variants[0], "bits_per_dim", steps[k],
-                                         GAP_WINDOW);
-            double l = bench_window_mean(&curves[r], variants[1], "bits_per_dim", steps[k],
-                                         GAP_WINDOW);
+    bench_steps_header(f, "| run |", "|---|", a->steps, a->step_count, "", 0);
+    for (int r = 0; r < a->count; r++) {
+        fprintf(f, "| %s |", runs[a->which[r]]);
+        for (int k = 0; k < a->step_count; k++) {
+            double s = bench_window_mean(&a->curves[r], ablation_variants[0], "bits_per_dim",
+                                         a->steps[k], GAP_WINDOW);
+            double l = bench_window_mean(&a->curves[r], ablation_variants[1], "bits_per_dim",
+                                         a->steps[k], GAP_WINDOW);
             char cell[16];
             percent_text(cell, sizeof cell, 100 * (l / s - 1));
             fprintf(f, " %s |", cell);
         }
         fprintf(f, "\n");
     }
-    /* the runs with both models trained, in one sentence */
+}
+
+/* The runs with both models trained, in one sentence; then softmax's own
+ * change, since a gap narrows as much when softmax gets worse as when
+ * linear gets better. */
+static void ablation_summary(FILE *f, const image_ablation *a, const char *const *runs)
+{
     int said = 0;
-    for (int r = 0; r < count; r++) {
-        if (isnan(bits[r][0] + bits[r][1]) || isnan(updates[r]))
+    for (int r = 0; r < a->count; r++) {
+        if (isnan(a->bits[r][0] + a->bits[r][1]) || isnan(a->updates[r]))
             continue;
         fprintf(f, "%s", said == 0 ? "\nLinear attention's test bits/dim is " : ", ");
-        print_relative(f, bits[r][1], bits[r][0]);
-        fprintf(f, "%s in `%s/` (%s)", said == 0 ? " softmax's" : "", runs[which[r]], what[r]);
+        print_relative(f, a->bits[r][1], a->bits[r][0]);
+        fprintf(f, "%s in `%s/` (%s)", said == 0 ? " softmax's" : "", runs[a->which[r]],
+                a->what[r]);
         said++;
     }
     if (said > 0)
         fprintf(f, " (Table 1's claim allows %d%% either way).\n", BITS_CLOSE);
-    /* a gap narrows as much when softmax gets worse as when linear gets better */
     said = 0;
-    for (int r = 1; r < count && !isnan(bits[0][0]); r++) {
-        if (isnan(bits[r][0]))
+    for (int r = 1; r < a->count && !isnan(a->bits[0][0]); r++) {
+        if (isnan(a->bits[r][0]))
             continue;
         if (said == 0)
-            fprintf(f, "\nSoftmax's own test bits/dim against `%s/`'s: ", runs[which[0]]);
+            fprintf(f, "\nSoftmax's own test bits/dim against `%s/`'s: ", runs[a->which[0]]);
         else
             fprintf(f, ", ");
-        print_relative(f, bits[r][0], bits[0][0]);
-        fprintf(f, " in `%s/`", runs[which[r]]);
+        print_relative(f, a->bits[r][0], a->bits[0][0]);
+        fprintf(f, " in `%s/`", runs[a->which[r]]);
         said++;
     }
     if (said > 0)
         fprintf(f, " (a gap narrows as much when softmax gets worse as when linear gets "
                    "better).\n");
-    bench_free_runs(results, curves, count);
+}
+
+void bench_image_ablation(FILE *f, const char *out, const char *const *runs)
+{
+    static image_ablation a;
+    if (read_ablation(&a, out, runs) == 0)
+        return;
+    ablation_bits_table(f, &a, runs);
+    ablation_gap_table(f, &a, runs);
+    ablation_summary(f, &a, runs);
+    bench_free_runs(a.results, a.curves, a.count);
 }
 
 void bench_image_describe(FILE *f, const lt_csv_table *t)

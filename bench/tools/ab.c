@@ -492,13 +492,11 @@ static void case_row(FILE *f, const ab_case *c, int rounds)
             isinf(c->paired.hi) ? INFINITY : c->paired.hi, c->verdict);
 }
 
-static lt_status write_report(const ab_run *r, const ab_case *const *order, int judged,
-                              double each, const char *path, int *regressed)
+/* What was compared, how, and the rule: the report's opening and the
+ * cases table's header. */
+static void report_method(FILE *f, const ab_run *r, int judged, double each)
 {
     const int rounds = (int)r->o.rounds;
-    lt_atomic_file af;
-    LT_TRY(lt_atomic_open(&af, path));
-    FILE *f = af.f;
     int base_first = 0;
     for (int i = 0; i < rounds; i++)
         base_first += r->base_first[i];
@@ -518,7 +516,8 @@ static lt_status write_report(const ab_run *r, const ab_case *const *order, int 
                 "|\n|---|---|---:|---:|---:|---|---|\n",
                 r->o.cases, rounds, 1 + r->o.count_tolerance / 100, r->o.count_tolerance,
                 1 / (1 + r->o.count_tolerance / 100));
-    } else {
+        return;
+    }
     fprintf(f,
             "- **cases**: `ltbench scaling %s`\n"
             "- **rounds**: %d pairs, each build once per round, the order drawn per round "
@@ -533,10 +532,11 @@ static lt_status write_report(const ab_run *r, const ab_case *const *order, int 
             1 + r->o.threshold / 100, r->o.threshold);
     fprintf(f, "| case | timing | base ms | new ms | new/base | interval | verdict |\n"
                "|---|---|---:|---:|---:|---|---|\n");
-    }
-    for (int c = 0; c < r->case_count; c++)
-        case_row(f, order[c], rounds);
-    /* per kernel: what a reader asks first */
+}
+
+/* Per kernel: what a reader asks first. */
+static void report_kernels(FILE *f, const ab_run *r)
+{
     fprintf(f, "\n## Per kernel\n\n| kernel | timings | regressed | improved | largest new/base "
                "|\n|---|---:|---:|---:|---:|\n");
     for (int c = 0; c < r->case_count; c++) {
@@ -559,8 +559,13 @@ static lt_status write_report(const ab_run *r, const ab_case *const *order, int 
         }
         fprintf(f, "| %s | %d | %d | %d | %.3f |\n", kernel, count, worse, better, largest);
     }
+}
+
+/* Each regressed timing, in the cases' order; returns how many. */
+static int report_regressions(FILE *f, const ab_run *r, const ab_case *const *order)
+{
     fprintf(f, "\n## Regressions\n\n");
-    *regressed = 0;
+    int regressed = 0;
     for (int c = 0; c < r->case_count; c++)
         if (order[c]->judged && strcmp(order[c]->verdict, "regressed") == 0) {
             const ab_case *k = order[c];
@@ -571,10 +576,24 @@ static lt_status write_report(const ab_run *r, const ab_case *const *order, int 
                 fprintf(f, "- %s %s: %.1f%% slower (interval %+.1f%% to %+.1f%%)\n", k->label,
                         timing_columns[k->timing], 100 * (k->paired.ratio - 1),
                         100 * (k->paired.lo - 1), 100 * (k->paired.hi - 1));
-            (*regressed)++;
+            regressed++;
         }
-    if (*regressed == 0)
+    if (regressed == 0)
         fprintf(f, "none\n");
+    return regressed;
+}
+
+static lt_status write_report(const ab_run *r, const ab_case *const *order, int judged,
+                              double each, const char *path, int *regressed)
+{
+    lt_atomic_file af;
+    LT_TRY(lt_atomic_open(&af, path));
+    FILE *f = af.f;
+    report_method(f, r, judged, each);
+    for (int c = 0; c < r->case_count; c++)
+        case_row(f, order[c], (int)r->o.rounds);
+    report_kernels(f, r);
+    *regressed = report_regressions(f, r, order);
     fprintf(f, "\n**%s**: %d regressed of %d timings judged\n",
             judged == 0 ? "NOTHING JUDGED" : *regressed ? "FAIL" : "PASS", *regressed, judged);
     return lt_atomic_commit(&af);

@@ -631,9 +631,6 @@ static lt_status plan_models(lt_exp_run *run, void *self)
     return lt_dist_agree(status);
 }
 
-/* Everything checked, loaded and planned; the output folder taken before
- * a slow setup (outputs_first) or else after the plan, so a refused run
- * writes nothing. */
 /* Without --out, a run writes to results/NAME-PRESET: the presets' runs
  * (and the README's examples) keep out of each other's folders. */
 static void default_out(lt_exp_run *run)
@@ -645,6 +642,9 @@ static void default_out(lt_exp_run *run)
     run->o.out = out;
 }
 
+/* Everything checked, loaded and planned; the output folder taken before
+ * a slow setup (outputs_first) or else after the plan, so a refused run
+ * writes nothing. */
 static lt_status prepare(lt_exp_run *run, void *self)
 {
     const lt_experiment *e = run->exp;
@@ -700,36 +700,84 @@ static int fail(lt_exp_run *run, void *self, lt_status status)
     return code;
 }
 
-int lt_experiment_main(const lt_experiment *e, void *self, int argc, char **argv)
+/* The run's defaults, its file names and its command line: the flags the
+ * experiment declares, then the standard and the common ones. Returns the
+ * exit code when the program is done (--help, --version, a bad flag). */
+static int parse_run(lt_exp_run *run, const lt_experiment *e, void *self, int argc, char **argv,
+                     int *exit_now)
 {
-    static lt_exp_run run;
-    memset(&run, 0, sizeof run);
-    run.exp = e;
-    run.dir.lock_fd = -1;
-    default_options(&run.o, e);
-    run.train = 1;
-    snprintf(run.curves_file, sizeof run.curves_file, "%s-curves.csv", e->name);
-    snprintf(run.results_file, sizeof run.results_file, "%s.csv", e->name);
-    snprintf(run.checkpoint_prefix, sizeof run.checkpoint_prefix, "%s", e->name);
+    memset(run, 0, sizeof *run);
+    run->exp = e;
+    run->dir.lock_fd = -1;
+    default_options(&run->o, e);
+    run->train = 1;
+    snprintf(run->curves_file, sizeof run->curves_file, "%s-curves.csv", e->name);
+    snprintf(run->results_file, sizeof run->results_file, "%s.csv", e->name);
+    snprintf(run->checkpoint_prefix, sizeof run->checkpoint_prefix, "%s", e->name);
     if (e->defaults != NULL)
-        e->defaults(self, &run);
+        e->defaults(self, run);
     static lt_flag flags[STANDARD_FLAGS + LT_EXP_MAX_OWN_FLAGS + LT_COMMON_FLAGS];
     int count = e->flags(self, flags);
     LT_ASSERT(count <= LT_EXP_MAX_OWN_FLAGS);
-    standard_flags(flags + count, &run);
+    standard_flags(flags + count, run);
     count += STANDARD_FLAGS;
-    lt_common_flags(flags + count, &run.o.common);
+    lt_common_flags(flags + count, &run->o.common);
     count += LT_COMMON_FLAGS;
     static char program[64];
     snprintf(program, sizeof program, "ltbench %s", e->name);
-    run.cli = (lt_cli){program, e->summary, lt_presets_details(e->presets, e->details), flags,
-                       count, NULL};
+    run->cli = (lt_cli){program, e->summary, lt_presets_details(e->presets, e->details), flags,
+                        count, NULL};
+    int code = lt_program_parse(&run->cli, e->presets, &run->o.preset, &run->o.common, argc,
+                                argv, exit_now);
+    run->quiet = (int)run->o.common.quiet;
+    return code;
+}
+
+/* Trains every listed model in turn (until one fails or a signal stops the
+ * run), then carries the earlier run's rows of models not listed. The
+ * update timings are planned once here, for the longest model. */
+static lt_status train_models(lt_exp_run *run, void *self, lt_exp_previous *prev, int *diverged)
+{
+    double *step_seconds = NULL, *step_scratch = NULL;
+    size_t timings = (size_t)(run->max_steps > 0 ? run->max_steps : 1) * sizeof *step_seconds;
+    lt_status status = lt_mem_alloc((void **)&step_seconds, timings, "update timings");
+    if (status == LT_OK)
+        status = lt_mem_alloc((void **)&step_scratch, timings, "update timings, sorted");
+    int reached = 0;
+    for (; reached < run->model_count && status == LT_OK && !lt_interrupted(); reached++)
+        status = run_model(run, self, &run->models[reached], prev, step_seconds, step_scratch,
+                           diverged);
+    if (status == LT_OK && lt_dist_is_root())
+        status = lt_exp_carry_unlisted(run, prev, reached);
+    lt_mem_free(step_seconds);
+    lt_mem_free(step_scratch);
+    return status;
+}
+
+/* The results table printed, then both files committed together, after
+ * all the work. */
+static lt_status commit_tables(lt_exp_run *run, void *self)
+{
+    if (lt_dist_is_root()) {
+        printf("\n");
+        lt_table_print(&run->results, stdout);
+        if (run->exp->footnote != NULL)
+            run->exp->footnote(self, run);
+    }
+    LT_TRY(lt_table_commit(&run->curves, run->curves_path));
+    LT_TRY(lt_table_commit(&run->results, run->results_path));
+    if (lt_dist_is_root())
+        printf("\nwrote %s and %s\n", run->curves_path, run->results_path);
+    return LT_OK;
+}
+
+int lt_experiment_main(const lt_experiment *e, void *self, int argc, char **argv)
+{
+    static lt_exp_run run;
     int exit_now;
-    int code = lt_program_parse(&run.cli, e->presets, &run.o.preset, &run.o.common, argc, argv,
-                           &exit_now);
+    int code = parse_run(&run, e, self, argc, argv, &exit_now);
     if (exit_now)
         return code;
-    run.quiet = (int)run.o.common.quiet;
     lt_status status = prepare(&run, self);
     lt_exp_previous prev;
     memset(&prev, 0, sizeof prev);
@@ -740,40 +788,17 @@ int lt_experiment_main(const lt_experiment *e, void *self, int argc, char **argv
         return fail(&run, self, status);
     }
     lt_signals_install();
-    double *step_seconds = NULL, *step_scratch = NULL;
-    size_t timings = (size_t)(run.max_steps > 0 ? run.max_steps : 1) * sizeof *step_seconds;
-    status = lt_mem_alloc((void **)&step_seconds, timings, "update timings");
-    if (status == LT_OK)
-        status = lt_mem_alloc((void **)&step_scratch, timings, "update timings, sorted");
-    int diverged = 0, reached = 0;
-    for (; reached < run.model_count && status == LT_OK && !lt_interrupted(); reached++)
-        status = run_model(&run, self, &run.models[reached], &prev, step_seconds, step_scratch,
-                           &diverged);
-    if (status == LT_OK && lt_dist_is_root())
-        status = lt_exp_carry_unlisted(&run, &prev, reached);
-    lt_mem_free(step_seconds);
-    lt_mem_free(step_scratch);
+    int diverged = 0;
+    status = train_models(&run, self, &prev, &diverged);
     lt_exp_free_previous(&prev);
     if (status == LT_OK && e->complete != NULL)
         e->complete(self, &run);
-    if (status != LT_OK) {
-        /* the journals stay for --resume; finished files are untouched */
+    /* on failure the journals stay for --resume; finished files are untouched */
+    if (status != LT_OK)
         return fail(&run, self, lt_dist_agree(status));
-    }
-    if (lt_dist_is_root()) {
-        printf("\n");
-        lt_table_print(&run.results, stdout);
-        if (e->footnote != NULL)
-            e->footnote(self, &run);
-    }
-    /* Both files are committed together, after all the work. */
-    status = lt_table_commit(&run.curves, run.curves_path);
-    if (status == LT_OK)
-        status = lt_table_commit(&run.results, run.results_path);
+    status = commit_tables(&run, self);
     if (status != LT_OK)
         return fail(&run, self, status);
-    if (lt_dist_is_root())
-        printf("\nwrote %s and %s\n", run.curves_path, run.results_path);
     free_run(&run, self);
     if (lt_interrupted()) {
         fprintf(stderr, "ltbench %s: interrupted; --resume continues from the checkpoints\n",
