@@ -41,8 +41,11 @@ int main(int argc, char **argv)
     lt_flag flags[] = {
         lt_flag_out(&o.out, "the figures, their gnuplot scripts and data"),
         {"-o", LT_FLAG_STRING, &o.out, "DIR", "same as --out", 0, 0, NULL, 0},
-        {"--width", LT_FLAG_INT, &o.width, "PX", "width of each PNG in pixels", 200, 10000,
-         NULL, 0},
+        {"--width", LT_FLAG_INT, &o.width, "PX",
+         "width of each PNG in pixels; a line figure whose key (its column of series names on "
+         "the right) needs more than 30% of it is widened to fit the key, its panels keeping "
+         "the other 70%",
+         200, 10000, NULL, 0},
         {"--height", LT_FLAG_INT, &o.height, "PX", "height of each PNG in pixels", 150, 10000,
          NULL, 0},
         {"--paper", LT_FLAG_STRING, &o.paper, "DIR",

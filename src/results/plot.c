@@ -481,6 +481,20 @@ static void same_as_label(char *title, size_t size, const plan *p, int a, int b)
     snprintf(title + used, size - used, " (= %s)", keys);
 }
 
+/* Series s's entry in panel's key; returns the earlier series its curve is
+ * drawn under (the same values), or -1. */
+static int series_label(const plan *p, const lt_panel *panel, int s, char *title, size_t size)
+{
+    int under = -1;
+    for (int t = 0; t < s && under < 0; t++)
+        if (p->series[t].drawn > 0 && same_curve(p, panel, s, t))
+            under = t;
+    snprintf(title, size, "%s", p->series[s].title);
+    if (under >= 0)
+        same_as_label(title, size, p, s, under);
+    return under;
+}
+
 /* ---- styles: a distinct colour and dash per series ---- */
 
 /* Ten colours told apart in print and by most colour-blind readers. */
@@ -550,42 +564,68 @@ static int style_index(const plan *p, int s, int which, int except)
 }
 
 /* " lc rgb "#..." dt D pt P": colour by every key but the dash key, dash
- * by that key, a point type per series. */
-static void write_style(FILE *f, const plan *p, int s, int dashes)
+ * by that key, a point type per series (gnuplot refuses one on a line
+ * without points). */
+static void write_style(FILE *f, const plan *p, int s, int dashes, int points)
 {
     int colour = style_index(p, s, dashes, 1) % PALETTE;
     int dash = dashes >= 0 ? style_index(p, s, dashes, 0) % DASHES + 1 : 1;
-    fprintf(f, " lc rgb \"%s\" dt %d pt %d", palette[colour], dash, s % 13 + 1);
+    fprintf(f, " lc rgb \"%s\" dt %d", palette[colour], dash);
+    if (points)
+        fprintf(f, " pt %d", s % 13 + 1);
 }
 
 /* Line figures: the panels side by side on the left, one key for all of
- * them in a column on the right, as wide as its longest entry (at most
- * KEY_SHARE of the figure), so it never shrinks a plot's height. */
+ * them in a column on the right, as wide as its longest entry, so it never
+ * shrinks a plot's height. A key wider than KEY_SHARE of the asked width
+ * widens the figure instead, so the panels keep the rest and no entry is
+ * cut. The title (what was run, then a line per series not drawn) has a
+ * band of its own above the panels, as tall as its lines. */
 #define KEY_SHARE 0.3
 #define TITLE_SHARE 0.12
-#define KEY_CHAR_PX 6.0 /* a character of the key's 9-point font */
+#define KEY_CHAR_PX 6.0   /* a character of the key's 9-point font */
+#define TITLE_LINE_PX 16.0 /* a line of the title's 10-point font */
 
-static double key_share(const plan *p, const lt_plot_options *o)
+typedef struct {
+    long width;        /* pixels of the figure */
+    double key, title; /* shares of its width and height */
+} line_layout;
+
+static line_layout plan_layout(const plan *p, const lt_plot_options *o, const char *title)
 {
     size_t longest = 0;
-    for (int s = 0; s < p->nseries; s++)
-        if (p->series[s].drawn > 0 && strlen(p->series[s].title) > longest)
-            longest = strlen(p->series[s].title);
-    double share = ((double)longest + 14) * KEY_CHAR_PX / (double)o->width + 0.02;
-    return share < KEY_SHARE ? share : KEY_SHARE;
+    for (int i = 0; i < lt_figure_panels(p->spec); i++)
+        for (int s = 0; s < p->nseries; s++) {
+            char entry[600];
+            series_label(p, &p->spec->panels[i], s, entry, sizeof entry);
+            if (p->series[s].drawn > 0 && strlen(entry) > longest)
+                longest = strlen(entry);
+        }
+    double key_px = ((double)longest + 14) * KEY_CHAR_PX + 0.02 * (double)o->width;
+    line_layout l = {o->width, key_px / (double)o->width, TITLE_SHARE};
+    if (l.key > KEY_SHARE) {
+        l.width = (long)ceil((1.0 - KEY_SHARE) * (double)o->width + key_px);
+        l.key = key_px / (double)l.width;
+    }
+    int lines = 1;
+    for (const char *c = title; *c; c++)
+        lines += *c == '\n';
+    double title_share = (lines * TITLE_LINE_PX + 12.0) / (double)o->height;
+    l.title = title_share > TITLE_SHARE ? (title_share < 0.5 ? title_share : 0.5) : TITLE_SHARE;
+    return l;
 }
 
-static void place_panel(FILE *f, const lt_figure *spec, int i, double key)
+static void place_panel(FILE *f, const lt_figure *spec, int i, const line_layout *l)
 {
     int n = lt_figure_panels(spec);
-    double width = (1.0 - key) / n;
-    fprintf(f, "set origin %.4f,0\nset size %.4f,%.4f\n", i * width, width, 1.0 - TITLE_SHARE);
+    double width = (1.0 - l->key) / n;
+    fprintf(f, "set origin %.4f,0\nset size %.4f,%.4f\n", i * width, width, 1.0 - l->title);
     if (i < n - 1)
         fprintf(f, "unset key\n");
     else
         fprintf(f, "set key at screen %.4f,%.4f left top vertical Left reverse samplen 3 "
                    "font \",9\"\n",
-                1.0 - key + 0.01, 1.0 - TITLE_SHARE);
+                1.0 - l->key + 0.01, 1.0 - l->title);
 }
 
 /* Bars on a log axis would start from an arbitrary floor: those panels
@@ -616,18 +656,13 @@ static void write_line_plot(FILE *f, const plan *p, const lt_panel *panel, const
         fprintf(f, "%s\"%s.dat\" index %d using %d:", first ? "" : ", \\\n     ", p->name,
                 block++, column_index(cols, ncols, panel->x) + 1);
         write_y(f, panel, column_index(cols, ncols, panel->y) + 1);
-        int under = -1;
-        for (int t = 0; t < s && under < 0; t++)
-            if (p->series[t].drawn > 0 && same_curve(p, panel, s, t))
-                under = t;
-        /* Points help to read a sweep, not a curve of thousands. */
-        fprintf(f, " with %s", si->drawn > 50 ? "lines" : "linespoints");
-        write_style(f, p, s, dashes);
-        fprintf(f, "%s title ", under >= 0 ? " lw 3 ps 1.5" : "");
         char title[600];
-        snprintf(title, sizeof title, "%s", si->title);
-        if (under >= 0)
-            same_as_label(title, sizeof title, p, s, under);
+        int under = series_label(p, panel, s, title, sizeof title);
+        /* Points help to read a sweep, not a curve of thousands. */
+        int points = si->drawn <= 50;
+        fprintf(f, " with %s", points ? "linespoints" : "lines");
+        write_style(f, p, s, dashes, points);
+        fprintf(f, "%s title ", under >= 0 ? " lw 3 ps 1.5" : "");
         gp_string(f, title);
         first = 0;
     }
@@ -667,9 +702,6 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
                "# Redraw with `gnuplot %s.gp` in this folder; restyle freely.\n",
             p->name, p->name);
     fprintf(f, "if (!exists(\"output\")) output = \"%s.png\"\n", p->name);
-    fprintf(f, "set terminal pngcairo size %ld,%ld noenhanced font \",10\"\n", o->width,
-            o->height);
-    fprintf(f, "set output output\nset grid\nset key below\n");
     int lines = spec->style == LT_FIGURE_LINES, dashes = lines ? dash_key(p) : -1;
     /* What was run, then the cases not run (skipped, refused), under the title. */
     char title[2048], context[256] = "";
@@ -685,6 +717,11 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
         dir--;
     snprintf(title, sizeof title, "%s (%s)%s%s%s", spec->title, dir != NULL ? dir : path,
              context[0] ? "\n" : "", context, p->not_drawn);
+    /* bars are laid out by gnuplot's own multiplot layout */
+    line_layout layout = lines ? plan_layout(p, o, title) : (line_layout){o->width, 0, 0};
+    fprintf(f, "set terminal pngcairo size %ld,%ld noenhanced font \",10\"\n",
+            lines ? layout.width : o->width, o->height);
+    fprintf(f, "set output output\nset grid\nset key below\n");
     if (lines)
         fprintf(f, "set multiplot title ");
     else
@@ -699,7 +736,7 @@ static void write_script(FILE *f, const plan *p, const lt_plot_options *o)
     for (int i = 0; i < lt_figure_panels(spec); i++) {
         const lt_panel *panel = &spec->panels[i];
         if (lines)
-            place_panel(f, spec, i, key_share(p, o));
+            place_panel(f, spec, i, &layout);
         write_panel_axes(f, panel);
         if (spec->style == LT_FIGURE_BARS && panel->log_y)
             fprintf(f, "set offsets 0.5,0.5,0,0\n");
