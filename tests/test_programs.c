@@ -1986,6 +1986,13 @@ Test(sweeps, decode_writes_every_mode_batch_and_position, .timeout = 120)
         cr_expect_eq(cell_num(&t, row_of(&t, "recurrent", maps[m], 2, 32), "state_bytes"), one,
                      "%s: a constant state", maps[m]);
     }
+    /* a stepped mode's state is its attention's alone: a sequence more adds
+     * 2 heads of (S 8x8, z 8, two feature rows of 8) floats, not the
+     * step's scratch nor its packed weights */
+    double elu1 = cell_num(&t, row_of(&t, "recurrent", "elu", 1, 8), "state_bytes");
+    double elu2 = cell_num(&t, row_of(&t, "recurrent", "elu", 2, 8), "state_bytes");
+    cr_expect_eq(elu2 - elu1, 2.0 * (8 * 8 + 3 * 8) * 4, "%g then %g bytes", elu1, elu2);
+    cr_expect_lt(elu1, 4096, "%g bytes for two heads' 8x8 state", elu1);
     /* the cache: at least 8 value floats a position, batch 2 x 2 heads x 1 layer */
     double c8 = cell_num(&t, row_of(&t, "cached", "none", 2, 8), "state_bytes");
     double c32 = cell_num(&t, row_of(&t, "cached", "none", 2, 32), "state_bytes");

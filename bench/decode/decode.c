@@ -157,11 +157,13 @@ static const char details[] =
     "positions as zero rows, a constant state is left as it is), since no step's cost\n"
     "depends on the values in its state, while stepping a cache to p costs O(p^2);\n"
     "--reach step generates every position instead.\n"
-    "Bytes at context p: state_bytes is the generator's planned state for p positions\n"
-    "(lt_generator_plan: the (S, z) state, the key/value cache, or recompute's prefix);\n"
-    "forward_bytes is recompute's inference forward over p positions (0 otherwise);\n"
-    "held_bytes, drawn against p, is their sum. planned_bytes is all a timed run\n"
-    "allocates (the weights are read in place, not copied), checked against\n"
+    "Bytes at context p: state_bytes is what the mode keeps between tokens for p\n"
+    "positions: every layer's attention state ((S, z), or a gated variant's D x M) or\n"
+    "key/value cache (lt_attn_state_bytes), or recompute's prefix; forward_bytes is\n"
+    "recompute's inference forward over p positions (0 otherwise); held_bytes, drawn\n"
+    "against p, is their sum. planned_bytes is all a timed run allocates (besides\n"
+    "those, the step's scratch and, at small batches, its packed copy of the weights,\n"
+    "the same at any context; the weights themselves are read in place), checked against\n"
     "--mem-budget first (skipped-budget otherwise); peak_bytes is the tracked peak.\n"
     "Recompute costs O(p) per token (O(p^2) attention): it is measured at a position\n"
     "only while its estimated time fits in what is left of --recompute-seconds for that\n"
@@ -298,9 +300,13 @@ static lt_status add_row(decode_run *d, const gen_spec *g, const lt_model_config
     lt_set_num(t, "token_min_s", m->token.min);
     lt_set_num(t, "token_max_s", m->token.max);
     lt_set_num(t, "tokens_per_s", B / m->token.median);
-    lt_set_num(t, "state_bytes", planned_at_p ? (double)m->at_p.state : NAN);
+    /* a stepped mode's state is its attention's; the step's scratch and
+     * packed weights, the same at any context, are in planned_bytes */
+    double state = g->kind == LT_GEN_RECOMPUTE ? (double)m->at_p.state
+                                                : (double)m->at_p.attention;
+    lt_set_num(t, "state_bytes", planned_at_p ? state : NAN);
     lt_set_num(t, "forward_bytes", planned_at_p ? (double)m->at_p.forward : NAN);
-    lt_set_num(t, "held_bytes", planned_at_p ? (double)(m->at_p.state + m->at_p.forward) : NAN);
+    lt_set_num(t, "held_bytes", planned_at_p ? state + (double)m->at_p.forward : NAN);
     lt_set_int(t, "planned_bytes", (long long)m->planned);
     lt_set_int(t, "peak_bytes", (long long)m->peak);
     lt_set_str(t, "note", m->note);

@@ -284,6 +284,8 @@ lt_status lt_gen_session_plan(const lt_model *weights, lt_gen_mode mode, int B, 
                      lt_mem_rounded((size_t)B * 2 * sizeof(double)) +
                      (output ? lt_mem_rounded((size_t)B * N) : 0);
     bytes->total = bytes->state + bytes->forward + bytes->buffers;
+    if (mode != LT_GEN_RECOMPUTE)
+        LT_TRY(lt_model_attention_state_bytes(weights, B, N, &bytes->attention));
     return LT_OK;
 }
 

@@ -162,9 +162,11 @@ typedef struct lt_gen_session {
  * without allocating, to hold a generation against a memory budget before
  * any work: the generator's state and recompute's forward
  * (lt_generator_plan) and the session's buffers. LT_E_USAGE where
- * lt_gen_session_init would refuse the mode. */
+ * lt_gen_session_init would refuse the mode. `attention` is the part of
+ * `state` that is the attention's own (lt_model_attention_state_bytes;
+ * 0 for recompute, which keeps none between steps). */
 typedef struct lt_gen_session_bytes {
-    size_t state, forward, buffers, total;
+    size_t state, forward, buffers, total, attention;
 } lt_gen_session_bytes;
 
 lt_status lt_gen_session_plan(const lt_model *weights, lt_gen_mode mode, int B, int N, int output,

@@ -533,6 +533,17 @@ lt_status lt_model_state_bytes(const lt_model *m, int batch, int max_steps, size
     return LT_OK;
 }
 
+lt_status lt_model_attention_state_bytes(const lt_model *m, int batch, int max_steps,
+                                         size_t *bytes)
+{
+    size_t all, one;
+    LT_TRY(lt_model_state_bytes(m, batch, max_steps, &all)); /* the same refusals */
+    LT_TRY(lt_attn_state_bytes(&m->attn, batch, m->config.heads, m->config.head_dim,
+                               m->config.head_dim, max_steps, &one));
+    *bytes = one * (size_t)m->config.layers;
+    return LT_OK;
+}
+
 lt_status lt_model_state_init(lt_model_state *s, const lt_model *m, void *block, int batch,
                               int max_steps)
 {

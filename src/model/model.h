@@ -223,6 +223,13 @@ lt_status lt_model_check_generative(const lt_model *model);
  * form). */
 lt_status lt_model_state_bytes(const lt_model *model, int batch, int max_steps, size_t *bytes);
 
+/* Of those, the attention's own: every layer's recurrent state or
+ * key/value cache (lt_attn_state_bytes), what a mode's memory grows or
+ * stays constant by; the rest is the step's scratch and its packed
+ * copies of the weights, the same at every context. */
+lt_status lt_model_attention_state_bytes(const lt_model *model, int batch, int max_steps,
+                                         size_t *bytes);
+
 /* Lays the state out in `block` (lt_model_state_bytes of it), packs the
  * panels and starts at position 0. After changing the weights, init again
  * (a reset keeps the panels). */
