@@ -714,6 +714,19 @@ static char *report_from_reference(char *dir /* [64] */, const char *experiments
     return text;
 }
 
+/* A configuration that differs between the rows that ran is given as its
+ * range (scaling's batch shrinks as N grows), not as the first row's. */
+Test(report, configuration_that_varies_by_row_is_a_range, .timeout = 120)
+{
+    char dir[64];
+    const char *files[] = {"scaling/scaling.csv", NULL};
+    char *text = report_from_reference(dir, "scaling", files);
+    cr_assert(strstr(text, "Configuration here: 8 heads of 64, batch 1 to 8. The paper's") !=
+                  NULL,
+              "%s", text);
+    free(text);
+}
+
 /* An image section opens with its configuration beside the paper's and
  * shows every variant's sample and completion grids that are there. */
 Test(report, image_section_shows_its_configuration_and_grids, .timeout = 120)

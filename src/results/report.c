@@ -279,8 +279,31 @@ static void provenance_note(FILE *f, const lt_csv_table *t)
         fprintf(f, "; %s to %s.\n\n", first, last);
 }
 
+/* A column's value over the table's rows that ran (a row refused, skipped
+ * or not applicable has no say): "8", or "1 to 8" where they differ
+ * (scaling's batch shrinks as N grows; speech's Bi-LSTM is not its
+ * transformers' shape). */
+static void config_value(char *buf, size_t size, const lt_csv_table *t, const char *column)
+{
+    const char *first = cell(t, 0, column);
+    double lo = atof(first), hi = lo;
+    int differ = 0;
+    for (long long r = 1; r < t->nrows; r++) {
+        const char *v = cell(t, r, column), *status = cell(t, r, "status");
+        if (v[0] == '\0' || strcmp(v, first) == 0 || (status[0] && strcmp(status, "ok") != 0))
+            continue;
+        differ = 1;
+        lo = atof(v) < lo ? atof(v) : lo;
+        hi = atof(v) > hi ? atof(v) : hi;
+    }
+    if (!differ)
+        snprintf(buf, size, "%s", first);
+    else
+        snprintf(buf, size, "%g to %g", lo, hi);
+}
+
 /* "2 layers, 4 heads of 32, FFN 512, batch 8, 14000 updates": the model
- * and training of the table's first row, from the columns it has. */
+ * and training of the table's rows, from the columns it has. */
 static void config_text(char *buf, size_t size, const lt_csv_table *t)
 {
     static const char *const parts[][2] = {
@@ -291,10 +314,10 @@ static void config_text(char *buf, size_t size, const lt_csv_table *t)
     buf[0] = '\0';
     size_t n = 0;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0] && n < size; i++) {
-        const char *v = cell(t, 0, parts[i][0]);
-        if (v[0] == '\0')
+        if (cell(t, 0, parts[i][0])[0] == '\0')
             continue;
-        char part[96];
+        char v[64], part[96];
+        config_value(v, sizeof v, t, parts[i][0]);
         snprintf(part, sizeof part, parts[i][1], v);
         int glued = strcmp(parts[i][0], "head_dim") == 0; /* "4 heads of 32" */
         n += (size_t)snprintf(buf + n, size - n, "%s%s", n == 0 ? "" : glued ? " " : ", ", part);
