@@ -727,6 +727,22 @@ Test(report, configuration_that_varies_by_row_is_a_range, .timeout = 120)
     free(text);
 }
 
+/* Generation at the paper's size runs untrained weights: its section
+ * judges the speed-ups and says nothing of bits/dim it did not measure. */
+Test(report, untrained_image_rows_judge_speed_alone, .timeout = 120)
+{
+    char dir[64];
+    const char *files[] = {"image-paper/mnist.csv", NULL};
+    char *text = report_from_reference(dir, "image", files);
+    const char *section = strstr(text, "at the paper's size (speed only)");
+    cr_assert_not_null(section, "%s", text);
+    cr_assert(strstr(section, "faster than softmax recomputing the prefix") != NULL, "%s",
+              section);
+    cr_assert(strstr(section, "bits/dim is close to softmax's") == NULL, "%s", section);
+    cr_assert(strstr(section, "bits/dim: softmax nan") == NULL, "%s", section);
+    free(text);
+}
+
 /* An image section opens with its configuration beside the paper's and
  * shows every variant's sample and completion grids that are there. */
 Test(report, image_section_shows_its_configuration_and_grids, .timeout = 120)

@@ -235,12 +235,17 @@ static void image_lsh_speedup(lt_claim *c, const lt_csv_table *t, const lt_csv_t
 int bench_image_claims(const lt_csv_table *const *runs, int count, const lt_csv_table *paper,
                        lt_claim *claims)
 {
-    image_bits_close(&claims[0], runs, count, paper);
-    image_order(&claims[1], runs, count, paper);
-    image_recompute_speedup(&claims[2], runs[0], paper);
-    image_cached_speedup(&claims[3], runs[0], paper);
-    image_lsh_speedup(&claims[4], runs[0], paper);
-    return 5;
+    /* untrained weights (--gen-only) measure speed alone: no bits/dim rows */
+    int trained = runs[0]->nrows == 0 || strcmp(bench_cell(runs[0], 0, "trained"), "0") != 0;
+    int n = 0;
+    if (trained) {
+        image_bits_close(&claims[n++], runs, count, paper);
+        image_order(&claims[n++], runs, count, paper);
+    }
+    image_recompute_speedup(&claims[n++], runs[0], paper);
+    image_cached_speedup(&claims[n++], runs[0], paper);
+    image_lsh_speedup(&claims[n++], runs[0], paper);
+    return n;
 }
 
 /* Seconds per image at batch 1 of a variant's generation mode. */
