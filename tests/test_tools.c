@@ -740,6 +740,8 @@ Test(report, untrained_image_rows_judge_speed_alone, .timeout = 120)
               section);
     cr_assert(strstr(section, "bits/dim is close to softmax's") == NULL, "%s", section);
     cr_assert(strstr(section, "bits/dim: softmax nan") == NULL, "%s", section);
+    cr_assert(strstr(section, "What the models generate") == NULL, "%s", section);
+    cr_assert(strstr(section, "untrained (speed only)") != NULL, "%s", section);
     free(text);
 }
 

@@ -341,6 +341,11 @@ static void image_grids(FILE *f, const lt_report *o, const lt_report_section *s,
 {
     if (s->dataset == NULL)
         return;
+    if (strcmp(cell(t, 0, "trained"), "0") == 0) { /* a speed-only run */
+        fprintf(f, "\nThe weights are untrained (speed only): what they generate is noise, "
+                   "written beside the CSV to show the generator ran, and not shown here.\n");
+        return;
+    }
     int variant = lt_csv_table_column(t, "variant"), said = 0;
     const char *data = cell(t, 0, "dataset");
     char dir[4400], link[4400];
