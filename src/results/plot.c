@@ -597,9 +597,10 @@ static line_layout plan_layout(const plan *p, const lt_plot_options *o, const ch
     for (int i = 0; i < lt_figure_panels(p->spec); i++)
         for (int s = 0; s < p->nseries; s++) {
             char entry[600];
+            if (p->series[s].drawn == 0)
+                continue;
             series_label(p, &p->spec->panels[i], s, entry, sizeof entry);
-            if (p->series[s].drawn > 0 && strlen(entry) > longest)
-                longest = strlen(entry);
+            longest = strlen(entry) > longest ? strlen(entry) : longest;
         }
     double key_px = ((double)longest + 14) * KEY_CHAR_PX + 0.02 * (double)o->width;
     line_layout l = {o->width, key_px / (double)o->width, TITLE_SHARE};

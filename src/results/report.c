@@ -285,18 +285,24 @@ static void provenance_note(FILE *f, const lt_csv_table *t)
  * transformers' shape). */
 static void config_value(char *buf, size_t size, const lt_csv_table *t, const char *column)
 {
-    const char *first = cell(t, 0, column);
-    double lo = atof(first), hi = lo;
+    const char *first = NULL;
+    double lo = 0, hi = 0;
     int differ = 0;
-    for (long long r = 1; r < t->nrows; r++) {
+    for (long long r = 0; r < t->nrows; r++) {
         const char *v = cell(t, r, column), *status = cell(t, r, "status");
-        if (v[0] == '\0' || strcmp(v, first) == 0 || (status[0] && strcmp(status, "ok") != 0))
+        if (v[0] == '\0' || (status[0] && strcmp(status, "ok") != 0))
             continue;
-        differ = 1;
+        if (first == NULL) {
+            first = v;
+            lo = hi = atof(v);
+        }
+        differ |= strcmp(v, first) != 0;
         lo = atof(v) < lo ? atof(v) : lo;
         hi = atof(v) > hi ? atof(v) : hi;
     }
-    if (!differ)
+    if (first == NULL) /* no row ran: the first row's, as asked */
+        snprintf(buf, size, "%s", cell(t, 0, column));
+    else if (!differ)
         snprintf(buf, size, "%s", first);
     else
         snprintf(buf, size, "%g to %g", lo, hi);
