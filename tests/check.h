@@ -16,9 +16,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/kernels.h"
 #include "core/mem.h"
 #include "core/status.h"
 #include <unistd.h>
+
+/* The kernel sets in the order the same-bits tests compare them: those
+ * with fused multiply-adds first (the first of them the model the others
+ * must equal to the bit), then those without (held to it within a bound).
+ * For order index 0 .. 2 LT_KERNEL_SETS - 1: 0 when that set is not usable
+ * in that place, else 1 with the set in use and *fused saying which pass. */
+static inline int check_use_kernel_set_in_order(int index, int *fused)
+{
+    const lt_kernel_set set = (lt_kernel_set)(index % LT_KERNEL_SETS);
+    *fused = index < LT_KERNEL_SETS;
+    if (!lt_kernels_usable(set) || lt_kernels_fused(set) != *fused)
+        return 0;
+    cr_assert_eq(lt_kernels_use(set), LT_OK);
+    return 1;
+}
 
 /* A scalar function of n doubles (the loss of a double-precision reference
  * implementation). */

@@ -3,7 +3,8 @@
  * in attn.h and against each other, steps against both forwards (the
  * recurrent one to the bit), every gradient (q, k, v, beta, log_alpha)
  * against finite differences of the float64 recurrence, the same bits on
- * 1, 2 and 3 threads, extreme gates over long sequences, and refusals. */
+ * 1, 2 and 3 threads and on every kernel set with fused multiply-adds,
+ * extreme gates over long sequences, and refusals. */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -13,6 +14,7 @@
 #include "attn/attn.h"
 #include "attn/measure.h"
 #include "check.h"
+#include "core/kernels.h"
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -478,6 +480,61 @@ Test(attn_gated, same_bits_for_1_2_and_3_threads)
             release(&first);
         }
     cr_assert_eq(lt_threads_set(before), LT_OK);
+}
+
+/* Every kernel, forward and backward, gives the same bits on each kernel
+ * set with fused multiply-adds (their vector widths differ, their sums'
+ * order does not: the small products' tiles and gla's pairwise scores in
+ * 16 partial sums), D = 64 (whole vectors) and D = 40 (a ragged end); SSE2's
+ * set, without fused multiply-adds, is held to the first within 1e-4. A
+ * build with one kernel set has nothing to compare. */
+Test(attn_gated, same_bits_on_every_fused_kernel_set)
+{
+    const lt_kernel_set was = lt_kernels_active();
+    const lt_attn_shape shapes[] = {shape_of(1, 2, 100, 64, 64), shape_of(1, 1, 70, 40, 24)};
+    for (int i = 0; i < VARIANTS * KERNELS; i++)
+        for (int sh = 0; sh < 2; sh++) {
+            const char *kernel = kernels[i / KERNELS][i % KERNELS];
+            gcase first;
+            memset(&first, 0, sizeof first); /* set by the first fused set; gcc cannot see that */
+            int have_first = 0;
+            for (int order = 0; order < 2 * LT_KERNEL_SETS; order++) {
+                int fused;
+                if (!check_use_kernel_set_in_order(order, &fused))
+                    continue;
+                gcase c;
+                setup(&c, variants[i / KERNELS], kernel, shapes[sh], 37);
+                forward(&c);
+                backward(&c);
+                if (!have_first) {
+                    first = c;
+                    have_first = 1;
+                    continue;
+                }
+                const float *a[] = {c.out, c.dq, c.dk, c.dv, c.d_beta, c.d_la};
+                const float *b[] = {first.out, first.dq, first.dk, first.dv, first.d_beta,
+                                    first.d_la};
+                const size_t n[] = {c.nv, c.nq, c.nq, c.nv, c.nb, c.na};
+                const char *set = lt_kernels_name(lt_kernels_active());
+                for (int t = 0; t < 6; t++) {
+                    if (n[t] == 0)
+                        continue;
+                    if (fused)
+                        cr_expect(memcmp(a[t], b[t], n[t] * sizeof(float)) == 0,
+                                  "%s D=%d: tensor %d under %s differs from the first fused set's",
+                                  kernel, shapes[sh].D, t, set);
+                    else {
+                        double err = check_rel_error_ff(a[t], b[t], n[t], 1e-3);
+                        cr_expect_lt(err, 1e-4, "%s D=%d: tensor %d under %s: %g off", kernel,
+                                     shapes[sh].D, t, set, err);
+                    }
+                }
+                release(&c);
+            }
+            if (have_first)
+                release(&first);
+        }
+    cr_assert_eq(lt_kernels_use(was), LT_OK);
 }
 
 /* ---- extreme gates ---- */

@@ -19,6 +19,8 @@
 #include "attn/attn_internal.h"
 #include "attn/gated.h"
 #include "core/gemm.h"
+#include "core/kernels.h"
+#include "core/lanes.h"
 #include "core/vexp.h"
 
 #define GLA_CHUNKED "gla-causal-chunked"
@@ -48,7 +50,7 @@ typedef struct gla_space {
     double *g;          /* (C, D) running sums */
     float *E, *tail;    /* (C, D): e^{g_t}, e^{g_last - g_t} */
     float *Qg, *Kt;     /* (C, D): q . E, k . tail */
-    float *P, *w;       /* (C, C) scores; (D) one pair's exponentials */
+    float *P;           /* (C, C) scores */
     float *dP, *R, *dg; /* backward: (C, C), (C, D), (C, D) */
 } gla_space;
 
@@ -62,7 +64,7 @@ static gla_space space_of(char *ws, const gla_plan *p, int backward, size_t *byt
     s.g = gated_take_doubles(&c, C * D);
     s.E = gated_take(&c, C * D), s.tail = gated_take(&c, C * D);
     s.Qg = gated_take(&c, C * D), s.Kt = gated_take(&c, C * D);
-    s.P = gated_take(&c, C * C), s.w = gated_take(&c, D);
+    s.P = gated_take(&c, C * C);
     if (backward) {
         s.dS = gated_take(&c, D * M), s.dP = gated_take(&c, C * C);
         s.R = gated_take(&c, C * D), s.dg = gated_take(&c, C * D);
@@ -86,38 +88,81 @@ static gla_rows rows_of(const attn_call *call, int bh, const gla_plan *p, int c)
     return r;
 }
 
-/* w (D) = e^{g_t - g_s} for s <= t: each exponent a difference <= 0. */
-static void pair_decay(float *w, const double *gt, const double *gs, int D)
+/* exp(g_t - g_s) for one channel, s <= t: the difference of the double
+ * sums (<= 0) rounded once to float, then the exponential that vectorises. */
+static inline __attribute__((always_inline)) float pair_decay(double gt, double gs)
 {
-    for (int f = 0; f < D; f++)
-        w[f] = lt_exp_nonpositive((float)(gt[f] - gs[f]));
+    return lt_exp_nonpositive((float)(gt - gs));
 }
 
-/* Decays, Qg = q . E, Kt = k . tail, and the scores P (0 above the diagonal). */
-static void chunk_prepare(const gla_plan *p, const gla_space *s, const gla_rows *r)
+/* The running sums g of the chunk's log decays, E = e^{g_t}, tail =
+ * e^{g_last - g_t}, Qg = q . E and Kt = k . tail. Each exponent is <= 0
+ * and rounded once to float: exp then errs by at most |g| 2^-24 relative,
+ * under 6e-6 wherever e^g is a normal float. */
+static inline __attribute__((always_inline)) void
+decay_row(float *restrict E, float *restrict tail, float *restrict Qg, float *restrict Kt,
+          const float *restrict q, const float *restrict k, const double *restrict g,
+          const double *restrict last, int D)
 {
-    const int n = r->rows, D = p->D, C = p->C;
-    const double *last = s->g + (size_t)(n - 1) * D;
-    gated_running_sums(s->g, r->log_alpha, n, D);
-    for (int t = 0; t < n; t++)
-        for (int f = 0; f < D; f++) {
-            const size_t tf = (size_t)t * D + f;
-            s->E[tf] = gated_exp(s->g[tf]);
-            s->tail[tf] = gated_exp(last[f] - s->g[tf]);
-            s->Qg[tf] = r->q[tf] * s->E[tf];
-            s->Kt[tf] = r->k[tf] * s->tail[tf];
+    for (int f = 0; f < D; f++) {
+        E[f] = lt_exp_nonpositive((float)g[f]);
+        tail[f] = pair_decay(last[f], g[f]);
+        Qg[f] = q[f] * E[f];
+        Kt[f] = k[f] * tail[f];
+    }
+}
+
+static inline __attribute__((always_inline)) void
+chunk_decays_body(double *g, float *E, float *tail, float *Qg, float *Kt, const float *q,
+                  const float *k, const float *log_alpha, int n, int D)
+{
+    gated_running_sums(g, log_alpha, n, D);
+    const double *last = g + (size_t)(n - 1) * D;
+    for (int t = 0; t < n; t++) {
+        const size_t tD = (size_t)t * D;
+        decay_row(E + tD, tail + tD, Qg + tD, Kt + tD, q + tD, k + tD, g + tD, last, D);
+    }
+}
+LT_PER_KERNEL_SET(static, chunk_decays,
+                  (double *g, float *E, float *tail, float *Qg, float *Kt, const float *q,
+                   const float *k, const float *log_alpha, int n, int D),
+                  (g, E, tail, Qg, Kt, q, k, log_alpha, n, D))
+
+/* P (n x n, rows C apart; 0 above the diagonal): P[t][s] = sum_f q_tf k_sf
+ * e^{g_tf - g_sf}, each pair's exponentials its own, summed in lanes.h's
+ * 16 partial sums: the same bits at any vector width. */
+static inline __attribute__((always_inline)) void
+pair_scores_body(float *P, const float *q, const float *k, const double *g, int n, int C, int D)
+{
+    const int whole = D / LT_WIDE * LT_WIDE;
+    for (int t = 0; t < n; t++) {
+        const float *qt = q + (size_t)t * D;
+        const double *gt = g + (size_t)t * D;
+        for (int s = 0; s <= t; s++) {
+            const float *ks = k + (size_t)s * D;
+            const double *gs = g + (size_t)s * D;
+            float part[LT_WIDE] = {0};
+            for (int f0 = 0; f0 < whole; f0 += LT_WIDE)
+                for (int l = 0; l < LT_WIDE; l++)
+                    part[l] += qt[f0 + l] * ks[f0 + l] * pair_decay(gt[f0 + l], gs[f0 + l]);
+            for (int l = 0; whole + l < D; l++)
+                part[l] += qt[whole + l] * ks[whole + l] * pair_decay(gt[whole + l], gs[whole + l]);
+            P[(size_t)t * C + s] = lt_wide_total(part);
         }
-    for (int t = 0; t < n; t++)
-        for (int j = 0; j < n; j++) {
-            float score = 0.0f;
-            if (j <= t) {
-                const float *qt = r->q + (size_t)t * D, *kj = r->k + (size_t)j * D;
-                pair_decay(s->w, s->g + (size_t)t * D, s->g + (size_t)j * D, D);
-                for (int f = 0; f < D; f++)
-                    score += qt[f] * kj[f] * s->w[f];
-            }
-            s->P[(size_t)t * C + j] = score;
-        }
+        for (int s = t + 1; s < n; s++)
+            P[(size_t)t * C + s] = 0.0f;
+    }
+}
+LT_PER_KERNEL_SET(static, pair_scores,
+                  (float *P, const float *q, const float *k, const double *g, int n, int C, int D),
+                  (P, q, k, g, n, C, D))
+
+/* Decays, Qg = q . E, Kt = k . tail, and (scores) the pairwise P. */
+static void chunk_prepare(const gla_plan *p, const gla_space *s, const gla_rows *r, int scores)
+{
+    chunk_decays(s->g, s->E, s->tail, s->Qg, s->Kt, r->q, r->k, r->log_alpha, r->rows, p->D);
+    if (scores)
+        pair_scores(s->P, r->q, r->k, s->g, r->rows, p->C, p->D);
 }
 
 /* S (D x M) moves to the chunk's end: diag(E_last) S + Kt^T V. */
@@ -141,7 +186,7 @@ static void head_forward(const attn_call *call, int bh, char *ws, int inner)
     for (int c = 0; c < p.chunks; c++) {
         const gla_rows r = rows_of(call, bh, &p, c);
         float *out = call->out + ((size_t)bh * call->shape.N + r.c0) * M;
-        chunk_prepare(&p, &s, &r);
+        chunk_prepare(&p, &s, &r, 1);
         lt_sgemm_small(LT_N, LT_N, r.rows, M, D, 1.0f, s.Qg, D, s.S, M, 0.0f, out, M);
         lt_sgemm_small(LT_N, LT_N, r.rows, M, r.rows, 1.0f, s.P, p.C, r.v, M, 1.0f, out, M);
         chunk_to_end(&p, &s, &r, s.S);
@@ -158,7 +203,7 @@ static void sweep_states(const attn_call *call, int bh, const gla_plan *p, const
         const gla_rows r = rows_of(call, bh, p, c);
         float *next = s->S + (size_t)(c + 1) * DM;
         memcpy(next, s->S + (size_t)c * DM, DM * sizeof(float));
-        chunk_prepare(p, s, &r);
+        chunk_prepare(p, s, &r, 0); /* the state alone: no scores */
         chunk_to_end(p, s, &r, next);
     }
 }
@@ -195,6 +240,47 @@ static void back_state(const gla_plan *p, const gla_space *s, const gla_rows *r,
     lt_sgemm_small(LT_T, LT_N, D, M, n, 1.0f, s->Qg, D, dO, M, 1.0f, s->dS, M);
 }
 
+/* One pair s < t of the scores' backward, w = dp e^{g_t - g_s}: dq_t +=
+ * w . k_s, dk_s += w . q_t, and the decays' share z = w . q_t . k_s into
+ * dg_t (+) and dg_s (-). */
+static inline __attribute__((always_inline)) void
+pair_back(float *restrict dqt, float *restrict dks, float *restrict dgt, float *restrict dgs,
+          const float *qt, const float *ks, const double *gt, const double *gs, float dp, int D)
+{
+    for (int f = 0; f < D; f++) {
+        const float w = dp * pair_decay(gt[f], gs[f]), z = w * qt[f] * ks[f];
+        dqt[f] += w * ks[f];
+        dks[f] += w * qt[f];
+        dgt[f] += z;
+        dgs[f] -= z;
+    }
+}
+
+/* dq, dk and dg (rows D apart) through P's pairs given dP (rows C apart).
+ * A diagonal pair's decay is e^0 = 1 whatever g: no share into dg. */
+static inline __attribute__((always_inline)) void
+pair_backward_body(float *dq, float *dk, float *dg, const float *dP, const float *q,
+                   const float *k, const double *g, int n, int C, int D)
+{
+    for (int t = 0; t < n; t++) {
+        const size_t tD = (size_t)t * D;
+        for (int s = 0; s < t; s++) {
+            const size_t sD = (size_t)s * D;
+            pair_back(dq + tD, dk + sD, dg + tD, dg + sD, q + tD, k + sD, g + tD, g + sD,
+                      dP[(size_t)t * C + s], D);
+        }
+        const float dp = dP[(size_t)t * C + t];
+        for (int f = 0; f < D; f++) {
+            dq[tD + f] += dp * k[tD + f];
+            dk[tD + f] += dp * q[tD + f];
+        }
+    }
+}
+LT_PER_KERNEL_SET(static, pair_backward,
+                  (float *dq, float *dk, float *dg, const float *dP, const float *q,
+                   const float *k, const double *g, int n, int C, int D),
+                  (dq, dk, dg, dP, q, k, g, n, C, D))
+
 /* Through the pairwise scores: out += P V. */
 static void back_scores(const gla_plan *p, const gla_space *s, const gla_rows *r,
                         const float *dO, float *dq, float *dk, float *dv)
@@ -202,22 +288,7 @@ static void back_scores(const gla_plan *p, const gla_space *s, const gla_rows *r
     const int D = p->D, M = p->M, C = p->C, n = r->rows;
     lt_sgemm_small(LT_N, LT_T, n, n, M, 1.0f, dO, M, r->v, M, 0.0f, s->dP, C);
     lt_sgemm_small(LT_T, LT_N, n, M, n, 1.0f, s->P, C, dO, M, 1.0f, dv, M);
-    for (int t = 0; t < n; t++) {
-        const float *qt = r->q + (size_t)t * D;
-        float *dqt = dq + (size_t)t * D, *dgt = s->dg + (size_t)t * D;
-        for (int j = 0; j <= t; j++) {
-            const float dp = s->dP[(size_t)t * C + j], *kj = r->k + (size_t)j * D;
-            float *dkj = dk + (size_t)j * D, *dgj = s->dg + (size_t)j * D;
-            pair_decay(s->w, s->g + (size_t)t * D, s->g + (size_t)j * D, D);
-            for (int f = 0; f < D; f++) {
-                const float w = dp * s->w[f], z = w * qt[f] * kj[f];
-                dqt[f] += w * kj[f];
-                dkj[f] += w * qt[f];
-                dgt[f] += z;
-                dgj[f] -= z;
-            }
-        }
-    }
+    pair_backward(dq, dk, s->dg, s->dP, r->q, r->k, s->g, n, C, D);
 }
 
 static void head_backward(const attn_call *call, int bh, char *ws, int inner)
@@ -233,7 +304,7 @@ static void head_backward(const attn_call *call, int bh, char *ws, int inner)
         const size_t row = (size_t)bh * call->shape.N + (size_t)r.c0;
         const float *S = s.S + (size_t)c * D * M, *dO = call->d_out + row * M;
         float *dq = call->dq + row * D, *dk = call->dk + row * D, *dv = call->dv + row * M;
-        chunk_prepare(&p, &s, &r);
+        chunk_prepare(&p, &s, &r, 1);
         memset(s.dg, 0, (size_t)r.rows * D * sizeof(float));
         back_state(&p, &s, &r, S, dO, dq, dk, dv);
         back_scores(&p, &s, &r, dO, dq, dk, dv);
@@ -263,7 +334,8 @@ static double gla_flops(const lt_attn *attn, lt_attn_shape shape, int backward)
 
 /* Per chunk of r rows: the state's products (Qg S, Kt^T V; backward a
  * sweep and six), P V and its two gradients, and the pairwise scores
- * (r (r + 1) / 2 pairs of 2 D; backward four such passes). */
+ * (r (r + 1) / 2 pairs of 2 D; backward three such passes: the scores
+ * again and their gradients, the entering states' sweep needing none). */
 static double gla_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, int backward,
                              int inner)
 {
@@ -277,7 +349,7 @@ static double gla_head_flops(const lt_attn *attn, lt_attn_shape shape, int n, in
     double total = 0.0;
     for (int c0 = 0; c0 < n; c0 += GLA_CHUNK) {
         const double r = n - c0 < GLA_CHUNK ? n - c0 : GLA_CHUNK, pairs = r * (r + 1.0) * D;
-        total += backward ? 16.0 * r * D * M + 4.0 * r * r * M + 4.0 * pairs
+        total += backward ? 16.0 * r * D * M + 4.0 * r * r * M + 3.0 * pairs
                           : 4.0 * r * D * M + 2.0 * r * r * M + pairs;
     }
     return total;
