@@ -16,7 +16,7 @@ double *gated_take_doubles(gated_cursor *c, size_t count)
 }
 
 const char gated_not_noncausal[] =
-    "the state is a recurrence over positions (each step gates and corrects what came "
+    "the state is a recurrence over positions (each step gates or corrects what came "
     "before); a bidirectional form would be another model";
 
 lt_status gated_check_config(const lt_attn_config *config)
