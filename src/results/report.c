@@ -194,7 +194,7 @@ static void conclusions(FILE *f, const lt_report *o, const lt_report_section *se
 
 /* The distinct values of a provenance field over rows, with their counts:
  * which revisions made a table, on which machines. */
-enum { DISTINCT_MAX = 12 };
+enum { DISTINCT_MAX = 64 }; /* the reference report has over a dozen revisions */
 typedef struct distinct {
     char value[DISTINCT_MAX][400];
     long long rows[DISTINCT_MAX];
