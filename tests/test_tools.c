@@ -692,9 +692,9 @@ Test(compare, reference_runs_compare_with_themselves)
 
 /* The report `suite --report-only` writes in a new folder `dir` from
  * reference CSVs copied into it (`files`: paths under results/reference,
- * NULL-terminated), for `experiments`. */
-static char *report_from_reference(char *dir /* [64] */, const char *experiments,
-                                   const char *const *files)
+ * NULL-terminated), for `experiments`, with `extra` flags. */
+static char *report_from_reference_with(char *dir /* [64] */, const char *experiments,
+                                        const char *const *files, const char *extra)
 {
     const char *src = getenv("LTBENCH_SOURCE");
     cr_assert_not_null(src);
@@ -705,13 +705,19 @@ static char *report_from_reference(char *dir /* [64] */, const char *experiments
                  dir, files[i], src, files[i], dir, files[i]);
         cr_assert_eq(system(cmd), 0, "%s", cmd);
     }
-    snprintf(args, sizeof args, "suite --preset medium --experiments %s --report-only --out %s",
-             experiments, dir);
+    snprintf(args, sizeof args, "suite --preset medium --experiments %s --report-only --out %s %s",
+             experiments, dir, extra);
     cr_assert_eq(ltbench(args), 0, "%s", output);
     snprintf(path, sizeof path, "%s/REPORT.md", dir);
     char *text = check_read_text(path);
     cr_assert_not_null(text);
     return text;
+}
+
+static char *report_from_reference(char *dir /* [64] */, const char *experiments,
+                                   const char *const *files)
+{
+    return report_from_reference_with(dir, experiments, files, "");
 }
 
 /* A configuration that differs between the rows that ran is given as its
@@ -742,6 +748,24 @@ Test(report, untrained_image_rows_judge_speed_alone, .timeout = 120)
     cr_assert(strstr(section, "bits/dim: softmax nan") == NULL, "%s", section);
     cr_assert(strstr(section, "What the models generate") == NULL, "%s", section);
     cr_assert(strstr(section, "untrained (speed only)") != NULL, "%s", section);
+    free(text);
+}
+
+/* Without the paper's tables (--paper elsewhere) the claims show its
+ * numbers as "?" and say which file could not be read, never "nan". */
+Test(report, missing_paper_numbers_show_as_unknown, .timeout = 120)
+{
+    char dir[64];
+    const char *files[] = {"image-paper/cifar10-catdog.csv", NULL};
+    char *text = report_from_reference_with(dir, "image", files, "--paper /nonexistent-paper");
+    const char *claims = strstr(text, "The paper's conclusions");
+    cr_assert_not_null(claims, "%s", text);
+    cr_assert(strstr(text, "(the paper's numbers, /nonexistent-paper/appendix-cpu-cifar10.csv, "
+                           "could not be read: they show as ?)") != NULL,
+              "%s", text);
+    cr_assert(strstr(claims, "softmax recompute ? s") != NULL, "%s", claims);
+    cr_assert(strstr(claims, "(the paper: ?)") != NULL, "%s", claims);
+    cr_assert(strstr(claims, "nan") == NULL, "%s", claims);
     free(text);
 }
 
