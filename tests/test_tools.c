@@ -943,7 +943,7 @@ static const struct fixture {
     {"scaling.csv", scaling_csv, "scaling",
      "# columns: N fwd_bwd_per_sample_s peak_bytes_per_sample"},
     {"curves.csv", curves_csv, "copy-curves", "# columns: step loss elapsed_s"},
-    {"image.csv", image_csv, "image", "# columns: group images_per_s:recompute"},
+    {"image.csv", image_csv, "image", "# columns: group images_per_s:cached images_per_s:recompute"},
     {"speech.csv", speech_csv, "speech", "# columns: epoch dev_per elapsed_s"},
     {"crossover.csv", crossover_csv, "crossover", "# columns: head_dim crossover_n\n"},
     {"decode.csv", decode_csv, "decode", "# columns: context token_median_s held_bytes"},
@@ -1145,6 +1145,37 @@ Test(plot, paths_and_labels_are_never_run_by_gnuplot, .timeout = 120)
     cr_assert(strstr(script, "x\\nsystem(\\\"touch PWNED\\\")\\n#\\\\\"; data in") != NULL,
               "the path, escaped, on the comment's line:\n%s", script);
     cr_assert(strstr(script, "title \"a\\`touch PWNED2\\`\\nb\"") != NULL, "%s", script);
+}
+
+/* A bar figure's groups follow their keys, not the CSV's row order: the
+ * reference MNIST table with its rows reversed still groups softmax first,
+ * batch 1 before 16, lsh-1 before lsh-4, and its modes by name. */
+Test(plot, bar_groups_in_the_order_of_their_keys, .timeout = 120)
+{
+    const char *src = getenv("LTBENCH_SOURCE");
+    cr_assert_not_null(src);
+    char dir[64], path[256], args[1024], cmd[1024];
+    make_temp_dir(dir);
+    snprintf(cmd, sizeof cmd, "f=%s/results/reference/image/mnist.csv; "
+             "(head -n 1 $f; tail -n +2 $f | tac) > %s/mnist.csv", src, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(args, sizeof args, "plot %s/mnist.csv -o %s/figs", dir, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/figs/image.dat", dir);
+    const char *data = read_text(path);
+    const char *order[] = {"\"softmax gen_batch=1\"", "\"softmax gen_batch=16\"",
+                           "\"linear gen_batch=1\"", "\"linear gen_batch=16\"",
+                           "\"lsh-1 gen_batch=1\"", "\"lsh-4 gen_batch=1\""};
+    const char *at = data;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const char *next = strstr(at, order[i]);
+        cr_assert(next != NULL, "%s not after the groups before it in:\n%s", order[i], data);
+        at = next;
+    }
+    /* and the generation modes (clusters) by name, whatever the rows' order */
+    cr_assert(strstr(data, "# columns: group images_per_s:cached images_per_s:recompute "
+                           "images_per_s:recurrent") != NULL,
+              "%s", data);
 }
 
 Test(plot, without_gnuplot_writes_scripts_and_says_how_to_draw)

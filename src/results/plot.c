@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "attn/attn.h"
 #include "core/mem.h"
 #include "core/process.h"
 #include "io/atomic.h"
@@ -128,6 +129,81 @@ static void note_not_drawn(plan *p, int s)
     }
 }
 
+/* Where a variant name stands in the attention registry's order (lsh-4
+ * as lsh), past the end for a name it does not list (speech's bilstm). */
+static int variant_rank(const char *name)
+{
+    const char *names = lt_attn_variant_names(); /* "softmax|linear|..." */
+    int rank = 0;
+    for (const char *at = names; *at; rank++) {
+        size_t len = strcspn(at, "|");
+        if (strncmp(name, at, len) == 0 && (name[len] == '\0' || name[len] == '-'))
+            return rank;
+        at += len + (at[len] == '|');
+    }
+    return rank;
+}
+
+/* Two series' values of one key: numbers by value, variants in the
+ * registry's order (then by their number: lsh-1, lsh-4), other text by
+ * first appearance in the CSV (row order). */
+static int compare_key_values(const plan *p, int col, int variant, long long ra, long long rb)
+{
+    const char *a = lt_results_cell(&p->file, ra, col), *b = lt_results_cell(&p->file, rb, col);
+    if (strcmp(a, b) == 0)
+        return 0;
+    char *end_a, *end_b;
+    double x = strtod(a, &end_a), y = strtod(b, &end_b);
+    if (end_a != a && *end_a == '\0' && end_b != b && *end_b == '\0' && x != y)
+        return x < y ? -1 : 1;
+    if (variant && variant_rank(a) != variant_rank(b))
+        return variant_rank(a) < variant_rank(b) ? -1 : 1;
+    const char *dash_a = strrchr(a, '-'), *dash_b = strrchr(b, '-'); /* lsh-1 before lsh-4 */
+    if (variant && dash_a != NULL && dash_b != NULL) {
+        x = strtod(dash_a + 1, &end_a), y = strtod(dash_b + 1, &end_b);
+        if (*end_a == '\0' && *end_b == '\0' && end_a != dash_a + 1 && end_b != dash_b + 1 &&
+            x != y)
+            return x < y ? -1 : 1;
+    }
+    return ra < rb ? -1 : 1;
+}
+
+/* A BARS figure's groups in the order of their keys (softmax before linear,
+ * batch 1 before 16) and its clusters by name, not in the order a run
+ * happened to write its rows. */
+static void order_bar_series(plan *p, long long nrows)
+{
+    int order[MAX_SERIES], rank_of[MAX_SERIES];
+    for (int s = 0; s < p->nseries; s++)
+        order[s] = s;
+    for (int i = 1; i < p->nseries; i++) /* insertion sort: a handful of series */
+        for (int j = i; j > 0; j--) {
+            int c = 0;
+            for (int k = 0; p->spec->series[k] != NULL && c == 0; k++)
+                c = compare_key_values(p, lt_results_column(&p->file, p->spec->series[k]),
+                                       strcmp(p->spec->series[k], "variant") == 0,
+                                       p->series[order[j - 1]].first_row,
+                                       p->series[order[j]].first_row);
+            if (c <= 0)
+                break;
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    /* the clusters (image's generation modes) by name: each keeps its colour
+     * from one figure to the next */
+    for (int i = 1; i < p->nclusters; i++)
+        for (int j = i; j > 0 && strcmp(p->clusters[j - 1], p->clusters[j]) > 0; j--) {
+            const char *t = p->clusters[j];
+            p->clusters[j] = p->clusters[j - 1], p->clusters[j - 1] = t;
+        }
+    series_info sorted[MAX_SERIES];
+    for (int s = 0; s < p->nseries; s++)
+        sorted[s] = p->series[order[s]], rank_of[order[s]] = s;
+    memcpy(p->series, sorted, (size_t)p->nseries * sizeof *sorted);
+    for (long long r = 0; r < nrows; r++)
+        p->series_of[r] = rank_of[p->series_of[r]];
+}
+
 /* Groups the rows into series (and bar clusters) and checks that every
  * value to be drawn is a number, before anything is written. */
 static lt_status build_plan(plan *p)
@@ -171,6 +247,8 @@ static lt_status build_plan(plan *p)
         if (k == p->nclusters)
             p->clusters[p->nclusters++] = c;
     }
+    if (spec->style == LT_FIGURE_BARS)
+        order_bar_series(p, nrows);
     int nkeys = series_key_count(spec), shown[LT_FIGURE_SERIES_KEYS];
     for (int k = 0; k < nkeys; k++)
         shown[k] = k < spec->title_keys || key_distinguishes(p, k);

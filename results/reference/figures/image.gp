@@ -17,7 +17,7 @@ set ylabel "images/s (generation)"
 set offsets 0.5,0.5,0,0
 set yrange [*:*]
 plot "image.dat" using 0:(NaN):xtic(1) with points notitle, \
-     "image.dat" using ($0-0.2667):2 with points pt 5 ps 1.8 lc rgb "#1f77b4" title "recompute", \
-     "image.dat" using ($0+0.0000):3 with points pt 6 ps 1.8 lc rgb "#d62728" title "cached", \
+     "image.dat" using ($0-0.2667):2 with points pt 5 ps 1.8 lc rgb "#1f77b4" title "cached", \
+     "image.dat" using ($0+0.0000):3 with points pt 6 ps 1.8 lc rgb "#d62728" title "recompute", \
      "image.dat" using ($0+0.2667):4 with points pt 7 ps 1.8 lc rgb "#2ca02c" title "recurrent"
 unset multiplot
