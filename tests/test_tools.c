@@ -769,6 +769,34 @@ Test(report, missing_paper_numbers_show_as_unknown, .timeout = 120)
     free(text);
 }
 
+/* The delta-rule run answers its question: the share of linear's held-out
+ * gap to softmax each gated variant closes, and that one seed is not judged
+ * against noise; its figure's caption names the section. */
+Test(report, copy_delta_section_says_how_much_of_the_gap_each_closes, .timeout = 120)
+{
+    char dir[64];
+    const char *files[] = {"copy-delta/summary.csv", "copy-delta/curves.csv", NULL};
+    char *text = report_from_reference(dir, "copy", files);
+    const char *answer = strstr(text, "Does the delta rule close linear attention's gap");
+    cr_assert_not_null(answer, "%s", text);
+    const char *gated[] = {"delta ", "gated-delta ", "gla "};
+    for (size_t i = 0; i < sizeof gated / sizeof gated[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "; %s", gated[i]);
+        cr_assert(strstr(answer, i == 0 ? "closes: delta " : want) != NULL, "%s: %s", gated[i],
+                  answer);
+    }
+    cr_assert(strstr(answer, "One seed: differences between the gated variants are not judged")
+                  != NULL, "%s", answer);
+    cr_assert(strstr(answer, "nan") == NULL, "%s", answer);
+    /* its figure is captioned by the section, not as the paper's Fig. 2 alone */
+    if (system("command -v gnuplot >/dev/null 2>&1") == 0)
+        cr_assert(strstr(answer, "![Copy task: the delta rule and gating (beyond the paper): "
+                                 "Copy task: training loss") != NULL,
+                  "%s", answer);
+    free(text);
+}
+
 /* An image section opens with its configuration beside the paper's and
  * shows every variant's sample and completion grids that are there. */
 Test(report, image_section_shows_its_configuration_and_grids, .timeout = 120)

@@ -199,3 +199,45 @@ void bench_copy_ablation(FILE *f, const char *out, const char *const *runs)
             held_out[1][0] - held_out[1][1], head_dim[1], last[1], head_dim[0], head_dim[1],
             acc[0], acc[1], SMALL_PRESET, acc[2], acc[3], shorter);
 }
+
+/* The delta-rule run's question, answered from its summary: how much of
+ * linear attention's held-out gap to softmax each gated variant closes, in
+ * log loss (the losses span orders of magnitude) and in accuracy. One seed:
+ * it says so rather than judging differences it cannot bound. */
+void bench_copy_delta_answer(FILE *f, const char *out, const char *const *runs)
+{
+    static const char *const variants[] = {"softmax", "linear", "delta", "gated-delta", "gla"};
+    enum { VARIANTS = 5, GATED = 2 };
+    char path[4400];
+    lt_csv_table t;
+    snprintf(path, sizeof path, "%s/%s/summary.csv", out, runs[0]);
+    if (lt_csv_read(&t, path) != LT_OK)
+        return;
+    double loss[VARIANTS], acc[VARIANTS];
+    for (int v = 0; v < VARIANTS; v++) {
+        long long r = lt_claim_row(&t, "variant", variants[v], "status", "ok", NULL);
+        loss[v] = lt_claim_num(&t, r, "eval_loss");
+        acc[v] = lt_claim_num(&t, r, "eval_copy_accuracy");
+    }
+    lt_csv_table_free(&t);
+    /* the question needs both ends of the gap, and a gap */
+    if (isnan(loss[0]) || isnan(loss[1]) || !(loss[1] > loss[0]) || !(loss[0] > 0.0))
+        return;
+    fprintf(f, "\nDoes the delta rule close linear attention's gap to softmax? Held-out loss: "
+               "softmax %.3g, linear %.3g nats (%.0fx softmax's). Of that gap, measured in log "
+               "loss, each gated variant closes:",
+            loss[0], loss[1], loss[1] / loss[0]);
+    const double gap = log(loss[1]) - log(loss[0]);
+    int shown = 0;
+    for (int v = GATED; v < VARIANTS; v++) {
+        if (isnan(loss[v]))
+            continue;
+        fprintf(f, "%s %s %.0f%% (loss %.3g, %.1fx below linear's; held-out accuracy %.4f "
+                   "against linear's %.4f and softmax's %.4f)",
+                shown++ ? ";" : "", variants[v], 100.0 * (log(loss[1]) - log(loss[v])) / gap,
+                loss[v], loss[1] / loss[v], acc[v], acc[1], acc[0]);
+    }
+    fprintf(f, "%s. One seed: differences between the gated variants are not judged against "
+               "seed-to-seed noise.\n",
+            shown ? "" : " none of them ran");
+}

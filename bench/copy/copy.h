@@ -18,6 +18,9 @@ int bench_copy_claims(const lt_csv_table *const *runs, int count, const lt_csv_t
  * several update counts and held-out accuracy of softmax and linear, for
  * each run folder of `runs` (the ablation's, then the preset's) in `out`. */
 void bench_copy_ablation(FILE *f, const char *out, const char *const *runs);
+/* The delta-rule run (runs[0]): the share of linear's gap to softmax each
+ * gated variant closes. */
+void bench_copy_delta_answer(FILE *f, const char *out, const char *const *runs);
 
 extern const bench_entry bench_copy_entry;
 

@@ -40,7 +40,8 @@ static const lt_report_section sections[] = {
      "data-dependent decay (gla, GLA's), to tell whether overwriting the state, rather than "
      "only adding to it, closes linear attention's gap to softmax (medium preset only).",
      .part = LT_PART_ABLATION, .only_preset = "medium",
-     .args = {"--variants=softmax,linear,delta,gated-delta,gla", NULL}},
+     .args = {"--variants=softmax,linear,delta,gated-delta,gla", NULL},
+     .runs = {"copy-delta", NULL}, .extra = bench_copy_delta_answer},
 };
 
 const bench_entry bench_copy_entry = {"copy",

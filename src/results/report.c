@@ -139,7 +139,11 @@ static void figure_link(FILE *f, const lt_report *o, const lt_report_section *s,
             snprintf(name, sizeof name, "%s", fig->name);
         snprintf(path, sizeof path, "%s/figures/%s.png", o->out, name);
         figures_link(o, link, sizeof link);
-        if (exists(path))
+        /* an ablation's figure is captioned by its section, not only by the
+         * paper's figure it redraws */
+        if (exists(path) && s->part == LT_PART_ABLATION)
+            fprintf(f, "\n![%s: %s](%s/%s.png)\n", s->title, fig->title, link, name);
+        else if (exists(path))
             fprintf(f, "\n![%s](%s/%s.png)\n", fig->title, link, name);
     }
 }
