@@ -11,8 +11,9 @@
 #include "results/table.h"
 
 /* Writes more under a section's tables from the CSVs in the suite's output
- * folder `out`: an ablation that sets the run folders `runs` (the section's
- * `runs`, NULL-ended) side by side. */
+ * folder `out`, read from the run folders `runs` (the section's `runs`,
+ * NULL-ended): an ablation that sets two or more side by side, or one
+ * run's answer to the question its section asks. */
 typedef void (*lt_section_extra_fn)(FILE *f, const char *out, const char *const *runs);
 
 /* Says more of the run after "Preset P" in a section's opening sentence,
@@ -49,7 +50,7 @@ typedef struct lt_report_section {
     const char *only_preset;
     const char *args[12];
     lt_section_extra_fn extra; /* NULL: nothing more */
-    const char *runs[8];       /* the run folders `extra` compares, NULL-ended */
+    const char *runs[8];       /* the run folders `extra` reads, NULL-ended */
     /* Another seed of the section whose results are `seed_of` (NULL: none):
      * the suite runs it; the report shows no section for it, and gives its
      * rows to that section's claims, which judge over the seeds. */
