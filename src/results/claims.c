@@ -1,5 +1,6 @@
 #include "results/claims.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -45,12 +46,27 @@ void lt_claims_markdown(FILE *f, const lt_claim *claims, int count)
     }
 }
 
+/* Each number a claim's text was given as NaN (the paper's table, or a
+ * run, does not have it: printed "nan", "nanx" for a ratio) as "?". */
+static void unknown_for_nan(char *text)
+{
+    for (char *at = strstr(text, "nan"); at != NULL; at = strstr(at + 1, "nan")) {
+        const int starts = at == text || !isalpha((unsigned char)at[-1]);
+        const char *after = at[3] == 'x' ? at + 4 : at + 3; /* "nanx": a ratio */
+        if (starts && !isalpha((unsigned char)*after)) {
+            at[0] = '?';
+            memmove(at + 1, after, strlen(after) + 1);
+        }
+    }
+}
+
 void lt_claim_say(char *field, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(field, LT_CLAIM_TEXT, fmt, ap);
     va_end(ap);
+    unknown_for_nan(field);
 }
 
 void lt_claim_append(char *field, const char *fmt, ...)
@@ -62,6 +78,7 @@ void lt_claim_append(char *field, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(field + used, LT_CLAIM_TEXT - used, fmt, ap);
     va_end(ap);
+    unknown_for_nan(field);
 }
 
 static int cell_is(const lt_csv_table *t, long long row, const char *column, const char *value)

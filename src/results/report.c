@@ -2,7 +2,6 @@
 
 #include "results/file.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,20 +160,6 @@ int lt_report_seed_paths(const lt_report *o, const lt_report_section *sections, 
     return n;
 }
 
-/* A claim's columns with each number the paper's table did not give
- * (printed "nan", "nanx" for a ratio) as "?". */
-static void unknown_for_nan(char *text)
-{
-    for (char *at = strstr(text, "nan"); at != NULL; at = strstr(at + 1, "nan")) {
-        const int starts = at == text || !isalpha((unsigned char)at[-1]);
-        const char *after = at[3] == 'x' ? at + 4 : at + 3; /* "nanx": a ratio */
-        if (starts && !isalpha((unsigned char)*after)) {
-            at[0] = '?';
-            memmove(at + 1, after, strlen(after) + 1);
-        }
-    }
-}
-
 /* The section's claims, each with the numbers and the rule that decide it,
  * over its run and the other seeds' runs that are there. */
 static void conclusions(FILE *f, const lt_report *o, const lt_report_section *sections,
@@ -206,8 +191,6 @@ static void conclusions(FILE *f, const lt_report *o, const lt_report_section *se
         lt_csv_table_free(&seeds[i]);
     if (made == 0)
         return;
-    for (int i = 0; i < made; i++)
-        unknown_for_nan(claims[i].paper), unknown_for_nan(claims[i].measured);
     fprintf(f, "\nThe paper's conclusions, judged on the rows above%s:\n",
             runs > 1 ? " and the same run's other seeds" : "");
     if (s->paper != NULL && !have_paper)
