@@ -674,7 +674,7 @@ Test(compare, reference_runs_compare_with_themselves)
     cr_assert_not_null(src);
     /* every kind of the reference runs, and CI's baseline */
     const char *files[] = {"reference/scaling/scaling.csv",   "reference/copy/summary.csv",
-                           "reference/copy/curves.csv",       "reference/copy-n8192/summary.csv",
+                           "reference/copy/curves.csv",       "reference/copy-delta/summary.csv",
                            "reference/image/mnist.csv",       "reference/image/mnist-curves.csv",
                            "reference/image/cifar10-catdog.csv", "reference/speech/speech.csv",
                            "reference/speech/speech-curves.csv", "baseline/copy/summary.csv",
@@ -837,6 +837,57 @@ Test(report, speech_section_states_positions_and_baseline_in_percent, .timeout =
     cr_assert_eq(sscanf(at + strlen("gives a PER of "), "%lf%n", &per, &used), 1);
     cr_assert_eq(at[strlen("gives a PER of ") + used], '%', "%.40s", at);
     cr_assert(per > 1 && per <= 100, "%g", per);
+    free(text);
+}
+
+/* Speed is judged only where it was timed alone. A run whose load average
+ * at a row's end exceeds its own threads plus one says so under its table
+ * and leaves its speed claims unjudged (its quality claims do not depend on
+ * the load); the speed section's run, timed alone, is judged. */
+Test(report, speed_timed_beside_other_work_is_not_judged, .timeout = 120)
+{
+    char dir[64], args[512], path[200], cmd[1024];
+    const char *files[] = {"speech/speech.csv", "speech/speech-curves.csv", NULL};
+    char *text = report_from_reference(dir, "speech", files);
+    cr_assert(strstr(text, "Timed beside other work") == NULL, "%s", text);
+    cr_assert(strstr(text, "faster per epoch than softmax") != NULL, "%s", text);
+    cr_assert(strstr(text, "not judged: timed beside other work") == NULL, "%s", text);
+    free(text);
+
+    /* the same rows once more as the quiet speed run; the quality run busy:
+     * load_end is the fourth column from the end */
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/speech-speed && cp %s/speech/speech.csv %s/speech-speed/ && "
+             "awk 'BEGIN { FS = OFS = \",\" } NR > 1 { $(NF - 3) = \"5.50\" } 1' "
+             "%s/speech/speech.csv > %s/busy.csv && mv %s/busy.csv %s/speech/speech.csv",
+             dir, dir, dir, dir, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(args, sizeof args, "suite --preset medium --experiments speech --report-only --out %s",
+             dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/REPORT.md", dir);
+    text = check_read_text(path);
+    const char *speed = strstr(text, "## Speech recognition: time per epoch (speed only)");
+    cr_assert_not_null(speed, "%s", text);
+    const char *busy = strstr(text, "Timed beside other work (a load average of 5.50 at a row's "
+                                    "end, with 2 threads of its own)");
+    cr_assert(busy != NULL && busy < speed, "%s", text);
+    const char *quality = strstr(text, "| Table 3: linear attention is");
+    cr_assert(quality != NULL && quality < speed, "%s", text);
+    for (const char *claim = quality; claim < speed && strncmp(claim, "| Table 3", 9) == 0;
+         claim = strchr(claim, '\n') + 1) { /* both speed claims (the last two rows) */
+        const char *unjudged = strstr(claim, "not judged: timed beside other work");
+        cr_assert(unjudged != NULL && unjudged < strchr(claim, '\n'), "%s", claim);
+    }
+    const char *per = strstr(text, "| Table 3: softmax has a lower PER");
+    cr_assert(per != NULL && per < speed, "%s", text);
+    /* the speed section: its two claims, judged */
+    const char *claim = strstr(speed, "| Table 3: linear attention is");
+    cr_assert_not_null(claim, "%s", speed);
+    cr_assert(strstr(claim, "**holds") != NULL, "%s", claim);
+    cr_assert(strstr(speed, "Timed beside other work") == NULL, "%s", speed);
+    cr_assert(strstr(speed, "not judged: timed") == NULL, "%s", speed);
+    cr_assert(strstr(speed, "softmax has a lower PER") == NULL, "%s", speed);
     free(text);
 }
 

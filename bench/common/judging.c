@@ -21,6 +21,18 @@ int bench_preset_unjudged(lt_claim *c, const lt_csv_table *t)
     return 1;
 }
 
+int bench_busy_unjudged(lt_claim *c, const lt_csv_table *t)
+{
+    double threads, load = lt_claims_busy_load(t, &threads);
+    if (load == 0 || c->verdict == LT_CLAIM_UNTESTED)
+        return 0;
+    c->verdict = LT_CLAIM_UNJUDGED;
+    lt_claim_append(c->rule, "; not judged: timed beside other work (a load average of %.2f "
+                             "with %.0f thread%s of its own), so its times do not compare",
+                    load, threads, threads == 1 ? "" : "s");
+    return 1;
+}
+
 void bench_seeds_note(lt_claim *c, int pairs, int need)
 {
     if (c->verdict == LT_CLAIM_UNJUDGED && pairs < need)

@@ -20,6 +20,10 @@ double bench_paper_num(const lt_csv_table *paper, const char *method, const char
 /* A quality claim that cannot be judged at this preset says so (returns 1). */
 int bench_preset_unjudged(lt_claim *c, const lt_csv_table *t);
 
+/* A speed claim on a run timed beside other work cannot be judged: says
+ * so in its rule (returns 1). Quality claims do not depend on the load. */
+int bench_busy_unjudged(lt_claim *c, const lt_csv_table *t);
+
 /* The rule's note on seeds: how many were compared of how many it needs. */
 void bench_seeds_note(lt_claim *c, int pairs, int need);
 

@@ -174,8 +174,8 @@ static void image_recompute_speedup(lt_claim *c, const lt_csv_table *t, const lt
     c->verdict = isnan(speedup) ? LT_CLAIM_UNTESTED
                  : speedup >= order ? LT_CLAIM_HOLDS
                                     : LT_CLAIM_FAILS;
-    if (c->verdict != LT_CLAIM_UNTESTED)
-        speed_comparable(c, t);
+    if (c->verdict != LT_CLAIM_UNTESTED && speed_comparable(c, t))
+        bench_busy_unjudged(c, t);
 }
 
 static void image_cached_speedup(lt_claim *c, const lt_csv_table *t, const lt_csv_table *paper)
@@ -199,6 +199,7 @@ static void image_cached_speedup(lt_claim *c, const lt_csv_table *t, const lt_cs
         rows++;
     }
     c->verdict = rows == 0 ? LT_CLAIM_UNTESTED : faster ? LT_CLAIM_HOLDS : LT_CLAIM_FAILS;
+    bench_busy_unjudged(c, t);
 }
 
 /* Tables 1-2's Reformer speed-ups: LSH recomputing its prefix against
@@ -230,6 +231,7 @@ static void image_lsh_speedup(lt_claim *c, const lt_csv_table *t, const lt_csv_t
     c->verdict = rows == 0 || isnan(base) ? LT_CLAIM_UNTESTED
                  : agree                 ? LT_CLAIM_HOLDS
                                          : LT_CLAIM_FAILS;
+    bench_busy_unjudged(c, t);
 }
 
 int bench_image_claims(const lt_csv_table *const *runs, int count, const lt_csv_table *paper,
@@ -287,6 +289,7 @@ int bench_image_cpu_claims(const lt_csv_table *const *runs, int count,
     c->verdict = isnan(here[0]) || isnan(here[1]) || isnan(here[2]) ? LT_CLAIM_UNTESTED
                  : here[2] < here[1] && here[1] < here[0]        ? LT_CLAIM_HOLDS
                                                                   : LT_CLAIM_FAILS;
+    bench_busy_unjudged(c, t);
     return 1;
 }
 

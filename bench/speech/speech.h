@@ -10,9 +10,15 @@
 
 extern const lt_schema bench_speech_curves, bench_speech_results;
 
-/* Table 3's claims (an lt_conclude_fn). */
+/* Table 3's claims (an lt_conclude_fn): PER over the seeds, and the times
+ * per epoch where the run was timed alone. */
 int bench_speech_claims(const lt_csv_table *const *runs, int count, const lt_csv_table *paper,
                         lt_claim *claims);
+
+/* Table 3's time-per-epoch claims alone: a short run timed in a quiet
+ * sitting, for quality runs trained beside other work. */
+int bench_speech_speed_claims(const lt_csv_table *const *runs, int count,
+                              const lt_csv_table *paper, lt_claim *claims);
 
 /* The audio ablation under its section: each model of runs[1] (more hours
  * of audio) beside the same model in runs[0] (the preset's): updates,

@@ -179,6 +179,22 @@ lt_verdict lt_seeds_judge(const lt_seeds *a, const lt_seeds *b, int need,
     return yes > 0 ? LT_CLAIM_HOLDS : LT_CLAIM_FAILS;
 }
 
+double lt_claims_busy_load(const lt_csv_table *t, double *threads)
+{
+    double busiest = 0;
+    *threads = 0;
+    for (long long r = 0; r < t->nrows; r++) {
+        double load = lt_claim_num(t, r, "load_end"), used = lt_claim_num(t, r, "threads");
+        if (isnan(load) || isnan(used))
+            continue; /* written before the columns, or a row that never ran */
+        if (load > used + 1.0 && load > busiest) {
+            busiest = load;
+            *threads = used;
+        }
+    }
+    return busiest;
+}
+
 const char *lt_claims_quality_unjudged(const lt_csv_table *t)
 {
     int c = lt_csv_table_column(t, "preset");

@@ -70,6 +70,12 @@ lt_verdict lt_seeds_judge(const lt_seeds *a, const lt_seeds *b, int need,
  * the reason (a preset below medium trains models too small to say). */
 const char *lt_claims_quality_unjudged(const lt_csv_table *t);
 
+/* The highest load average recorded at the end of a row above that row's
+ * threads plus one: another process had a core while the row was timed, so
+ * its times do not compare with a run timed alone. 0 when every row ran
+ * alone or the table records no load; *threads gets that row's threads. */
+double lt_claims_busy_load(const lt_csv_table *t, double *threads);
+
 /* "holds", "holds at this scale, with a caveat", "does not hold", "not
  * measured". */
 const char *lt_verdict_name(lt_verdict v);

@@ -281,9 +281,15 @@ static void provenance_note(FILE *f, const lt_csv_table *t)
     fprintf(f, ", BLAS ");
     distinct_markdown(f, &blas);
     if (strcmp(first, last) == 0)
-        fprintf(f, "; %s.\n\n", first);
+        fprintf(f, "; %s.", first);
     else
-        fprintf(f, "; %s to %s.\n\n", first, last);
+        fprintf(f, "; %s to %s.", first, last);
+    double threads, load = lt_claims_busy_load(t, &threads);
+    if (load > 0)
+        fprintf(f, " Timed beside other work (a load average of %.2f at a row's end, with %.0f "
+                   "thread%s of its own): its times do not compare with a run timed alone.",
+                load, threads, threads == 1 ? "" : "s");
+    fprintf(f, "\n\n");
 }
 
 /* A column's value over the table's rows that ran (a row refused, skipped
