@@ -52,21 +52,21 @@ static void figures_link(const lt_report *o, char *buf, size_t size)
         snprintf(buf, size, "%s/figures", out);
 }
 
-/* "AMD EPYC (family 25 model 17 stepping 1)": the model name, and the
- * generation where the CSV records it (results written before cpu_id
- * existed do not). */
-static void cpu_text(char *buf, size_t size, const lt_csv_table *t)
+/* "AMD EPYC (family 25 model 17 stepping 1)" of row r: cpu_id tells
+ * generations apart under one model name (a hypervisor's "AMD EPYC");
+ * results written before it existed say that they do not name one. */
+static void machine_of(char *buf, size_t size, const lt_csv_table *t, long long r)
 {
-    const char *id = cell(t, 0, "cpu_id");
-    snprintf(buf, size, "%s%s%s%s", cell(t, 0, "cpu_model"), id[0] ? " (" : "", id,
-             id[0] ? ")" : "");
+    const char *id = cell(t, r, "cpu_id");
+    snprintf(buf, size, "%s (%s)", cell(t, r, "cpu_model"),
+             id[0] ? id : "generation not recorded");
 }
 
 static void machine_section(FILE *f, const lt_csv_table *t)
 {
     fprintf(f, "## Machine and build\n\n");
     char cpu[320];
-    cpu_text(cpu, sizeof cpu, t);
+    machine_of(cpu, sizeof cpu, t, 0);
     fprintf(f, "- CPU: %s\n", cpu);
     const char *fields[][2] = {{"cores", "cores"},
                                {"threads", "threads"},
@@ -223,15 +223,6 @@ static void distinct_add(distinct *d, const char *value, long long rows)
     }
     snprintf(d->value[d->count], sizeof d->value[0], "%s", value);
     d->rows[d->count++] = rows;
-}
-
-/* "CPU model (cpu_id)" of row r: cpu_id tells generations apart under one
- * model name (a hypervisor's "AMD EPYC"). */
-static void machine_of(char *buf, size_t size, const lt_csv_table *t, long long r)
-{
-    const char *id = cell(t, r, "cpu_id");
-    snprintf(buf, size, "%s%s%s%s", cell(t, r, "cpu_model"), id[0] ? " (" : "", id,
-             id[0] ? ")" : "");
 }
 
 static void collect(distinct *revisions, distinct *machines, const lt_csv_table *t)
