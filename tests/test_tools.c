@@ -720,6 +720,18 @@ static char *report_from_reference(char *dir /* [64] */, const char *experiments
     return report_from_reference_with(dir, experiments, files, "");
 }
 
+/* The report of DIR written again (--report-only), after a test changed
+ * its CSVs: its text. */
+static char *report_again(const char *dir, const char *experiments)
+{
+    char args[512], path[200];
+    snprintf(args, sizeof args, "suite --preset medium --experiments %s --report-only --out %s",
+             experiments, dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/REPORT.md", dir);
+    return check_read_text(path);
+}
+
 /* A configuration that differs between the rows that ran is given as its
  * range (scaling's batch shrinks as N grows), not as the first row's. */
 Test(report, configuration_that_varies_by_row_is_a_range, .timeout = 120)
@@ -846,7 +858,7 @@ Test(report, speech_section_states_positions_and_baseline_in_percent, .timeout =
  * the load); the speed section's run, timed alone, is judged. */
 Test(report, speed_timed_beside_other_work_is_not_judged, .timeout = 120)
 {
-    char dir[64], args[512], path[200], cmd[1024];
+    char dir[64], cmd[1024];
     const char *files[] = {"speech/speech.csv", "speech/speech-curves.csv", NULL};
     char *text = report_from_reference(dir, "speech", files);
     cr_assert(strstr(text, "Timed beside other work") == NULL, "%s", text);
@@ -862,11 +874,7 @@ Test(report, speed_timed_beside_other_work_is_not_judged, .timeout = 120)
              "%s/speech/speech.csv > %s/busy.csv && mv %s/busy.csv %s/speech/speech.csv",
              dir, dir, dir, dir, dir, dir, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
-    snprintf(args, sizeof args, "suite --preset medium --experiments speech --report-only --out %s",
-             dir);
-    cr_assert_eq(ltbench(args), 0, "%s", output);
-    snprintf(path, sizeof path, "%s/REPORT.md", dir);
-    text = check_read_text(path);
+    text = report_again(dir, "speech");
     const char *speed = strstr(text, "## Speech recognition: time per epoch (speed only)");
     cr_assert_not_null(speed, "%s", text);
     const char *busy = strstr(text, "Timed beside other work (a load average of 5.50 at a row's "
@@ -888,6 +896,49 @@ Test(report, speed_timed_beside_other_work_is_not_judged, .timeout = 120)
     cr_assert(strstr(speed, "Timed beside other work") == NULL, "%s", speed);
     cr_assert(strstr(speed, "not judged: timed") == NULL, "%s", speed);
     cr_assert(strstr(speed, "softmax has a lower PER") == NULL, "%s", speed);
+    free(text);
+}
+
+/* A model trained across revisions (resumed before resuming refused it)
+ * is named under its table with the revision of each stretch of updates,
+ * from its curves, though its result row names only the last; a run
+ * trained by one revision gets no such line. The other seeds' runs are
+ * named with the models they ran and their revisions. */
+Test(report, training_across_revisions_and_other_seeds_are_named, .timeout = 120)
+{
+    char dir[64], cmd[1400];
+    const char *files[] = {"copy/summary.csv", "copy/curves.csv", NULL};
+    char *text = report_from_reference(dir, "copy", files);
+    cr_assert(strstr(text, "Trained across revisions") == NULL, "%s", text);
+    cr_assert(strstr(text, "The other seeds' runs") == NULL, "%s", text);
+    free(text);
+    /* linear's first 5000 updates by another revision; a seed-2 run of
+     * softmax alone by a third */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && awk 'BEGIN { FS = OFS = \",\" } NR == 1 { for (i = 1; i <= NF; i++) "
+             "{ if ($i == \"git_revision\") g = i; if ($i == \"variant\") v = i; "
+             "if ($i == \"step\") s = i } } NR > 1 && $v == \"linear\" && $s <= 5000 "
+             "{ $g = \"aaaaaaaaaaaa\" } 1' copy/curves.csv > c && mv c copy/curves.csv && "
+             "mkdir -p copy-seed3 && awk 'BEGIN { FS = OFS = \",\" } NR == 1 { for (i = 1; "
+             "i <= NF; i++) { if ($i == \"git_revision\") g = i; if ($i == \"variant\") v = i; "
+             "if ($i == \"seed\") s = i } } NR > 1 { $g = \"bbbbbbbbbbbb\"; $s = 3 } "
+             "NR == 1 || $v == \"softmax\"' copy/summary.csv > copy-seed3/summary.csv",
+             dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    text = report_again(dir, "copy");
+    const char *line = strstr(text, "Trained across revisions, as its curves record: linear by "
+                                    "`aaaaaaaaaaaa` to update ");
+    cr_assert_not_null(line, "%s", text);
+    const char *end = strchr(line, '\n');
+    const char *then = strstr(line, ", then `");
+    cr_assert(then != NULL && then < end, "%.*s", (int)(end - line), line);
+    cr_assert(strstr(then, "` to 10000.") != NULL && strstr(then, "` to 10000.") < end, "%s",
+              line);
+    const char *softmax = strstr(line, "softmax");
+    cr_assert(softmax == NULL || softmax > end, "%.*s", (int)(end - line), line);
+    cr_assert(strstr(text, "- seed 3 (`copy-seed3/summary.csv`): softmax; git revision "
+                           "`bbbbbbbbbbbb` on ") != NULL,
+              "%s", text);
     free(text);
 }
 

@@ -249,6 +249,156 @@ static void distinct_markdown(FILE *f, const distinct *d)
         fprintf(f, "not recorded");
 }
 
+/* The training curves beside a result table: DIR/STEM-curves.csv (image,
+ * speech) or DIR/curves.csv (copy); 0 when there are none. */
+static int curves_beside(char *buf, size_t size, const char *results)
+{
+    const char *slash = strrchr(results, '/'), *dot = strrchr(results, '.');
+    int dir = slash ? (int)(slash - results) : 0;
+    const char *stem = slash ? slash + 1 : results;
+    int stem_len = dot && dot > stem ? (int)(dot - stem) : (int)strlen(stem);
+    snprintf(buf, size, "%.*s%s%.*s-curves.csv", dir, results, slash ? "/" : "", stem_len, stem);
+    if (exists(buf))
+        return 1;
+    snprintf(buf, size, "%.*s%scurves.csv", dir, results, slash ? "/" : "");
+    return exists(buf);
+}
+
+/* Which revision trained each stretch of a model's updates, from its
+ * curves: a run resumed across revisions (before resuming refused it, or
+ * with --mixed-revisions) is seen there even where its result rows name
+ * only the revision that evaluated it. */
+enum { SPANS_MAX = 8, MODELS_MAX = 32 };
+typedef struct trained_spans {
+    char model[64], evaluated[400]; /* evaluated: the result row's git_revision */
+    char revision[SPANS_MAX][400];
+    long long last[SPANS_MAX]; /* the last update logged in each stretch */
+    int count;
+} trained_spans;
+
+static int read_spans(trained_spans *m, const char *results, const lt_csv_table *t)
+{
+    char path[4400];
+    lt_csv_table c;
+    if (!curves_beside(path, sizeof path, results) || lt_csv_read(&c, path) != LT_OK)
+        return 0;
+    const char *key = lt_csv_table_column(&c, "variant") >= 0 ? "variant" : "model";
+    int n = 0;
+    for (long long r = 0; r < c.nrows; r++) {
+        const char *name = cell(&c, r, key), *rev = cell(&c, r, "git_revision");
+        int i = 0;
+        while (i < n && strcmp(m[i].model, name) != 0)
+            i++;
+        if (i == n) {
+            if (n == MODELS_MAX || rev[0] == '\0')
+                continue;
+            memset(&m[n], 0, sizeof m[n]);
+            snprintf(m[n].model, sizeof m[n].model, "%s", name);
+            for (long long k = 0; k < t->nrows; k++)
+                if (strcmp(cell(t, k, key), name) == 0) {
+                    snprintf(m[n].evaluated, sizeof m[n].evaluated, "%s",
+                             cell(t, k, "git_revision"));
+                    break;
+                }
+            n++;
+        }
+        trained_spans *s = &m[i];
+        if (s->count == 0 || strcmp(s->revision[s->count - 1], rev) != 0) {
+            if (s->count == SPANS_MAX)
+                continue;
+            snprintf(s->revision[s->count++], sizeof s->revision[0], "%s", rev);
+        }
+        s->last[s->count - 1] = atoll(cell(&c, r, "step"));
+    }
+    lt_csv_table_free(&c);
+    return n;
+}
+
+static int spans_mixed(const trained_spans *s)
+{
+    return s->count > 1 || (s->count == 1 && s->evaluated[0] != '\0' &&
+                            strcmp(s->revision[0], s->evaluated) != 0);
+}
+
+static int spans_equal(const trained_spans *a, const trained_spans *b)
+{
+    if (a->count != b->count)
+        return 0;
+    for (int i = 0; i < a->count; i++)
+        if (strcmp(a->revision[i], b->revision[i]) != 0 || a->last[i] != b->last[i])
+            return 0;
+    return 1;
+}
+
+/* "Trained across revisions, ...: softmax and linear by `A` to update 4000,
+ * then `B` to 14000; ..." where a model's training names another revision
+ * than its row, nothing where every model was trained by its row's. */
+static void training_note(FILE *f, const char *results, const lt_csv_table *t)
+{
+    static trained_spans m[MODELS_MAX];
+    int n = read_spans(m, results, t), said = 0;
+    for (int i = 0; i < n; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++)
+            first = !(spans_mixed(&m[j]) && spans_equal(&m[j], &m[i]));
+        if (!spans_mixed(&m[i]) || !first)
+            continue; /* said with the first model trained the same way */
+        fprintf(f, "%s", said++ ? "; " : "Trained across revisions, as its curves record: ");
+        for (int j = i, named = 0; j < n; j++)
+            if (spans_mixed(&m[j]) && spans_equal(&m[j], &m[i]))
+                fprintf(f, "%s%s", named++ ? ", " : "", m[j].model);
+        for (int k = 0; k < m[i].count; k++)
+            fprintf(f, k ? ", then `%s` to %lld" : " by `%s` to update %lld", m[i].revision[k],
+                    m[i].last[k]);
+    }
+    if (said)
+        fprintf(f, ". A row's git revision is the one that evaluated it.\n\n");
+}
+
+/* The revisions whose code trained a result table's models, from its
+ * curves: for the report's opening count. */
+static void collect_training(distinct *revisions, const char *results, const lt_csv_table *t)
+{
+    static trained_spans m[MODELS_MAX];
+    int n = read_spans(m, results, t);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < m[i].count; k++)
+            distinct_add(revisions, m[i].revision[k], 0);
+}
+
+/* The other seeds' runs the claims were judged on: which models each ran,
+ * and which revisions on which machines (they are not shown as tables). */
+static void seeds_note(FILE *f, const lt_report *o, const lt_report_section *sections, int count,
+                       const lt_report_section *s)
+{
+    if (s->conclude == NULL)
+        return;
+    static char paths[LT_SEEDS_MAX][4400];
+    int n = lt_report_seed_paths(o, sections, count, s, paths), said = 0;
+    size_t out_len = strlen(o->out);
+    for (int i = 1; i < n; i++) {
+        lt_csv_table t;
+        if (lt_csv_read(&t, paths[i]) != LT_OK)
+            continue;
+        distinct revisions = {0}, machines = {0}, models = {0};
+        collect(&revisions, &machines, &t);
+        const char *key = lt_csv_table_column(&t, "variant") >= 0 ? "variant" : "model";
+        for (long long r = 0; r < t.nrows; r++)
+            if (strcmp(cell(&t, r, "status"), "ok") == 0 || cell(&t, r, "status")[0] == '\0')
+                distinct_add(&models, cell(&t, r, key), 1);
+        fprintf(f, "%s- seed %s (`%s`): ", said++ ? "" : "\nThe other seeds' runs:\n\n",
+                cell(&t, 0, "seed"), paths[i] + out_len + 1);
+        for (int k = 0; k < models.count; k++)
+            fprintf(f, "%s%s", k ? ", " : "", models.value[k]);
+        fprintf(f, "; git revision%s ", revisions.count > 1 ? "s" : "");
+        distinct_markdown(f, &revisions);
+        fprintf(f, " on ");
+        distinct_markdown(f, &machines);
+        fprintf(f, ", %s\n", cell(&t, 0, "date"));
+        lt_csv_table_free(&t);
+    }
+}
+
 /* Under each table: the revisions that made its rows (a row trained by
  * several names them all, A+B) and the machines, kernels and BLAS. */
 static void provenance_note(FILE *f, const lt_csv_table *t)
@@ -388,9 +538,12 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
                           int count, const lt_report_section *s, const lt_csv_table *t,
                           int repeat)
 {
+    char results[4400];
+    snprintf(results, sizeof results, "%s/%s", o->out, s->results);
     if (s->part >= LT_PART_SWEEP) {
         fprintf(f, "\n### %s\n\n%s\n\n", s->title, s->says);
         provenance_note(f, t);
+        training_note(f, results, t);
         lt_table_markdown(s->schema, t, f);
         if (s->extra != NULL)
             s->extra(f, o->out, s->runs);
@@ -403,6 +556,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     fprintf(f, "\n\n");
     config_line(f, s, t);
     provenance_note(f, t);
+    training_note(f, results, t);
     if (lt_csv_table_column(t, "preset") >= 0)
         fprintf(f, "Preset %s", cell(t, 0, "preset"));
     if (s->describe != NULL)
@@ -414,6 +568,7 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
         paper_table(f, o, s->paper);
     fprintf(f, "\nThe paper: %s\n", s->says);
     conclusions(f, o, sections, count, s, t);
+    seeds_note(f, o, sections, count, s);
     if (s->extra != NULL)
         s->extra(f, o->out, s->runs);
     figure_link(f, o, s, repeat);
@@ -470,6 +625,7 @@ static void every_table(const lt_report *o, const lt_report_section *sections, i
         if (!exists(path) || lt_csv_read(&t, path) != LT_OK)
             continue;
         collect(revisions, machines, &t);
+        collect_training(revisions, path, &t);
         lt_csv_table_free(&t);
     }
 }
