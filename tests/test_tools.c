@@ -732,6 +732,16 @@ static char *report_again(const char *dir, const char *experiments)
     return check_read_text(path);
 }
 
+/* The report of DIR written again after `shell` changed its CSVs (run in
+ * DIR): its text. */
+static char *report_after(const char *dir, const char *experiments, const char *shell)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && %s", dir, shell);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    return report_again(dir, experiments);
+}
+
 /* A configuration that differs between the rows that ran is given as its
  * range (scaling's batch shrinks as N grows), not as the first row's. */
 Test(report, configuration_that_varies_by_row_is_a_range, .timeout = 120)
@@ -820,10 +830,12 @@ Test(report, image_section_shows_its_configuration_and_grids, .timeout = 120)
     cr_assert(strstr(text, "Configuration here: 2 layers, 4 heads of 32, FFN 512, 14000 "
                            "updates. The paper's: 8 layers, 8 heads of 32") != NULL,
               "%s", text);
-    cr_assert(strstr(text, "![mnist linear samples](image/mnist-linear-samples.png)") != NULL,
-              "%s", text);
-    cr_assert(strstr(text, "![mnist linear completions](image/mnist-linear-completions.png)") !=
+    /* the reference's grids are at actual size: shown enlarged */
+    cr_assert(strstr(text, "![mnist linear samples](figures/image-mnist-linear-samples.png)") !=
                   NULL,
+              "%s", text);
+    cr_assert(strstr(text, "![mnist linear completions](figures/image-mnist-linear-completions."
+                           "png)") != NULL,
               "%s", text);
     cr_assert(strstr(text, "mnist-softmax-samples") == NULL, "not there, not linked: %s", text);
     cr_assert(strstr(text, "the white ticks at the sides mark where the given half ends") != NULL,
@@ -906,7 +918,7 @@ Test(report, speed_timed_beside_other_work_is_not_judged, .timeout = 120)
  * named with the models they ran and their revisions. */
 Test(report, training_across_revisions_and_other_seeds_are_named, .timeout = 120)
 {
-    char dir[64], cmd[1400];
+    char dir[64];
     const char *files[] = {"copy/summary.csv", "copy/curves.csv", NULL};
     char *text = report_from_reference(dir, "copy", files);
     cr_assert(strstr(text, "Trained across revisions") == NULL, "%s", text);
@@ -914,18 +926,16 @@ Test(report, training_across_revisions_and_other_seeds_are_named, .timeout = 120
     free(text);
     /* linear's first 5000 updates by another revision; a seed-2 run of
      * softmax alone by a third */
-    snprintf(cmd, sizeof cmd,
-             "cd %s && awk 'BEGIN { FS = OFS = \",\" } NR == 1 { for (i = 1; i <= NF; i++) "
-             "{ if ($i == \"git_revision\") g = i; if ($i == \"variant\") v = i; "
-             "if ($i == \"step\") s = i } } NR > 1 && $v == \"linear\" && $s <= 5000 "
-             "{ $g = \"aaaaaaaaaaaa\" } 1' copy/curves.csv > c && mv c copy/curves.csv && "
-             "mkdir -p copy-seed3 && awk 'BEGIN { FS = OFS = \",\" } NR == 1 { for (i = 1; "
-             "i <= NF; i++) { if ($i == \"git_revision\") g = i; if ($i == \"variant\") v = i; "
-             "if ($i == \"seed\") s = i } } NR > 1 { $g = \"bbbbbbbbbbbb\"; $s = 3 } "
-             "NR == 1 || $v == \"softmax\"' copy/summary.csv > copy-seed3/summary.csv",
-             dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
-    text = report_again(dir, "copy");
+    text = report_after(
+        dir, "copy",
+        "awk 'BEGIN { FS = OFS = \",\" } NR == 1 { for (i = 1; i <= NF; i++) "
+        "{ if ($i == \"git_revision\") g = i; if ($i == \"variant\") v = i; "
+        "if ($i == \"step\") s = i } } NR > 1 && $v == \"linear\" && $s <= 5000 "
+        "{ $g = \"aaaaaaaaaaaa\" } 1' copy/curves.csv > c && mv c copy/curves.csv && "
+        "mkdir -p copy-seed3 && awk 'BEGIN { FS = OFS = \",\" } NR == 1 { for (i = 1; "
+        "i <= NF; i++) { if ($i == \"git_revision\") g = i; if ($i == \"variant\") v = i; "
+        "if ($i == \"seed\") s = i } } NR > 1 { $g = \"bbbbbbbbbbbb\"; $s = 3 } "
+        "NR == 1 || $v == \"softmax\"' copy/summary.csv > copy-seed3/summary.csv");
     const char *line = strstr(text, "Trained across revisions, as its curves record: linear by "
                                     "`aaaaaaaaaaaa` to update ");
     cr_assert_not_null(line, "%s", text);
@@ -1160,6 +1170,40 @@ static void png_size(const char *path, uint32_t *width, uint32_t *height)
               path);
     *width = (uint32_t)h[16] << 24 | (uint32_t)h[17] << 16 | (uint32_t)h[18] << 8 | h[19];
     *height = (uint32_t)h[20] << 24 | (uint32_t)h[21] << 16 | (uint32_t)h[22] << 8 | h[23];
+}
+
+/* A sample or completion grid an older revision wrote at actual size is
+ * shown enlarged (4x) under figures/, the completions' prompt ends marked,
+ * and says so; a grid the run drew enlarged itself is linked as it is. */
+Test(report, image_grids_are_shown_enlarged, .timeout = 120)
+{
+    char dir[64], path[200];
+    const char *files[] = {"image/mnist.csv", "image/mnist-softmax-samples.png",
+                           "image/mnist-softmax-completions.png", NULL};
+    char *text = report_from_reference(dir, "image", files);
+    uint32_t w0, h0, w, h;
+    snprintf(path, sizeof path, "%s/image/mnist-softmax-completions.png", dir);
+    png_size(path, &w0, &h0);
+    cr_assert(w0 < 400, "the reference grid is at actual size: %u", w0);
+    cr_assert(strstr(text, "softmax completions (drawn at actual size by its run: enlarged here") !=
+                  NULL,
+              "%s", text);
+    cr_assert(strstr(text, "](figures/image-mnist-softmax-completions.png)") != NULL, "%s", text);
+    cr_assert(strstr(text, "](figures/image-mnist-softmax-samples.png)") != NULL, "%s", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/figures/image-mnist-softmax-completions.png", dir);
+    png_size(path, &w, &h);
+    cr_assert(w == 4 * w0 && h == 4 * h0, "%ux%u from %ux%u", w, h, w0, h0);
+    /* the enlarged grids as a newer run writes them: shown as they are */
+    text = report_after(dir, "image",
+                        "mv figures/image-mnist-softmax-completions.png "
+                        "image/mnist-softmax-completions.png && mv "
+                        "figures/image-mnist-softmax-samples.png image/mnist-softmax-samples.png");
+    cr_assert(strstr(text, "drawn at actual size") == NULL, "%s", text);
+    cr_assert(strstr(text, "](image/mnist-softmax-completions.png)") != NULL, "%s", text);
+    cr_assert(strstr(text, "](image/mnist-softmax-samples.png)") != NULL, "%s", text);
+    cr_assert(access(path, F_OK) != 0, "%s was drawn again", path);
+    free(text);
 }
 
 Test(plot, every_figure_writes_script_data_and_png, .timeout = 120)

@@ -14,14 +14,14 @@ static const lt_report_section sections[] = {
      .conclude = bench_image_claims,
      .paper_config = "8 layers, 8 heads of 32, FFN 1024, RAdam 1e-4, 250 epochs of 60000 "
                      "images",
-     .describe = bench_image_describe},
+     .describe = bench_image_describe, .grid_view = bench_image_grid_view},
     {"image", "cifar10", "Image generation (the paper's Table 2)", "image/cifar10.csv",
      &bench_image_results, NULL, &bench_image_results, "table2-cifar10.csv",
      "linear attention matches softmax's bits/dim and generates thousands of times faster "
      "than softmax recomputing the prefix.", .part = LT_PART_PAPER, .conclude = bench_image_claims,
      .paper_config = "16 layers, 8 heads of 32, FFN 1024, RAdam 1e-4, about 7 days on one GPU "
                      "over the 50000 CIFAR-10 training images",
-     .describe = bench_image_describe},
+     .describe = bench_image_describe, .grid_view = bench_image_grid_view},
     {"image", "mnist", "MNIST generation at the paper's size (speed only)",
      "image-paper/mnist.csv", &bench_image_results, NULL, NULL, "table1-mnist.csv",
      "linear attention generates 317x faster than softmax recomputing the prefix, LSH-1 1.5x "
@@ -32,7 +32,7 @@ static const lt_report_section sections[] = {
      .part = LT_PART_PAPER, .conclude = bench_image_claims, .only_preset = "medium",
      .args = {"--layers=8", "--heads=8", "--head-dim=32", "--ffn=1024", "--gen-only",
       "--gen-batches=1", "--gen-images=1", "--completions=0", NULL},
-     .describe = bench_image_describe},
+     .describe = bench_image_describe, .grid_view = bench_image_grid_view},
     {"image", "cifar10", "CIFAR-10 generation on a CPU at the paper's size (its appendix)",
      "image-paper/cifar10.csv", &bench_image_results, NULL, NULL, "appendix-cpu-cifar10.csv",
      "on a CPU, one CIFAR-10 image at batch 1 takes softmax recomputing the prefix 8651 s, "
@@ -43,16 +43,16 @@ static const lt_report_section sections[] = {
      .args = {"--layers=16", "--heads=8", "--head-dim=32", "--ffn=1024", "--gen-only",
       "--gen-batches=1", "--gen-images=1", "--variants=softmax,linear", "--completions=0",
       NULL},
-     .describe = bench_image_describe},
+     .describe = bench_image_describe, .grid_view = bench_image_grid_view},
     {"image", "mnist", "MNIST, seed 2", "image-seed2/mnist.csv", &bench_image_results, NULL,
      NULL, NULL, "", .part = LT_PART_SEED, .conclude = NULL, .only_preset = "medium",
      .args = {"--seed=2", "--gen-modes=fast", NULL},
      .seed_of = "image/mnist.csv",
-     .describe = bench_image_describe},
+     .describe = bench_image_describe, .grid_view = bench_image_grid_view},
     {"image", "cifar10", "CIFAR-10, seed 2", "image-seed2/cifar10.csv", &bench_image_results,
      NULL, NULL, NULL, "", .part = LT_PART_SEED, .conclude = NULL, .only_preset = "medium",
      .args = {"--seed=2", "--gen-modes=fast", NULL}, .seed_of = "image/cifar10.csv",
-     .describe = bench_image_describe},
+     .describe = bench_image_describe, .grid_view = bench_image_grid_view},
     {"image", "mnist", "Image generation: twice the depth (an ablation)", "image-l4/mnist.csv",
      &bench_image_results, NULL, NULL, NULL,
      "The medium preset's MNIST models again with 4 layers instead of 2, softmax and linear "
@@ -62,7 +62,7 @@ static const lt_report_section sections[] = {
      .args = {"--layers=4", "--variants=softmax,linear", NULL},
      .runs = {"image", "image-l4", "image-long", "image-seed2", "image-drop7", NULL},
      .extra = bench_image_ablation,
-     .describe = bench_image_describe},
+     .describe = bench_image_describe, .grid_view = bench_image_grid_view},
     {"image", "mnist", "Image generation: twice the updates (an ablation)",
      "image-long/mnist.csv", &bench_image_results, NULL, NULL, NULL,
      "The medium preset's MNIST models again for twice its updates, the learning rate dropped "
@@ -73,7 +73,7 @@ static const lt_report_section sections[] = {
      .part = LT_PART_ABLATION, .conclude = NULL, .only_preset = "medium",
      .args = {"--steps=28000", "--lr-drops=24000:0.1", "--variants=softmax,linear", NULL},
      .extra = NULL,
-     .describe = bench_image_describe},
+     .describe = bench_image_describe, .grid_view = bench_image_grid_view},
     {"image", "mnist", "Image generation: an earlier learning-rate drop (an ablation)",
      "image-drop7/mnist.csv", &bench_image_results, NULL, NULL, NULL,
      "The medium preset's MNIST models again with the learning rate dropped tenfold after "
@@ -83,7 +83,7 @@ static const lt_report_section sections[] = {
      "(medium preset only).",
      .part = LT_PART_ABLATION, .conclude = NULL, .only_preset = "medium",
      .args = {"--lr-drops=7000:0.1", "--variants=softmax,linear", NULL}, .extra = NULL,
-     .describe = bench_image_describe},
+     .describe = bench_image_describe, .grid_view = bench_image_grid_view},
 };
 
 const bench_entry bench_image_entry = {"image",

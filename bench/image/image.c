@@ -460,26 +460,6 @@ static lt_status completions(const image_run *c, const lt_model *weights,
     return status;
 }
 
-/* Grids are drawn GRID_SCALE times their pixels' size, readable as they
- * are; GRID_PAD pixels (before scaling) between the tiles. */
-enum { GRID_SCALE = 4, GRID_PAD = 2, GRID_BACKGROUND = 128, GRID_MARK = 255 };
-
-/* In a completion grid (originals above, completions below), white ticks
- * in the padding either side of each completion at the row where its
- * prompt ends: above them the test image was given, below generated. */
-static void mark_prompt_end(uint8_t *grid, int grid_width, int channels, int count,
-                            int tile_width, int tile_height)
-{
-    int boundary = GRID_PAD + (tile_height + GRID_PAD) + tile_height / 2; /* second row */
-    for (int i = 0; i <= count; i++) {
-        int x0 = i * (tile_width + GRID_PAD); /* the padding left of tile i */
-        for (int y = boundary * GRID_SCALE - 2; y <= boundary * GRID_SCALE + 1; y++)
-            for (int x = x0 * GRID_SCALE; x < (x0 + GRID_PAD) * GRID_SCALE; x++)
-                memset(grid + ((size_t)y * (size_t)grid_width + (size_t)x) * (size_t)channels,
-                       GRID_MARK, (size_t)channels);
-    }
-}
-
 static lt_status write_grid(const image_run *c, const lt_exp_run *run, const char *what,
                             const char *variant, const uint8_t *images, int count, int cols)
 {
@@ -487,22 +467,18 @@ static lt_status write_grid(const image_run *c, const lt_exp_run *run, const cha
     snprintf(name, sizeof name, "%s-%s-%s.png", c->data_name, variant, what);
     lt_outdir_path(&run->dir, name, path, sizeof path);
     const lt_image_set *d = &c->train;
+    LT_ASSERT(d->width == d->height); /* the grids' tiles are square */
     int gw, gh;
     LT_TRY(lt_png_grid_size(&gw, &gh, count, d->width, d->height, cols, GRID_PAD));
     uint8_t *grid, *scaled = NULL;
-    size_t bytes = (size_t)gw * gh * d->channels;
-    LT_TRY(lt_mem_alloc((void **)&grid, bytes, "image grid"));
-    lt_status status = lt_mem_alloc((void **)&scaled, bytes * GRID_SCALE * GRID_SCALE,
-                                    "image grid, enlarged");
+    LT_TRY(lt_mem_alloc((void **)&grid, (size_t)gw * gh * d->channels, "image grid"));
+    lt_status status = lt_png_grid(grid, images, count, d->width, d->height, d->channels, cols,
+                                   GRID_PAD, GRID_BACKGROUND);
     if (status == LT_OK)
-        status = lt_png_grid(grid, images, count, d->width, d->height, d->channels, cols,
-                             GRID_PAD, GRID_BACKGROUND);
-    if (status == LT_OK) {
-        lt_png_scale(scaled, grid, gw, gh, d->channels, GRID_SCALE);
-        if (strcmp(what, "completions") == 0)
-            mark_prompt_end(scaled, gw * GRID_SCALE, d->channels, cols, d->width, d->height);
+        status = bench_image_enlarge_grid(&scaled, grid, gw, gh, d->channels, d->width, cols,
+                              strcmp(what, "completions") == 0);
+    if (status == LT_OK)
         status = lt_png_write(path, scaled, gw * GRID_SCALE, gh * GRID_SCALE, d->channels);
-    }
     lt_mem_free(scaled);
     lt_mem_free(grid);
     return status;

@@ -4,6 +4,7 @@
 #ifndef LT_BENCH_IMAGE_H
 #define LT_BENCH_IMAGE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/entry.h"
@@ -30,6 +31,21 @@ void bench_image_ablation(FILE *f, const char *out, const char *const *runs);
 /* The run in the report's words: its training and test images, trained
  * or not (an lt_section_describe_fn). */
 void bench_image_describe(FILE *f, const lt_csv_table *t);
+
+/* Grids are drawn GRID_SCALE times their pixels' size, readable as they
+ * are; GRID_PAD pixels (before scaling) between the tiles. */
+enum { GRID_SCALE = 4, GRID_PAD = 2, GRID_BACKGROUND = 128, GRID_MARK = 255 };
+
+/* A grid of tiles `tile` pixels square, drawn GRID_SCALE times larger into
+ * *out (lt_mem_alloc'd), the prompt ends marked where `mark` (a completions
+ * grid of `cols` tiles a row: originals above, completions below). */
+lt_status bench_image_enlarge_grid(uint8_t **out, const uint8_t *grid, int width, int height,
+                                   int channels, int tile, int cols, int mark);
+
+/* A run's sample or completion grid as the report shows it (an
+ * lt_section_grid_fn): grids written at actual size by earlier revisions
+ * are drawn as the program draws them now, enlarged, prompt ends marked. */
+int bench_image_grid_view(const char *grid, const char *completions, const char *view, int mark);
 
 extern const bench_entry bench_image_entry;
 

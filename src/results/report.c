@@ -508,17 +508,21 @@ static void image_grids(FILE *f, const lt_report *o, const lt_report_section *s,
     }
     int variant = lt_csv_table_column(t, "variant"), said = 0;
     const char *data = cell(t, 0, "dataset");
-    char dir[4400], link[4400];
+    char dir[4400], link[4400], figures[4400];
     snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(s->results, '/') - s->results), s->results);
     out_link(o, link, sizeof link);
+    figures_link(o, figures, sizeof figures);
     for (long long r = 0; variant >= 0 && r < t->nrows; r++) {
         const char *name = lt_csv_table_cell(t, r, variant);
         int first = 1; /* each variant once */
         for (long long q = 0; q < r && first; q++)
             first = strcmp(lt_csv_table_cell(t, q, variant), name) != 0;
         static const char *const kinds[] = {"samples", "completions"};
+        char completions[4600];
+        snprintf(completions, sizeof completions, "%s/%s/%s-%s-completions.png", o->out, dir,
+                 data, name);
         for (int k = 0; k < 2 && first; k++) {
-            char path[4600];
+            char path[4600], view[4600], shown[14000];
             snprintf(path, sizeof path, "%s/%s/%s-%s-%s.png", o->out, dir, data, name, kinds[k]);
             if (!exists(path))
                 continue;
@@ -527,9 +531,30 @@ static void image_grids(FILE *f, const lt_report *o, const lt_report_section *s,
                            "(test images above, below them the same images with the lower half "
                            "generated from the upper; the white ticks at the sides mark where "
                            "the given half ends):\n");
-            int here = strcmp(link, ".") == 0; /* the report is in OUT */
-            fprintf(f, "\n%s %s:\n\n![%s %s %s](%s%s%s/%s-%s-%s.png)\n", name, kinds[k], data,
-                    name, kinds[k], here ? "" : link, here ? "" : "/", dir, data, name, kinds[k]);
+            /* a grid an older revision wrote at actual size is shown as
+             * the program draws it now, redrawn under figures/ */
+            snprintf(view, sizeof view, "%s/figures", o->out);
+            mkdir(view, 0777);
+            snprintf(view, sizeof view, "%s/figures/%s-%s-%s-%s.png", o->out, dir, data, name,
+                     kinds[k]);
+            int redrawn = s->grid_view != NULL && exists(completions)
+                              ? s->grid_view(path, completions, view, k == 1)
+                              : 0;
+            if (redrawn == 1)
+                snprintf(shown, sizeof shown, "%s/%s-%s-%s-%s.png", figures, dir, data, name,
+                         kinds[k]);
+            else if (strcmp(link, ".") == 0) /* the report is in OUT */
+                snprintf(shown, sizeof shown, "%s/%s-%s-%s.png", dir, data, name, kinds[k]);
+            else
+                snprintf(shown, sizeof shown, "%s/%s/%s-%s-%s.png", link, dir, data, name,
+                         kinds[k]);
+            fprintf(f, "\n%s %s%s:\n\n![%s %s %s](%s)\n", name, kinds[k],
+                    redrawn == 1    ? " (drawn at actual size by its run: enlarged here, "
+                                      "as the image program now draws it)"
+                    : redrawn == -1 ? " (as its run wrote it: it could not be read to be "
+                                      "shown enlarged)"
+                                    : "",
+                    data, name, kinds[k], shown);
         }
     }
 }

@@ -20,6 +20,15 @@ typedef void (*lt_section_extra_fn)(FILE *f, const char *out, const char *const 
  * from its result table: "; ..." clauses (what data, how much of it). */
 typedef void (*lt_section_describe_fn)(FILE *f, const lt_csv_table *t);
 
+/* The picture of a run's image grid the report shows: writes `view` from
+ * `grid` (its completions grid, `completions`, tells the tile size; `mark`:
+ * `grid` is that completions grid, whose prompt ends are marked) and
+ * returns 1 where the run wrote it in an older, unreadable form (actual
+ * size, unmarked); 0 where the grid is shown as written, -1 where it could
+ * not be read or the view not written. */
+typedef int (*lt_section_grid_fn)(const char *grid, const char *completions, const char *view,
+                                  int mark);
+
 /* Where a section stands in the report, in this order: the paper's
  * experiments, other seeds of them (judged with them, not shown alone),
  * then under "Beyond the paper" the sweeps the paper does not run and the
@@ -59,6 +68,7 @@ typedef struct lt_report_section {
      * said at the section's start beside the one measured here. */
     const char *paper_config;
     lt_section_describe_fn describe; /* NULL: the preset alone */
+    lt_section_grid_fn grid_view;    /* NULL: image grids shown as written */
 } lt_report_section;
 
 typedef struct lt_report {
