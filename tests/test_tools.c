@@ -1099,7 +1099,7 @@ static const struct fixture {
      "# columns: N fwd_bwd_per_sample_s peak_bytes_per_sample"},
     {"curves.csv", curves_csv, "copy-curves", "# columns: step loss elapsed_s"},
     {"image.csv", image_csv, "image", "# columns: group images_per_s:cached images_per_s:recompute"},
-    {"speech.csv", speech_csv, "speech", "# columns: epoch dev_per elapsed_s"},
+    {"speech.csv", speech_csv, "speech", "# columns: epoch test_per elapsed_s"},
     {"crossover.csv", crossover_csv, "crossover", "# columns: head_dim crossover_n\n"},
     {"decode.csv", decode_csv, "decode", "# columns: context token_median_s held_bytes"},
 };
@@ -1395,8 +1395,8 @@ Test(plot, unknown_or_malformed_csv_exits_2_and_writes_nothing)
     struct { const char *text, *mention; } bad[] = {
         {"a,b\n1,2\n", "no 'experiment' column"},
         {"experiment,x\nweather,1\n", "no figure for experiment 'weather'"},
-        {"experiment,model,kernel,epoch,dev_per\nspeech,lstm,none,1,0.5\n", "column 'elapsed_s'"},
-        {"experiment,model,kernel,epoch,elapsed_s,dev_per\nspeech,lstm,none,1,2,high\n",
+        {"experiment,model,kernel,epoch,test_per\nspeech,lstm,none,1,0.5\n", "column 'elapsed_s'"},
+        {"experiment,model,kernel,epoch,elapsed_s,test_per\nspeech,lstm,none,1,2,high\n",
          "expected a number, got 'high'"},
         {"experiment,model\n\"speech,lstm\n", "quoted field never closed"},
     };
@@ -1489,7 +1489,7 @@ Test(plot, earlier_figures_are_replaced_only_with_overwrite, .timeout = 120)
     strcat(args, " --overwrite");
     cr_assert_eq(ltbench(args), 0, "%s", output);
     snprintf(path, sizeof path, "%s/speech.dat", figs);
-    cr_assert(strstr(read_text(path), " 0.25 ") != NULL, "the later data:\n%s", read_text(path));
+    cr_assert(strstr(read_text(path), " 0.26") != NULL, "the later data:\n%s", read_text(path));
     cr_assert_eq(check_count_entries(figs), entries, "replaced, no temporary left");
 }
 
