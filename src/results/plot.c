@@ -489,6 +489,9 @@ static void write_panel_axes(FILE *f, const lt_panel *panel)
         fprintf(f, "set logscale x 2\n");
     if (panel->log_y)
         fprintf(f, "set logscale y\n");
+    /* powers of ten as 0.0001 or 1e-05, not gnuplot's 10.000000 (its
+     * default pads every tick to the smallest one's decimals on a log axis) */
+    fputs(panel->log_y ? "set format y \"%g\"\n" : "set format y \"% h\"\n", f);
     if (panel->xlabel) {
         fprintf(f, "set xlabel ");
         gp_string(f, panel->xlabel);
