@@ -508,7 +508,20 @@ Test(results, copy_claims_judge_accuracy_and_loss_over_three_seeds)
                                     same},
                    3, NULL, 0);
     cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED);
-    cr_assert(strstr(c.rule, "the seeds disagree") != NULL, "%s", c.rule);
+    cr_assert(strstr(c.rule, "the seeds disagree: the accuracies meet it in 2 of 3 seeds, the "
+                             "losses in 3 of 3") != NULL,
+              "%s", c.rule);
+    /* the losses apart in every seed, the accuracies close in one: the
+     * rule names the part they split on */
+    c = claim_over(bench_copy_claims, 2, COPY_HEADER,
+                   (const char *[]){"softmax,ok,medium,1.0,0.00002\nlinear,ok,medium,0.984,0.04\n",
+                                    "softmax,ok,medium,1.0,0.00002\nlinear,ok,medium,0.975,0.06\n",
+                                    "softmax,ok,medium,1.0,0.00002\nlinear,ok,medium,0.978,0.05\n"},
+                   3, NULL, 0);
+    cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED, "%s", c.rule);
+    cr_assert(strstr(c.rule, "the accuracies meet it in 1 of 3 seeds, the losses in 0 of 3") !=
+                  NULL,
+              "%s", c.rule);
     c = claim_over(bench_copy_claims, 2, COPY_HEADER, (const char *[]){same}, 1, NULL, 0);
     cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED);
     cr_assert(strstr(c.rule, "1 seed here, the rule needs 3") != NULL, "%s", c.rule);

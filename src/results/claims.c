@@ -158,20 +158,26 @@ void lt_seeds_text(char *buf, size_t size, const lt_seeds *s, const char *fmt)
     snprintf(buf, size, "%s (%d seeds: %s to %s)", mean, s->count, lo, hi);
 }
 
+int lt_seeds_passing(const lt_seeds *a, const lt_seeds *b,
+                     int (*test)(double a, double b, const void *arg), const void *arg,
+                     int *pairs)
+{
+    int yes = 0;
+    *pairs = 0;
+    for (int i = 0; i < a->runs && i < b->runs; i++) {
+        if (isnan(a->value[i]) || isnan(b->value[i]))
+            continue;
+        yes += test(a->value[i], b->value[i], arg) != 0;
+        ++*pairs;
+    }
+    return yes;
+}
+
 lt_verdict lt_seeds_judge(const lt_seeds *a, const lt_seeds *b, int need,
                           int (*test)(double a, double b, const void *arg), const void *arg,
                           int *pairs)
 {
-    int yes = 0, no = 0;
-    for (int i = 0; i < a->runs && i < b->runs; i++) {
-        if (isnan(a->value[i]) || isnan(b->value[i]))
-            continue;
-        if (test(a->value[i], b->value[i], arg))
-            yes++;
-        else
-            no++;
-    }
-    *pairs = yes + no;
+    int yes = lt_seeds_passing(a, b, test, arg, pairs), no = *pairs - yes;
     if (*pairs == 0)
         return LT_CLAIM_UNTESTED;
     if (*pairs < need || (yes > 0 && no > 0))

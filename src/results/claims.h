@@ -57,6 +57,12 @@ void lt_seeds_scale(lt_seeds *s, double factor);
  * with printf format `fmt` for each number. */
 void lt_seeds_text(char *buf, size_t size, const lt_seeds *s, const char *fmt);
 
+/* In how many seeds where both a and b are measured test(a_i, b_i) holds;
+ * *pairs gets how many seeds have both. */
+int lt_seeds_passing(const lt_seeds *a, const lt_seeds *b,
+                     int (*test)(double a, double b, const void *arg), const void *arg,
+                     int *pairs);
+
 /* How a paired comparison of a and b (same runs) comes out over the seeds
  * where both are measured: LT_CLAIM_HOLDS if test(a_i, b_i) holds for
  * every seed, LT_CLAIM_FAILS if for none, LT_CLAIM_UNJUDGED if the seeds
