@@ -12,6 +12,7 @@ set size 0.4375,0.8800
 unset key
 unset logscale
 set logscale y
+set format y "%g"
 set xlabel "update"
 set ylabel "loss on the copied half (nats)"
 set offsets 0,0,0,0
@@ -25,6 +26,7 @@ set size 0.4375,0.8800
 set key at screen 0.8850,0.8800 left top vertical Left reverse samplen 3 font ",9"
 unset logscale
 set logscale y
+set format y "%g"
 set xlabel "seconds"
 set ylabel "loss on the copied half (nats)"
 set offsets 0,0,0,0

@@ -13,6 +13,7 @@ set key at screen 0.5304,0.8643 left top vertical Left reverse samplen 3 font ",
 unset logscale
 set logscale x 2
 set logscale y
+set format y "%g"
 set xlabel "head dimension D"
 set ylabel "crossover N"
 set offsets 0,0,0,0

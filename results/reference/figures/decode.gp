@@ -13,6 +13,7 @@ unset key
 unset logscale
 set logscale x 2
 set logscale y
+set format y "%g"
 set xlabel "context position p"
 set ylabel "seconds per token (a step of the batch)"
 set offsets 0,0,0,0
@@ -43,6 +44,7 @@ set key at screen 0.6831,0.8800 left top vertical Left reverse samplen 3 font ",
 unset logscale
 set logscale x 2
 set logscale y
+set format y "%g"
 set xlabel "context position p"
 set ylabel "state, cache or recompute memory (MiB)"
 set offsets 0,0,0,0

@@ -13,6 +13,7 @@ set style fill solid 0.8 border -1
 set xtics nomirror rotate by 30 right
 unset logscale
 set logscale y
+set format y "%g"
 set ylabel "images/s (generation)"
 set offsets 0.5,0.5,0,0
 set yrange [*:*]

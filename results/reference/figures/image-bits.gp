@@ -12,6 +12,7 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set xtics nomirror rotate by 30 right
 unset logscale
+set format y "% h"
 set ylabel "test bits/dim (lower is better)"
 set offsets 0,0,0,0
 set yrange [0:*]

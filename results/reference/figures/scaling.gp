@@ -13,6 +13,7 @@ unset key
 unset logscale
 set logscale x 2
 set logscale y
+set format y "%g"
 set xlabel "sequence length N"
 set ylabel "time per sample (s)"
 set offsets 0,0,0,0
@@ -36,6 +37,7 @@ set key at screen 0.7065,0.7786 left top vertical Left reverse samplen 3 font ",
 unset logscale
 set logscale x 2
 set logscale y
+set format y "%g"
 set xlabel "sequence length N"
 set ylabel "peak memory per sample (MiB)"
 set offsets 0,0,0,0
