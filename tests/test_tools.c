@@ -924,8 +924,9 @@ Test(report, training_across_revisions_and_other_seeds_are_named, .timeout = 120
     cr_assert(strstr(text, "Trained across revisions") == NULL, "%s", text);
     cr_assert(strstr(text, "The other seeds' runs") == NULL, "%s", text);
     free(text);
-    /* linear's first 5000 updates by another revision; a seed-2 run of
-     * softmax alone by a third */
+    /* linear's first 5000 updates by another revision; a seed-3 run of
+     * softmax and linear by a third, linear's row kept from a later day
+     * (a resumed run keeps its rows as they were) */
     text = report_after(
         dir, "copy",
         "awk 'BEGIN { FS = OFS = \",\" } NR == 1 { for (i = 1; i <= NF; i++) "
@@ -934,8 +935,11 @@ Test(report, training_across_revisions_and_other_seeds_are_named, .timeout = 120
         "{ $g = \"aaaaaaaaaaaa\" } 1' copy/curves.csv > c && mv c copy/curves.csv && "
         "mkdir -p copy-seed3 && awk 'BEGIN { FS = OFS = \",\" } NR == 1 { for (i = 1; "
         "i <= NF; i++) { if ($i == \"git_revision\") g = i; if ($i == \"variant\") v = i; "
-        "if ($i == \"seed\") s = i } } NR > 1 { $g = \"bbbbbbbbbbbb\"; $s = 3 } "
-        "NR == 1 || $v == \"softmax\"' copy/summary.csv > copy-seed3/summary.csv");
+        "if ($i == \"seed\") s = i; if ($i == \"date\") d = i } } "
+        "NR > 1 { $g = \"bbbbbbbbbbbb\"; $s = 3 } "
+        "NR > 1 && $v == \"linear\" { $d = \"2030-01-01T00:00:00Z\" } "
+        "NR == 1 || $v == \"softmax\" || $v == \"linear\"' copy/summary.csv > "
+        "copy-seed3/summary.csv");
     const char *line = strstr(text, "Trained across revisions, as its curves record: linear by "
                                     "`aaaaaaaaaaaa` to update ");
     cr_assert_not_null(line, "%s", text);
@@ -946,9 +950,12 @@ Test(report, training_across_revisions_and_other_seeds_are_named, .timeout = 120
               line);
     const char *softmax = strstr(line, "softmax");
     cr_assert(softmax == NULL || softmax > end, "%.*s", (int)(end - line), line);
-    cr_assert(strstr(text, "- seed 3 (`copy-seed3/summary.csv`): softmax; git revision "
-                           "`bbbbbbbbbbbb` on ") != NULL,
-              "%s", text);
+    const char *seed3 = strstr(text, "- seed 3 (`copy-seed3/summary.csv`): softmax, linear; git "
+                                     "revision `bbbbbbbbbbbb` on ");
+    cr_assert_not_null(seed3, "%s", text);
+    end = strchr(seed3, '\n');
+    cr_assert(end - seed3 > 25 && strncmp(end - 25, "Z to 2030-01-01T00:00:00Z", 25) == 0,
+              "%.*s", (int)(end - seed3), seed3);
     free(text);
 }
 

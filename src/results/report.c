@@ -366,6 +366,22 @@ static void collect_training(distinct *revisions, const char *results, const lt_
             distinct_add(revisions, m[i].revision[k], 0);
 }
 
+/* The dates of a table's rows: "D", or "D1 to D2" where they differ (a
+ * resumed run keeps the rows of models an earlier one finished). */
+static void date_span(FILE *f, const lt_csv_table *t)
+{
+    const char *first = cell(t, 0, "date"), *last = first;
+    for (long long r = 0; r < t->nrows; r++) {
+        const char *date = cell(t, r, "date"); /* ISO 8601 UTC: in order as text */
+        first = strcmp(date, first) < 0 ? date : first;
+        last = strcmp(date, last) > 0 ? date : last;
+    }
+    if (strcmp(first, last) == 0)
+        fprintf(f, "%s", first);
+    else
+        fprintf(f, "%s to %s", first, last);
+}
+
 /* The other seeds' runs the claims were judged on: which models each ran,
  * and which revisions on which machines (they are not shown as tables). */
 static void seeds_note(FILE *f, const lt_report *o, const lt_report_section *sections, int count,
@@ -394,7 +410,9 @@ static void seeds_note(FILE *f, const lt_report *o, const lt_report_section *sec
         distinct_markdown(f, &revisions);
         fprintf(f, " on ");
         distinct_markdown(f, &machines);
-        fprintf(f, ", %s\n", cell(&t, 0, "date"));
+        fprintf(f, ", ");
+        date_span(f, &t);
+        fprintf(f, "\n");
         lt_csv_table_free(&t);
     }
 }
@@ -405,13 +423,9 @@ static void provenance_note(FILE *f, const lt_csv_table *t)
 {
     distinct revisions = {0}, machines = {0}, kernels = {0}, blas = {0};
     collect(&revisions, &machines, t);
-    const char *first = cell(t, 0, "date"), *last = first;
     for (long long r = 0; r < t->nrows; r++) {
         distinct_add(&kernels, cell(t, r, "kernel_isa"), 1);
         distinct_add(&blas, cell(t, r, "blas"), 1);
-        const char *date = cell(t, r, "date"); /* ISO 8601 UTC: in order as text */
-        first = strcmp(date, first) < 0 ? date : first;
-        last = strcmp(date, last) > 0 ? date : last;
     }
     fprintf(f, "Measured by git revision%s ", revisions.count > 1 ? "s" : "");
     distinct_markdown(f, &revisions);
@@ -421,10 +435,9 @@ static void provenance_note(FILE *f, const lt_csv_table *t)
     distinct_markdown(f, &kernels);
     fprintf(f, ", BLAS ");
     distinct_markdown(f, &blas);
-    if (strcmp(first, last) == 0)
-        fprintf(f, "; %s.", first);
-    else
-        fprintf(f, "; %s to %s.", first, last);
+    fprintf(f, "; ");
+    date_span(f, t);
+    fprintf(f, ".");
     double threads, load = lt_claims_busy_load(t, &threads);
     if (load > 0)
         fprintf(f, " Timed beside other work (a load average of %.2f at a row's end, with %.0f "
