@@ -399,6 +399,36 @@ Test(io, csv_reader_handles_quotes_crlf_and_blank_lines)
     assert_memory_released();
 }
 
+/* Two tables joined: the first's rows then the second's, the columns of
+ * both (shared ones once), empty cells where a row's table had no such
+ * column; the join outlives both. */
+Test(io, csv_tables_join_rows_under_the_union_of_their_columns)
+{
+    const char *a_path = in_dir("a.csv"), *b_path = in_dir("b.csv");
+    const char *a_text = "method,speedup\nsoftmax,1\nlinear,4462\n";
+    const char *b_text = "method,seconds,device\nsoftmax,8651,CPU\n";
+    write_bytes(a_path, a_text, strlen(a_text));
+    write_bytes(b_path, b_text, strlen(b_text));
+    lt_csv_table a, b, joined;
+    assert_status(lt_csv_read(&a, a_path), LT_OK);
+    assert_status(lt_csv_read(&b, b_path), LT_OK);
+    assert_status(lt_csv_table_concat(&joined, &a, &b), LT_OK);
+    lt_csv_table_free(&a);
+    lt_csv_table_free(&b);
+    cr_assert_eq(joined.ncols, 4);
+    cr_assert_eq(joined.nrows, 3);
+    cr_assert_str_eq(joined.names[2], "seconds");
+    cr_assert_str_eq(joined.names[3], "device");
+    cr_assert_str_eq(lt_csv_table_cell(&joined, 1, 1), "4462");
+    cr_assert_str_eq(lt_csv_table_cell(&joined, 1, 3), "");
+    cr_assert_str_eq(lt_csv_table_cell(&joined, 2, 0), "softmax");
+    cr_assert_str_eq(lt_csv_table_cell(&joined, 2, 1), "");
+    cr_assert_str_eq(lt_csv_table_cell(&joined, 2, 2), "8651");
+    cr_assert_str_eq(lt_csv_table_cell(&joined, 2, 3), "CPU");
+    lt_csv_table_free(&joined);
+    assert_memory_released();
+}
+
 /* A journal's last line without its line break was torn by a kill: the
  * journal reader leaves it out, the plain reader refuses it. */
 Test(io, csv_journal_reader_leaves_out_a_torn_last_row)

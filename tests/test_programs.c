@@ -3306,8 +3306,9 @@ Test(suite, report_only_refuses_what_it_cannot_trust, .timeout = 120)
     cr_assert_not_null(report);
     cr_assert_not_null(strstr(report, "rewritten by `ltbench suite --report-only`"), "%s", report);
     cr_assert_null(strstr(report, "--preset=medium"), "%s", report);
-    cr_assert_not_null(strstr(report, "- image: not in this report: no image-l4/mnist.csv in the "
-                                      "folder yet"),
+    cr_assert_not_null(strstr(report, "- image: not in this report (Image generation: twice the "
+                                      "depth (an ablation)): no image-l4/mnist.csv in the folder "
+                                      "yet"),
                        "%s", report);
 
     /* damaged copies of it: each refused, the report above kept */

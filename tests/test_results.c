@@ -674,6 +674,25 @@ Test(results, image_claims_need_closeness_learning_seeds_and_the_papers_size)
                      0);
     cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED, "%s", c.rule);
     cr_assert(strstr(c.rule, "0.64 bits/dim below the histogram") != NULL, "%s", c.rule);
+    /* the paper's order among models that learned too little: unjudged */
+    c = image_claim2("softmax,mnist,8,medium,cached,16,ok,1.50,1.9,10,3\n"
+                     "lsh-1,mnist,8,medium,recompute,1,ok,1.70,1.9,0.02,125\n"
+                     "lsh-4,mnist,8,medium,recompute,1,ok,1.65,1.9,0.005,500\n"
+                     "linear,mnist,8,medium,recurrent,16,ok,1.55,1.9,30,1\n",
+                     1);
+    cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED, "%s", c.rule);
+    cr_assert(strstr(c.rule, "0.64 bits/dim below the histogram") != NULL, "%s", c.rule);
+    /* every speed-up of a 2-layer model waits for the paper's size */
+    for (int claim = 3; claim <= 4; claim++) {
+        c = image_claim2("softmax,mnist,2,medium,cached,16,ok,1.00,1.9,10,3\n"
+                         "softmax,mnist,2,medium,recompute,1,ok,1.00,1.9,0.01,250\n"
+                         "lsh-1,mnist,2,medium,recompute,1,ok,1.20,1.9,0.02,125\n"
+                         "lsh-4,mnist,2,medium,recompute,1,ok,1.10,1.9,0.005,500\n"
+                         "linear,mnist,2,medium,recurrent,16,ok,1.03,1.9,30,1\n",
+                         claim);
+        cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED, "claim %d: %s", claim, c.rule);
+        cr_assert(strstr(c.rule, "paper's architecture (8 layers)") != NULL, "%s", c.rule);
+    }
     /* 6% apart fails; 50x over recompute fails; cached faster fails; the
      * order reversed fails */
     cr_assert_eq(image_claim2("softmax,mnist,8,medium,cached,16,ok,1.00,1.9,10,3\n"

@@ -21,6 +21,11 @@ int bench_image_claims(const lt_csv_table *const *runs, int count, const lt_csv_
 int bench_image_cpu_claims(const lt_csv_table *const *runs, int count,
                            const lt_csv_table *paper, lt_claim *claims);
 
+/* CIFAR-10 at the paper's size: Table 2's speed-ups and the appendix's CPU
+ * times, from the paper's Table 2 joined with its appendix's CPU rows. */
+int bench_image_paper_cifar_claims(const lt_csv_table *const *runs, int count,
+                                   const lt_csv_table *paper, lt_claim *claims);
+
 /* The MNIST ablations under their section: softmax and linear of each run
  * folder of `runs` after the first (the preset's) beside the first's: test
  * bits/dim and linear's relative gap, and the gap in training bits/dim at

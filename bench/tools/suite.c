@@ -255,7 +255,8 @@ static int plan_steps(const suite_options *o, suite_step *steps)
         snprintf(results, sizeof results, "%s/%s", o->out, sec->results);
         if (o->report_only) {
             if (!exists(results))
-                snprintf(s->note, sizeof s->note, "not in this report: no %s in the folder yet",
+                snprintf(s->note, sizeof s->note,
+                         "not in this report (%s): no %s in the folder yet", sec->title,
                          sec->results);
         } else if (sec->dataset != NULL) {
             const char *dir, *fetch;

@@ -463,6 +463,77 @@ int lt_csv_table_column(const lt_csv_table *table, const char *name)
     return -1;
 }
 
+lt_status lt_csv_table_concat(lt_csv_table *out, const lt_csv_table *a, const lt_csv_table *b)
+{
+    memset(out, 0, sizeof *out);
+    /* b's column for each of out's, or -1; a's are out's first ncols */
+    enum { MAX_COLUMNS = 256 };
+    int ncols = a->ncols, b_at[MAX_COLUMNS];
+    if (a->ncols + b->ncols > MAX_COLUMNS)
+        return lt_fail(LT_E_INPUT, "tables to join: more than %d columns", MAX_COLUMNS);
+    for (int c = 0; c < b->ncols; c++)
+        ncols += lt_csv_table_column(a, b->names[c]) < 0;
+    long long nrows = a->nrows + b->nrows;
+    size_t text = 1; /* the empty string every missing cell points at */
+    for (int c = 0; c < a->ncols; c++)
+        text += strlen(a->names[c]) + 1;
+    for (int c = 0; c < b->ncols; c++)
+        text += strlen(b->names[c]) + 1;
+    for (long long i = 0; i < a->nrows * a->ncols; i++)
+        text += strlen(a->cells[i]) + 1;
+    for (long long i = 0; i < b->nrows * b->ncols; i++)
+        text += strlen(b->cells[i]) + 1;
+    char **names = NULL, *store = NULL;
+    LT_TRY(lt_mem_alloc((void **)&names, (size_t)(ncols * (1 + nrows)) * sizeof(char *),
+                        "joined table"));
+    lt_status status = lt_mem_alloc((void **)&store, text, "joined table");
+    if (status != LT_OK) {
+        lt_mem_free(names);
+        return status;
+    }
+    char *at = store, *empty = at;
+    *at++ = '\0';
+#define KEEP(dst, src)                                                                        \
+    do {                                                                                      \
+        size_t n_ = strlen(src) + 1;                                                          \
+        memcpy(at, (src), n_);                                                                \
+        (dst) = at;                                                                           \
+        at += n_;                                                                             \
+    } while (0)
+    int n = 0;
+    for (int c = 0; c < a->ncols; c++, n++) {
+        KEEP(names[n], a->names[c]);
+        b_at[n] = lt_csv_table_column(b, a->names[c]);
+    }
+    for (int c = 0; c < b->ncols; c++)
+        if (lt_csv_table_column(a, b->names[c]) < 0) {
+            KEEP(names[n], b->names[c]);
+            b_at[n++] = c;
+        }
+    char **cells = names + ncols;
+    for (long long r = 0; r < a->nrows; r++)
+        for (int c = 0; c < ncols; c++) {
+            if (c < a->ncols)
+                KEEP(cells[r * ncols + c], a->cells[r * a->ncols + c]);
+            else
+                cells[r * ncols + c] = empty;
+        }
+    for (long long r = 0; r < b->nrows; r++)
+        for (int c = 0; c < ncols; c++) {
+            if (b_at[c] >= 0)
+                KEEP(cells[(a->nrows + r) * ncols + c], b->cells[r * b->ncols + b_at[c]]);
+            else
+                cells[(a->nrows + r) * ncols + c] = empty;
+        }
+#undef KEEP
+    out->ncols = ncols;
+    out->nrows = nrows;
+    out->names = names;
+    out->cells = cells;
+    out->text = store;
+    return LT_OK;
+}
+
 void lt_csv_table_free(lt_csv_table *table)
 {
     lt_mem_free(table->names);

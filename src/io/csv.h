@@ -109,6 +109,11 @@ const char *lt_csv_table_cell(const lt_csv_table *table, long long row, int col)
 /* Index of the first column called `name`, or -1. */
 int lt_csv_table_column(const lt_csv_table *table, const char *name);
 
+/* The rows of `a` then those of `b` in one table: a's columns, then b's
+ * that a lacks; a row's cells of the other table's columns are empty. The
+ * result owns copies of every string (free it, a and b, independently). */
+lt_status lt_csv_table_concat(lt_csv_table *out, const lt_csv_table *a, const lt_csv_table *b);
+
 /* Releases the table's memory and zeroes it; a zeroed table is ignored. */
 void lt_csv_table_free(lt_csv_table *table);
 

@@ -142,6 +142,9 @@ static void figure_link(FILE *f, const lt_report *o, const lt_report_section *s,
          * paper's figure it redraws */
         if (exists(path) && s->part == LT_PART_ABLATION)
             fprintf(f, "\n![%s: %s](%s/%s.png)\n", s->title, fig->title, link, name);
+        else if (exists(path) && s->dataset != NULL) /* one figure title, several data sets */
+            fprintf(f, "\n![%s, %s](%s/%s.png)\n", fig->title,
+                    strcmp(s->dataset, "mnist") == 0 ? "MNIST" : "CIFAR-10", link, name);
         else if (exists(path))
             fprintf(f, "\n![%s](%s/%s.png)\n", fig->title, link, name);
     }
@@ -173,6 +176,16 @@ static void conclusions(FILE *f, const lt_report *o, const lt_report_section *se
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", o->paper, s->paper);
         have_paper = exists(path) && lt_csv_read(&paper, path) == LT_OK;
+        lt_csv_table also, joined;
+        snprintf(path, sizeof path, "%s/%s", o->paper, s->paper_also ? s->paper_also : "");
+        if (have_paper && s->paper_also != NULL && exists(path) &&
+            lt_csv_read(&also, path) == LT_OK) {
+            if (lt_csv_table_concat(&joined, &paper, &also) == LT_OK) {
+                lt_csv_table_free(&paper);
+                paper = joined;
+            }
+            lt_csv_table_free(&also);
+        }
     }
     static char paths[LT_SEEDS_MAX][4400];
     int n = lt_report_seed_paths(o, sections, count, s, paths), runs = 1;
@@ -604,6 +617,8 @@ static void write_section(FILE *f, const lt_report *o, const lt_report_section *
     lt_table_markdown(s->schema, t, f);
     if (s->paper != NULL)
         paper_table(f, o, s->paper);
+    if (s->paper_also != NULL)
+        paper_table(f, o, s->paper_also);
     fprintf(f, "\nThe paper: %s\n", s->says);
     conclusions(f, o, sections, count, s, t);
     seeds_note(f, o, sections, count, s);
@@ -684,11 +699,24 @@ lt_status lt_report_write(const lt_report *o, const lt_report_section *sections,
     if (revisions.count == 1 && machines.count == 1 && !revisions.more)
         fprintf(f, "Every table below was measured by git revision `%s` on %s.\n\n",
                 revisions.value[0], machines.value[0]);
-    else
-        fprintf(f, "The tables below were measured by %d git revision%s%s on %d machine%s%s: "
-                   "each table names its own, and \"Machine and build\" describes the first.\n\n",
+    else {
+        /* rows written before the CPU id was recorded name no machine: they
+         * may come from one machine or several, so they are not counted */
+        int named = 0, unnamed = 0;
+        for (int i = 0; i < machines.count; i++) {
+            int none = strstr(machines.value[i], "(generation not recorded)") != NULL;
+            named += !none;
+            unnamed |= none;
+        }
+        fprintf(f, "The tables below were measured by %d git revision%s%s on %d CPU%s%s "
+                   "(named by id)%s: each table names its own, and \"Machine and build\" "
+                   "describes the first.\n\n",
                 revisions.count, revisions.count == 1 ? "" : "s", revisions.more ? " or more" : "",
-                machines.count, machines.count == 1 ? "" : "s", machines.more ? " or more" : "");
+                named, named == 1 ? "" : "s", machines.more ? " or more" : "",
+                unnamed ? " and on machines whose CPU id was not recorded (older runs: one or "
+                          "several, the rows cannot tell)"
+                        : "");
+    }
     if (o->rewritten) {
         /* the flags of this run say nothing of the runs that wrote them */
         fprintf(f, "This report was rewritten by `ltbench suite --report-only` from the CSVs "

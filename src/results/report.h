@@ -69,6 +69,9 @@ typedef struct lt_report_section {
     const char *paper_config;
     lt_section_describe_fn describe; /* NULL: the preset alone */
     lt_section_grid_fn grid_view;    /* NULL: image grids shown as written */
+    /* A second CSV of the paper folder (NULL: none), shown under `paper`;
+     * its rows join the paper's (lt_csv_table_concat) for the claims. */
+    const char *paper_also;
 } lt_report_section;
 
 typedef struct lt_report {
