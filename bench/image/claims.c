@@ -277,6 +277,18 @@ static double seconds_per_image(const lt_csv_table *t, const char *variant, cons
         "seconds_per_image");
 }
 
+/* The appendix's CPU seconds per image of a method; the device column
+ * tells its rows from Table 2's where the two are joined. NAN without. */
+static double paper_cpu_seconds(const lt_csv_table *paper, const char *method)
+{
+    if (paper == NULL)
+        return NAN;
+    long long r = lt_csv_table_column(paper, "device") >= 0
+                      ? lt_claim_row(paper, "method", method, "device", "CPU", NULL)
+                      : lt_claim_row(paper, "method", method, NULL);
+    return lt_claim_num(paper, r, "seconds_per_image");
+}
+
 int bench_image_cpu_claims(const lt_csv_table *const *runs, int count,
                            const lt_csv_table *paper, lt_claim *claims)
 {
@@ -290,12 +302,7 @@ int bench_image_cpu_claims(const lt_csv_table *const *runs, int count,
     c->paper[0] = c->measured[0] = '\0';
     for (int i = 0; i < 3; i++) {
         here[i] = seconds_per_image(t, rows[i][0], rows[i][1]);
-        /* the appendix's rows, where the paper's table has others too */
-        long long p = !paper                                           ? -1
-                      : lt_csv_table_column(paper, "device") >= 0
-                          ? lt_claim_row(paper, "method", rows[i][2], "device", "CPU", NULL)
-                          : lt_claim_row(paper, "method", rows[i][2], NULL);
-        there[i] = paper ? lt_claim_num(paper, p, "seconds_per_image") : NAN;
+        there[i] = paper_cpu_seconds(paper, rows[i][2]);
         lt_claim_append(c->paper, "%s%s %s %.4g s", i ? ", " : "Appendix: one image on a CPU: ",
                         rows[i][0], rows[i][1], there[i]);
         lt_claim_append(c->measured, "%s%s %s %.4g s", i ? ", " : "", rows[i][0], rows[i][1],
@@ -322,18 +329,11 @@ int bench_image_paper_cifar_claims(const lt_csv_table *const *runs, int count,
      * CPU, said beside it (the recompute claim is the first of the three
      * speed claims) */
     lt_claim *recompute = &claims[n - 3];
-    if (paper != NULL && lt_csv_table_column(paper, "device") >= 0) {
-        double cpu[2];
-        for (int i = 0; i < 2; i++)
-            cpu[i] = lt_claim_num(paper,
-                                  lt_claim_row(paper, "method", i ? "linear" : "softmax",
-                                               "device", "CPU", NULL),
-                                  "seconds_per_image");
-        if (!isnan(cpu[0] / cpu[1]))
-            lt_claim_append(recompute->measured, "; on the paper's CPU the same ratio is %.0fx "
-                                                 "(its appendix, judged below)",
-                            cpu[0] / cpu[1]);
-    }
+    double cpu_ratio = paper_cpu_seconds(paper, "softmax") / paper_cpu_seconds(paper, "linear");
+    if (!isnan(cpu_ratio))
+        lt_claim_append(recompute->measured, "; on the paper's CPU the same ratio is %.0fx (its "
+                                             "appendix, judged below)",
+                        cpu_ratio);
     n += bench_image_cpu_claims(runs, count, paper, &claims[n]);
     return n;
 }
