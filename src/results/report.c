@@ -489,18 +489,23 @@ static void config_value(char *buf, size_t size, const lt_csv_table *t, const ch
 }
 
 /* "2 layers, 4 heads of 32, FFN 512, batch 8, 14000 updates": the model
- * and training of the table's rows, from the columns it has. */
+ * and training of the table's rows, from the columns it has. A table whose
+ * every row says trained = 0 (a speed-only run) has no training to give. */
 static void config_text(char *buf, size_t size, const lt_csv_table *t)
 {
-    static const char *const parts[][2] = {
-        {"layers", "%s layers"}, {"heads", "%s heads"},  {"head_dim", "of %s"},
-        {"width", "width %s"},   {"ffn", "FFN %s"},      {"dropout", "dropout %s"},
-        {"batch", "batch %s"},   {"steps", "%s updates"}, {"last_step", "%s updates"},
-        {"epochs", "%s epochs"}};
+    static const char *const parts[][3] = {
+        {"layers", "%s layers", ""},     {"heads", "%s heads", ""},
+        {"head_dim", "of %s", ""},       {"width", "width %s", ""},
+        {"ffn", "FFN %s", ""},           {"dropout", "dropout %s", "training"},
+        {"batch", "batch %s", "training"}, {"steps", "%s updates", "training"},
+        {"last_step", "%s updates", "training"}, {"epochs", "%s epochs", "training"}};
+    int trained_column = lt_csv_table_column(t, "trained"), untrained = trained_column >= 0;
+    for (long long r = 0; untrained && r < t->nrows; r++)
+        untrained = strcmp(lt_csv_table_cell(t, r, trained_column), "0") == 0;
     buf[0] = '\0';
     size_t n = 0;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0] && n < size; i++) {
-        if (cell(t, 0, parts[i][0])[0] == '\0')
+        if (cell(t, 0, parts[i][0])[0] == '\0' || (untrained && parts[i][2][0] != '\0'))
             continue;
         char v[64], part[96];
         config_value(v, sizeof v, t, parts[i][0]);
@@ -508,6 +513,8 @@ static void config_text(char *buf, size_t size, const lt_csv_table *t)
         int glued = strcmp(parts[i][0], "head_dim") == 0; /* "4 heads of 32" */
         n += (size_t)snprintf(buf + n, size - n, "%s%s", n == 0 ? "" : glued ? " " : ", ", part);
     }
+    if (untrained && n < size)
+        snprintf(buf + n, size - n, "%suntrained weights (speed only)", n == 0 ? "" : ", ");
 }
 
 /* The configuration here beside the paper's, first thing in a section. */
