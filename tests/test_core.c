@@ -19,6 +19,7 @@
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/rng.h"
+#include "core/runtime.h"
 #include "core/status.h"
 #include "core/threads.h"
 #include "core/timer.h"
@@ -51,6 +52,42 @@ Test(status, message_and_exit_codes)
 }
 
 /* The machine's failures (exit 1) apart from paths the user can fix (2). */
+/* An OPENBLAS_CORETYPE whose kernels use instructions the CPU lacks is
+ * refused, naming them and a core the CPU runs; flags match whole words. */
+Test(runtime, openblas_core_the_cpu_cannot_run_is_refused)
+{
+    const char *zen3 = "flags\t\t: fpu sse2 ssse3 sse4_2 avx f16c fma avx2 bmi2 vaes\n";
+    const char *avx512 = "flags\t\t: fpu sse2 avx fma avx2 avx512f avx512dq avx512cd avx512bw "
+                         "avx512vl avx512_vnni\n";
+    cr_assert_eq(lt_openblas_core_check("SkylakeX", zen3), LT_E_USAGE);
+    const char *message = lt_last_error();
+    cr_assert(strstr(message, "OPENBLAS_CORETYPE=SkylakeX") != NULL, "%s", message);
+    cr_assert(strstr(message, "(avx512f avx512dq avx512cd avx512bw avx512vl)") != NULL, "%s",
+              message);
+    cr_assert(strstr(message, "name a core this CPU runs (Haswell)") != NULL, "%s", message);
+    cr_assert_eq(lt_openblas_core_check("skylakex", avx512), LT_OK);
+    cr_assert_eq(lt_openblas_core_check("Haswell", zen3), LT_OK);
+    cr_assert_eq(lt_openblas_core_check("ZEN", zen3), LT_OK);
+    /* Cooperlake needs bfloat16 too: only that one is missing */
+    cr_assert_eq(lt_openblas_core_check("Cooperlake", avx512), LT_E_USAGE);
+    cr_assert(strstr(lt_last_error(), "(avx512_bf16)") != NULL, "%s", lt_last_error());
+    cr_assert(strstr(lt_last_error(), "(SkylakeX)") != NULL, "%s", lt_last_error());
+    /* "avx2" is not "avx", "avx512fp16" not "avx512f" */
+    cr_assert_eq(lt_openblas_core_check("Sandybridge", "flags : sse2 avx2\n"), LT_E_USAGE);
+    cr_assert(strstr(lt_last_error(), "(avx)") != NULL, "%s", lt_last_error());
+    cr_assert_eq(lt_openblas_core_check("SkylakeX", "flags : avx avx2 fma avx512fp16 avx512dq "
+                                                    "avx512cd avx512bw avx512vl\n"),
+                 LT_E_USAGE);
+    cr_assert(strstr(lt_last_error(), "(avx512f)") != NULL, "%s", lt_last_error());
+    cr_assert(strstr(lt_last_error(), "(Haswell)") != NULL, "%s", lt_last_error());
+    /* no core this CPU runs among those known: only "unset it" */
+    cr_assert_eq(lt_openblas_core_check("Haswell", "flags : sse2 sse3\n"), LT_E_USAGE);
+    cr_assert(strstr(lt_last_error(), "unset it") != NULL, "%s", lt_last_error());
+    cr_assert(strstr(lt_last_error(), "name a core") == NULL, "%s", lt_last_error());
+    /* cores not known here are left to OpenBLAS */
+    cr_assert_eq(lt_openblas_core_check("Nehalem", "flags : sse2\n"), LT_OK);
+}
+
 Test(status, errno_classes)
 {
     const int machine[] = {ENOSPC, EDQUOT, EIO, EFBIG, ENOMEM, EMFILE, ENFILE, ENOBUFS};

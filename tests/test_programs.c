@@ -1553,6 +1553,43 @@ Test(flags, retired_names_say_what_replaced_them)
 
 /* An unknown kernel is named as unknown, with every kernel listed once;
  * a known one that cannot serve says which can. */
+/* This CPU's /proc/cpuinfo lists `flag`. */
+static int cpu_lists(const char *flag)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "grep -m1 '^flags' /proc/cpuinfo | grep -qw %s", flag);
+    return system(cmd) == 0;
+}
+
+/* An OPENBLAS_CORETYPE this CPU cannot run is refused before any work (it
+ * would end the run with an illegal instruction), and one it runs is taken.
+ * test_core checks the rule on CPUs of every kind. */
+Test(flags, an_openblas_core_this_cpu_cannot_run_is_refused, .timeout = 120)
+{
+    const char *refused = !cpu_lists("avx2") || !cpu_lists("fma") ? "Haswell"
+                          : !cpu_lists("avx512f")                 ? "SkylakeX"
+                          : !cpu_lists("avx512_bf16")             ? "Cooperlake"
+                                                                  : NULL;
+    char dir[64], env[64], args[160];
+    make_temp_dir(dir);
+    if (refused != NULL) {
+        snprintf(env, sizeof env, "OPENBLAS_CORETYPE=%s", refused);
+        snprintf(args, sizeof args, "copy --preset quick --steps 1 --out %s/run", dir);
+        cr_assert_eq(ltbench_env(env, args), 2, "%s", output);
+        ASSERT_MENTIONS(env);
+        ASSERT_MENTIONS("this CPU does not have");
+        snprintf(args, sizeof args, "%s/run", dir);
+        cr_assert_neq(access(args, F_OK), 0, "nothing written");
+        cr_assert_eq(ltbench_env(env, "scaling --help"), 0, "help still shows");
+    }
+    const char *runs = cpu_lists("avx2") && cpu_lists("fma") ? "Haswell" : "Nehalem";
+    snprintf(env, sizeof env, "OPENBLAS_CORETYPE=%s", runs);
+    snprintf(args, sizeof args, "copy --preset quick --variants linear --steps 1 --out %s/ok",
+             dir);
+    cr_assert_eq(ltbench_env(env, args), 0, "%s", output);
+    check_remove_tree(dir);
+}
+
 Test(flags, unknown_kernels_are_named_and_the_known_listed_once)
 {
     cr_assert_eq(ltbench("scaling --kernel nonsense"), 2, "%s", output);

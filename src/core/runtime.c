@@ -3,32 +3,116 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 char *openblas_get_corename(void);
 
-/* 1 when /proc/cpuinfo lists every flag in `flags` (space-separated). */
-static int cpu_has(const char *flags)
+static int env_unset(const char *name)
+{
+    const char *value = getenv(name);
+    return value == NULL || *value == '\0';
+}
+
+/* The "flags" line of /proc/cpuinfo (its first CPU) into `line`; 0 when
+ * there is none to read. */
+static int cpu_flags_line(char *line, size_t size)
 {
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f == NULL)
         return 0;
-    char line[8192];
     int found = 0;
-    while (!found && fgets(line, sizeof line, f))
-        if (strncmp(line, "flags", 5) == 0) {
-            found = 1;
-            char want[256];
-            snprintf(want, sizeof want, "%s", flags);
-            for (char *w = strtok(want, " "); w != NULL && found; w = strtok(NULL, " ")) {
-                char padded[64];
-                snprintf(padded, sizeof padded, " %s", w);
-                char *at = strstr(line, padded);
-                found = at != NULL && (at[strlen(padded)] == ' ' || at[strlen(padded)] == '\n');
-            }
-        }
+    while (!found && fgets(line, (int)size, f))
+        found = strncmp(line, "flags", 5) == 0;
     fclose(f);
     return found;
+}
+
+/* The flags of `needed` (space-separated) that `cpu_flags` (a cpuinfo flags
+ * line) lacks, written space-separated into `missing`: how many. */
+static int flags_missing(char *missing, size_t size, const char *needed, const char *cpu_flags)
+{
+    char want[256];
+    snprintf(want, sizeof want, "%s", needed);
+    int count = 0;
+    size_t n = 0;
+    missing[0] = '\0';
+    char *save = NULL;
+    for (char *w = strtok_r(want, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
+        size_t len = strlen(w);
+        const char *at = cpu_flags;
+        int has = 0;
+        while (!has && (at = strstr(at, w)) != NULL) {
+            has = (at == cpu_flags || at[-1] == ' ' || at[-1] == '\t' || at[-1] == ':') &&
+                  (at[len] == ' ' || at[len] == '\n' || at[len] == '\0');
+            at += len;
+        }
+        if (!has) {
+            count++;
+            if (n < size)
+                n += (size_t)snprintf(missing + n, size - n, "%s%s", n == 0 ? "" : " ", w);
+        }
+    }
+    return count;
+}
+
+/* 1 when this CPU lists every flag in `flags` (space-separated). */
+static int cpu_has(const char *flags)
+{
+    char line[8192], missing[256];
+    return cpu_flags_line(line, sizeof line) &&
+           flags_missing(missing, sizeof missing, flags, line) == 0;
+}
+
+#define LT_AVX512_FLAGS "avx512f avx512dq avx512cd avx512bw avx512vl"
+
+/* What OpenBLAS's kernels for a core (an OPENBLAS_CORETYPE name, matched
+ * as OpenBLAS matches it, ignoring case) execute: NULL for a core not
+ * listed here, which is left to OpenBLAS. */
+static const char *core_needs(const char *core)
+{
+    static const char *const cores[][2] = {
+        {"SkylakeX", LT_AVX512_FLAGS},
+        {"Cooperlake", LT_AVX512_FLAGS " avx512_bf16"},
+        {"Haswell", "avx2 fma"},
+        {"Zen", "avx2 fma"},
+        {"Sandybridge", "avx"},
+    };
+    for (size_t i = 0; i < sizeof cores / sizeof cores[0]; i++)
+        if (strcasecmp(core, cores[i][0]) == 0)
+            return cores[i][1];
+    return NULL;
+}
+
+lt_status lt_openblas_core_check(const char *core, const char *cpu_flags)
+{
+    const char *needs = core_needs(core);
+    char missing[256];
+    if (needs == NULL || flags_missing(missing, sizeof missing, needs, cpu_flags) == 0)
+        return LT_OK;
+    char spare[256];
+    const char *runs = flags_missing(spare, sizeof spare, LT_AVX512_FLAGS, cpu_flags) == 0
+                           ? "SkylakeX"
+                       : flags_missing(spare, sizeof spare, "avx2 fma", cpu_flags) == 0
+                           ? "Haswell"
+                       : flags_missing(spare, sizeof spare, "avx", cpu_flags) == 0
+                           ? "Sandybridge"
+                           : NULL;
+    return lt_fail(LT_E_USAGE,
+                   "OPENBLAS_CORETYPE=%.40s: OpenBLAS's kernels for that core use instructions "
+                   "this CPU does not have (%s), and would stop the run with an illegal "
+                   "instruction; unset it%s%s%s",
+                   core, missing, runs != NULL ? " or name a core this CPU runs (" : "",
+                   runs != NULL ? runs : "", runs != NULL ? ")" : "");
+}
+
+lt_status lt_openblas_check_env(void)
+{
+    const char *core = getenv("OPENBLAS_CORETYPE");
+    char line[8192];
+    if (env_unset("OPENBLAS_CORETYPE") || !cpu_flags_line(line, sizeof line))
+        return LT_OK;
+    return lt_openblas_core_check(core, line);
 }
 
 /* Why these settings:
@@ -49,12 +133,6 @@ static int cpu_has(const char *flags)
  *   newer than its release knows, 5x slower here; when the CPU has AVX-512
  *   or AVX2 it is told which kernels to use. */
 #define LT_DEFAULT_SPINCOUNT "1500"
-
-static int env_unset(const char *name)
-{
-    const char *value = getenv(name);
-    return value == NULL || *value == '\0';
-}
 
 void lt_runtime_prepare(char **argv)
 {

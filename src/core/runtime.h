@@ -11,6 +11,18 @@
 #ifndef LT_CORE_RUNTIME_H
 #define LT_CORE_RUNTIME_H
 
+#include "core/status.h"
+
 void lt_runtime_prepare(char **argv);
+
+/* An OPENBLAS_CORETYPE this CPU cannot run (SkylakeX without AVX-512, ...)
+ * stops a run with an illegal instruction at its first matrix product:
+ * LT_E_USAGE naming the variable, the missing instructions and a core this
+ * CPU runs. `cpu_flags` is a /proc/cpuinfo flags line; a core not known
+ * here is left to OpenBLAS. */
+lt_status lt_openblas_core_check(const char *core, const char *cpu_flags);
+/* lt_openblas_core_check on the environment's OPENBLAS_CORETYPE and this
+ * CPU; LT_OK when it is unset. */
+lt_status lt_openblas_check_env(void);
 
 #endif

@@ -149,6 +149,8 @@ int lt_program_parse(lt_cli *cli, const lt_presets *presets, const char *const *
     if (status == LT_OK)
         status = lt_kernels_check_env();
     if (status == LT_OK)
+        status = lt_openblas_check_env();
+    if (status == LT_OK)
         status = start_ranks(&argc, &argv, common);
     if (status == LT_OK) {
         status = lt_threads_set((int)common->threads);
