@@ -1553,23 +1553,16 @@ Test(flags, retired_names_say_what_replaced_them)
 
 /* An unknown kernel is named as unknown, with every kernel listed once;
  * a known one that cannot serve says which can. */
-/* This CPU's /proc/cpuinfo lists `flag`. */
-static int cpu_lists(const char *flag)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "grep -m1 '^flags' /proc/cpuinfo | grep -qw %s", flag);
-    return system(cmd) == 0;
-}
-
 /* An OPENBLAS_CORETYPE this CPU cannot run is refused before any work (it
  * would end the run with an illegal instruction), and one it runs is taken.
  * test_core checks the rule on CPUs of every kind. */
 Test(flags, an_openblas_core_this_cpu_cannot_run_is_refused, .timeout = 120)
 {
-    const char *refused = !cpu_lists("avx2") || !cpu_lists("fma") ? "Haswell"
-                          : !cpu_lists("avx512f")                 ? "SkylakeX"
-                          : !cpu_lists("avx512_bf16")             ? "Cooperlake"
-                                                                  : NULL;
+    static const char *const cores[] = {"Haswell", "SkylakeX", "Cooperlake"};
+    const char *refused = NULL;
+    for (size_t i = 0; i < sizeof cores / sizeof cores[0] && refused == NULL; i++)
+        if (!kernel_set_runs_here(cores[i]))
+            refused = cores[i];
     char dir[64], env[64], args[160];
     make_temp_dir(dir);
     if (refused != NULL) {
@@ -1582,7 +1575,7 @@ Test(flags, an_openblas_core_this_cpu_cannot_run_is_refused, .timeout = 120)
         cr_assert_neq(access(args, F_OK), 0, "nothing written");
         cr_assert_eq(ltbench_env(env, "scaling --help"), 0, "help still shows");
     }
-    const char *runs = cpu_lists("avx2") && cpu_lists("fma") ? "Haswell" : "Nehalem";
+    const char *runs = kernel_set_runs_here("Haswell") ? "Haswell" : "Nehalem";
     snprintf(env, sizeof env, "OPENBLAS_CORETYPE=%s", runs);
     snprintf(args, sizeof args, "copy --preset quick --variants linear --steps 1 --out %s/ok",
              dir);
