@@ -674,6 +674,7 @@ Test(results, image_claims_need_closeness_learning_seeds_and_the_papers_size)
                      0);
     cr_assert_eq(c.verdict, LT_CLAIM_UNJUDGED, "%s", c.rule);
     cr_assert(strstr(c.rule, "0.64 bits/dim below the histogram") != NULL, "%s", c.rule);
+    cr_assert(strstr(c.rule, "the worse of them is 0.29 below here") != NULL, "%s", c.rule);
     /* the paper's order among models that learned too little: unjudged */
     c = image_claim2("softmax,mnist,8,medium,cached,16,ok,1.50,1.9,10,3\n"
                      "lsh-1,mnist,8,medium,recompute,1,ok,1.70,1.9,0.02,125\n"

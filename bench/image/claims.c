@@ -31,7 +31,10 @@ static int image_learned(lt_claim *c, double hist, double worst, const lt_csv_ta
     lt_claim_append(c->rule, "; models that are not %.2f bits/dim below the histogram (%s) "
                              "have learned too little to judge",
                     need, isnan(p_soft) ? "a fixed bar" : "half the paper's distance");
-    return hist - worst >= need;
+    if (hist - worst >= need)
+        return 1;
+    lt_claim_append(c->rule, "; the worse of them is %.2f below here", hist - worst);
+    return 0;
 }
 
 static void image_bits_close(lt_claim *c, const lt_csv_table *const *runs, int count,
