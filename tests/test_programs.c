@@ -1574,6 +1574,15 @@ Test(flags, an_openblas_core_this_cpu_cannot_run_is_refused, .timeout = 120)
         snprintf(args, sizeof args, "%s/run", dir);
         cr_assert_neq(access(args, F_OK), 0, "nothing written");
         cr_assert_eq(ltbench_env(env, "scaling --help"), 0, "help still shows");
+        /* the suite refuses before any experiment; its plan and its report
+         * from results already there run no product and are not refused */
+        snprintf(args, sizeof args, "suite --preset quick --out %s/suite", dir);
+        cr_assert_eq(ltbench_env(env, args), 2, "%s", output);
+        ASSERT_MENTIONS("ltbench suite: error: OPENBLAS_CORETYPE=");
+        snprintf(args, sizeof args, "%s/suite", dir);
+        cr_assert_neq(access(args, F_OK), 0, "nothing written");
+        snprintf(args, sizeof args, "suite --preset quick --plan --out %s/suite", dir);
+        cr_assert_eq(ltbench_env(env, args), 0, "%s", output);
     }
     const char *runs = kernel_set_runs_here("Haswell") ? "Haswell" : "Nehalem";
     snprintf(env, sizeof env, "OPENBLAS_CORETYPE=%s", runs);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/process.h"
+#include "core/runtime.h"
 #include "core/signals.h"
 #include "datasets/images.h"
 #include "io/atomic.h"
@@ -420,6 +421,7 @@ int main(int argc, char **argv)
     static suite_options o = {.preset = "quick", .paper = "data/paper"};
     o.experiments = every;
     lt_common_defaults(&o.common);
+    o.common.no_blas = 1; /* checked below when it runs experiments */
     static lt_flag flags[24];
     lt_cli cli = {"ltbench suite",
                   "Run every experiment at one preset, draw every figure and write a report "
@@ -448,6 +450,9 @@ int main(int argc, char **argv)
         status = check_earlier(&o);
     if (status == LT_OK && o.plan)
         return print_plan(&o);
+    /* an OpenBLAS core every experiment would refuse, refused before any */
+    if (status == LT_OK && !o.report_only)
+        status = lt_openblas_check_env();
     if (status == LT_OK && o.report_only && !exists(o.out))
         status = lt_fail(LT_E_USAGE, "--out %s: no such folder, so no results to report (run "
                                      "the suite into it first)",

@@ -21,6 +21,7 @@ void lt_common_defaults(lt_common *common)
     common->mem_budget = lt_mem_physical() / 10 * 6;
     common->seed = 1;
     common->quiet = 0;
+    common->no_blas = 0;
 }
 
 void lt_common_flags(lt_flag *flags, lt_common *common)
@@ -148,7 +149,7 @@ int lt_program_parse(lt_cli *cli, const lt_presets *presets, const char *const *
     lt_status status = presets != NULL ? presets_apply(cli, presets, *preset) : LT_OK;
     if (status == LT_OK)
         status = lt_kernels_check_env();
-    if (status == LT_OK)
+    if (status == LT_OK && !common->no_blas)
         status = lt_openblas_check_env();
     if (status == LT_OK)
         status = start_ranks(&argc, &argv, common);

@@ -18,6 +18,9 @@ typedef struct lt_common {
     size_t mem_budget; /* bytes; 0: none */
     long seed;
     int quiet;
+    /* runs no matrix product itself (the suite starts programs that do):
+     * an OPENBLAS_CORETYPE this CPU cannot run is left to them */
+    int no_blas;
 } lt_common;
 
 enum { LT_COMMON_FLAGS = 4 };
