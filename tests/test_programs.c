@@ -650,9 +650,9 @@ static void check_resume_in_second_model(const char *args, const char *curves,
 
 Test(resume, copy_interrupted_in_its_second_variant, .timeout = 600)
 {
-    check_resume_in_second_model("copy --preset quick --variants softmax,linear --steps 200 "
+    check_resume_in_second_model("copy --preset quick --variants softmax,linear --steps 400 "
                                  "--quiet --threads 2",
-                                 "curves.csv", "summary.csv", 200 + 40);
+                                 "curves.csv", "summary.csv", 400 + 60);
 }
 
 /* A --resume run into a folder that a finished run left (linear and lsh-1
@@ -664,7 +664,7 @@ Test(resume, copy_interrupted_in_its_second_variant, .timeout = 600)
  * run of all three would (`straight`). */
 static void check_stopped_resume_keeps_finished(const char *straight, int signal)
 {
-    const char *args = "copy --preset quick --steps 150 --quiet --threads 2";
+    const char *args = "copy --preset quick --steps 400 --quiet --threads 2";
     char dir[64], cmd[1024], path[200], other[200], journal[220];
     make_temp_dir(dir);
     snprintf(cmd, sizeof cmd, "%s --variants linear,lsh-1 --out %s", args, dir);
@@ -686,7 +686,7 @@ Test(resume, a_stopped_resume_keeps_what_a_finished_run_left, .timeout = 600)
     char straight[64], cmd[512];
     make_temp_dir(straight);
     snprintf(cmd, sizeof cmd,
-             "copy --preset quick --steps 150 --quiet --threads 2 --variants softmax,linear,lsh-1 "
+             "copy --preset quick --steps 400 --quiet --threads 2 --variants softmax,linear,lsh-1 "
              "--out %s",
              straight);
     cr_assert_eq(ltbench(cmd), 0, "%s", output);
