@@ -300,6 +300,19 @@ static int print_plan(const suite_options *o)
 
 /* An earlier suite's results in OUT are kept unless --resume or
  * --overwrite says what to do with them, as every experiment does. */
+/* What the suite's work needs before it starts: results to report, or an
+ * OpenBLAS core every experiment it runs would accept. */
+static lt_status check_can_start(const suite_options *o)
+{
+    if (!o->report_only)
+        return lt_openblas_check_env();
+    if (!exists(o->out))
+        return lt_fail(LT_E_USAGE, "--out %s: no such folder, so no results to report (run the "
+                                   "suite into it first)",
+                       o->out);
+    return LT_OK;
+}
+
 static lt_status check_earlier(const suite_options *o)
 {
     if (o->resume && o->overwrite)
@@ -450,13 +463,8 @@ int main(int argc, char **argv)
         status = check_earlier(&o);
     if (status == LT_OK && o.plan)
         return print_plan(&o);
-    /* an OpenBLAS core every experiment would refuse, refused before any */
-    if (status == LT_OK && !o.report_only)
-        status = lt_openblas_check_env();
-    if (status == LT_OK && o.report_only && !exists(o.out))
-        status = lt_fail(LT_E_USAGE, "--out %s: no such folder, so no results to report (run "
-                                     "the suite into it first)",
-                         o.out);
+    if (status == LT_OK)
+        status = check_can_start(&o);
     /* one suite at a time in OUT; the report writable before hours of work */
     lt_outdir dir;
     const char *report[] = {o.report};

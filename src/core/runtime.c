@@ -56,14 +56,6 @@ static int flags_missing(char *missing, size_t size, const char *needed, const c
     return count;
 }
 
-/* 1 when this CPU lists every flag in `flags` (space-separated). */
-static int cpu_has(const char *flags)
-{
-    char line[8192], missing[256];
-    return cpu_flags_line(line, sizeof line) &&
-           flags_missing(missing, sizeof missing, flags, line) == 0;
-}
-
 #define LT_AVX512_FLAGS "avx512f avx512dq avx512cd avx512bw avx512vl"
 
 /* What OpenBLAS's kernels for a core (an OPENBLAS_CORETYPE name, matched
@@ -84,20 +76,25 @@ static const char *core_needs(const char *core)
     return NULL;
 }
 
+/* The widest of OpenBLAS's x86-64 kernel sets a CPU with `cpu_flags` runs:
+ * "SkylakeX", "Haswell" or "Sandybridge"; NULL when none of them. */
+static const char *core_this_cpu_runs(const char *cpu_flags)
+{
+    static const char *const widest_first[] = {"SkylakeX", "Haswell", "Sandybridge"};
+    char missing[256];
+    for (size_t i = 0; i < sizeof widest_first / sizeof widest_first[0]; i++)
+        if (flags_missing(missing, sizeof missing, core_needs(widest_first[i]), cpu_flags) == 0)
+            return widest_first[i];
+    return NULL;
+}
+
 lt_status lt_openblas_core_check(const char *core, const char *cpu_flags)
 {
     const char *needs = core_needs(core);
     char missing[256];
     if (needs == NULL || flags_missing(missing, sizeof missing, needs, cpu_flags) == 0)
         return LT_OK;
-    char spare[256];
-    const char *runs = flags_missing(spare, sizeof spare, LT_AVX512_FLAGS, cpu_flags) == 0
-                           ? "SkylakeX"
-                       : flags_missing(spare, sizeof spare, "avx2 fma", cpu_flags) == 0
-                           ? "Haswell"
-                       : flags_missing(spare, sizeof spare, "avx", cpu_flags) == 0
-                           ? "Sandybridge"
-                           : NULL;
+    const char *runs = core_this_cpu_runs(cpu_flags);
     return lt_fail(LT_E_USAGE,
                    "OPENBLAS_CORETYPE=%.40s: OpenBLAS's kernels for that core use instructions "
                    "this CPU does not have (%s), and would stop the run with an illegal "
@@ -130,8 +127,8 @@ lt_status lt_openblas_check_env(void)
  *   and 2000, four interleaved rounds each; at 1000 batch-16 steps were
  *   slower in two rounds of three.
  * - OpenBLAS falls back to its generic x86-64 kernels ("Prescott") on CPUs
- *   newer than its release knows, 5x slower here; when the CPU has AVX-512
- *   or AVX2 it is told which kernels to use. */
+ *   newer than its release knows, 5x slower here; when the CPU has AVX-512,
+ *   AVX2 or AVX it is told which kernels to use. */
 #define LT_DEFAULT_SPINCOUNT "1500"
 
 void lt_runtime_prepare(char **argv)
@@ -141,10 +138,10 @@ void lt_runtime_prepare(char **argv)
         setenv("GOMP_SPINCOUNT", LT_DEFAULT_SPINCOUNT, 1) == 0)
         set_spin = 1;
     const char *core = openblas_get_corename();
-    if (env_unset("OPENBLAS_CORETYPE") && core != NULL && strcmp(core, "Prescott") == 0) {
-        const char *better = cpu_has("avx512f avx512dq avx512cd avx512bw avx512vl") ? "SkylakeX"
-                             : cpu_has("avx2 fma")                                 ? "Haswell"
-                                                                                   : NULL;
+    char flags[8192];
+    if (env_unset("OPENBLAS_CORETYPE") && core != NULL && strcmp(core, "Prescott") == 0 &&
+        cpu_flags_line(flags, sizeof flags)) {
+        const char *better = core_this_cpu_runs(flags);
         if (better != NULL && setenv("OPENBLAS_CORETYPE", better, 1) == 0)
             set_core = 1;
     }
