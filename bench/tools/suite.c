@@ -298,8 +298,6 @@ static int print_plan(const suite_options *o)
     return 0;
 }
 
-/* An earlier suite's results in OUT are kept unless --resume or
- * --overwrite says what to do with them, as every experiment does. */
 /* What the suite's work needs before it starts: results to report, or an
  * OpenBLAS core every experiment it runs would accept. */
 static lt_status check_can_start(const suite_options *o)
@@ -313,6 +311,8 @@ static lt_status check_can_start(const suite_options *o)
     return LT_OK;
 }
 
+/* An earlier suite's results in OUT are kept unless --resume or
+ * --overwrite says what to do with them, as every experiment does. */
 static lt_status check_earlier(const suite_options *o)
 {
     if (o->resume && o->overwrite)
