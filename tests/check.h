@@ -18,6 +18,7 @@
 
 #include "core/kernels.h"
 #include "core/mem.h"
+#include "core/runtime.h"
 #include "core/status.h"
 #include <unistd.h>
 
@@ -232,6 +233,18 @@ static inline int check_write_file(const char *path, const void *data, size_t si
         return -1;
     int ok = fwrite(data, 1, size, f) == size;
     return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Under an OPENBLAS_CORETYPE whose kernels this CPU cannot run (SkylakeX
+ * without AVX-512), every OpenBLAS product stops its test with an illegal
+ * instruction. The programs refuse such a run; the tests run it, and say
+ * first why the tests that multiply matrices crash. */
+ReportHook(PRE_ALL)(struct criterion_test_set *tests)
+{
+    (void)tests;
+    if (lt_openblas_check_env() != LT_OK)
+        fprintf(stderr, "tests: warning: %s: the tests whose products go to OpenBLAS will crash\n",
+                lt_last_error());
 }
 
 #endif
