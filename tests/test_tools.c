@@ -1618,8 +1618,25 @@ static void fake_build(const char *path, double linear, double softmax, int fold
     cr_assert_eq(chmod(path, 0755), 0);
 }
 
+/* A build that runs as `slow` for its first `calls` timed runs and as
+ * `fast` after them: a machine's slow spell that lasts one set of rounds. */
+static void fake_build_slow_at_first(const char *path, const char *slow, const char *fast,
+                                     int calls)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "#!/bin/sh\n"
+             "[ \"$2\" = --help ] && exec '%s' \"$@\"\n"
+             "n=$(cat '%s.calls' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '%s.calls'\n"
+             "if [ $n -le %d ]; then exec '%s' \"$@\"; else exec '%s' \"$@\"; fi\n",
+             fast, path, path, calls, slow, fast);
+    write_file(path, text);
+    cr_assert_eq(chmod(path, 0755), 0);
+}
+
 /* The same build against itself passes; one whose linear kernel is 10%
- * slower is caught, naming that kernel and no other. */
+ * slower is caught, confirmed by the rounds that time it again, naming
+ * that kernel and no other. */
 Test(ab, a_slower_kernel_is_caught_and_named)
 {
     char dir[64], base[128], same[128], slow[128], args[1024];
@@ -1640,13 +1657,22 @@ Test(ab, a_slower_kernel_is_caught_and_named)
     ASSERT_MENTIONS("| linear-gemm | 2 | 2 | 0 |");
     ASSERT_MENTIONS("| softmax-gemm | 2 | 0 | 0 |");
     ASSERT_MENTIONS("**FAIL**: 2 regressed of 4 timings judged");
+    ASSERT_MENTIONS("timed again in 20 fresh rounds (rounds 11-30");
+    ASSERT_MENTIONS("; in the confirming rounds +");
+    ASSERT_MENTIONS("## Not confirmed\n\nnone\n");
     char path[256];
     snprintf(path, sizeof path, "%s/ab/ab.json", dir);
     char *json = check_read_text(path);
     cr_assert_not_null(json);
     cr_assert_not_null(strstr(json, "\"kernel\": \"linear-gemm\", \"timing\": \"fwd\", "
                                     "\"verdict\": \"regressed\""), "%s", json);
+    const char *confirm = strstr(json, "\"confirm_pairs\": 20, \"confirm_ratio\": ");
+    cr_assert_not_null(confirm, "%s", json);
+    cr_assert_gt(strtod(strchr(confirm + strlen("\"confirm_pairs\": 20,"), ':') + 1, NULL), 1.05,
+                 "%s", json);
     free(json);
+    snprintf(path, sizeof path, "%s/ab/new/round-30/scaling.csv", dir);
+    cr_assert(exists(path));
     snprintf(path, sizeof path, "%s/ab/new/round-10/scaling.csv", dir);
     cr_assert(exists(path));
     snprintf(path, sizeof path, "%s/ab/base/round-10.csv", dir);
@@ -1656,6 +1682,49 @@ Test(ab, a_slower_kernel_is_caught_and_named)
     ASSERT_MENTIONS("--overwrite");
     strcat(args, " --overwrite");
     cr_assert_eq(ltbench(args), 1, "%s", output);
+}
+
+/* A kernel slower in the first rounds alone, as a machine's slow spell
+ * makes it, is timed again and not confirmed: the comparison passes and
+ * says what it saw. Without confirming rounds it would have failed. */
+Test(ab, a_slowdown_the_confirming_rounds_do_not_find_does_not_fail)
+{
+    char dir[64], base[128], slow[128], spell[128], args[1024], path[256];
+    make_temp_dir(dir);
+    snprintf(base, sizeof base, "%s/base.sh", dir);
+    snprintf(slow, sizeof slow, "%s/slow.sh", dir);
+    snprintf(spell, sizeof spell, "%s/spell.sh", dir);
+    fake_build(base, 0.001, 0.004, 1);
+    fake_build(slow, 0.0011, 0.004, 1);
+    fake_build_slow_at_first(spell, slow, base, 10);
+    snprintf(args, sizeof args, "ab --base %s --new %s --rounds 10 --out %s/spell", base, spell,
+             dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("the 2 timings that regressed in the first rounds were timed again in 20");
+    ASSERT_MENTIONS("## Regressions\n\nnone\n");
+    ASSERT_MENTIONS("## Not confirmed\n\n- linear linear-gemm causal=0 N=512 batch=1 ");
+    ASSERT_MENTIONS("| not confirmed |");
+    ASSERT_MENTIONS("**PASS**: 0 regressed of 4 timings judged");
+    snprintf(path, sizeof path, "%s/spell/ab-samples.csv", dir);
+    char *samples = check_read_text(path);
+    cr_assert_not_null(samples);
+    cr_assert_not_null(strstr(samples, ",first\n"), "%s", samples);
+    cr_assert_not_null(strstr(samples, ",confirming\n"), "%s", samples);
+    free(samples);
+    /* the same spell without confirming rounds is a regression */
+    snprintf(path, sizeof path, "%s.calls", spell);
+    cr_assert_eq(unlink(path), 0);
+    snprintf(args, sizeof args,
+             "ab --base %s --new %s --rounds 10 --confirm-rounds 0 --out %s/unconfirmed", base,
+             spell, dir);
+    cr_assert_eq(ltbench(args), 1, "%s", output);
+    ASSERT_MENTIONS("- **confirmation**: none (--confirm-rounds 0)");
+    ASSERT_MENTIONS("**FAIL**: 2 regressed of 4 timings judged");
+    /* the same build against itself needs none */
+    snprintf(args, sizeof args, "ab --base %s --new %s --rounds 10 --out %s/same", base, base,
+             dir);
+    cr_assert_eq(ltbench(args), 0, "%s", output);
+    ASSERT_MENTIONS("- **confirmation**: none needed");
 }
 
 Test(ab, bad_builds_and_too_few_rounds_are_refused)
@@ -1675,6 +1744,15 @@ Test(ab, bad_builds_and_too_few_rounds_are_refused)
     snprintf(args, sizeof args, "ab --base %s --new %s --rounds 7 --out %s/z", base, base, dir);
     cr_assert_eq(ltbench(args), 2, "%s", output); /* 4 timings jointly need 8 */
     ASSERT_MENTIONS("need at least 8 rounds");
+    snprintf(args, sizeof args, "ab --base %s --new %s --confirm-rounds 5 --out %s/c", base, base,
+             dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--confirm-rounds 5: at least 6 are needed");
+    snprintf(args, sizeof args, "ab --base %s --new %s --rounds 10 --confirm-rounds 7 --out %s/d",
+             base, base, dir);
+    cr_assert_eq(ltbench(args), 2, "%s", output);
+    ASSERT_MENTIONS("--confirm-rounds 7: as many as 4 timings confirmed at 95% confidence "
+                    "jointly need at least 8 rounds");
 }
 
 /* Instruction counts under valgrind: the same in two runs of one build,

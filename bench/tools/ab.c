@@ -4,7 +4,8 @@
  * A build is an ltbench executable or a git revision, built here in a
  * temporary worktree. Each round runs `ltbench scaling` once per build, in
  * an order drawn per round, so a slow minute of the machine falls on both
- * sides of a pair. */
+ * sides of a pair. A timing found slower is timed again in fresh rounds and
+ * stays a regression only when they find it too. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +23,14 @@
 #include "results/file.h"
 #include "results/paired.h"
 
-enum { MAX_ROUNDS = 60, MAX_CASES = 64, MAX_ARGS = 48, SIDES = 2 };
+/* MAX_ROUNDS per set of rounds: the first set, then the confirming one */
+enum {
+    MAX_ROUNDS = 60,
+    STORED_ROUNDS = 2 * MAX_ROUNDS,
+    MAX_CASES = 64,
+    MAX_ARGS = 48,
+    SIDES = 2
+};
 
 /* The CI case set: each kernel family of the paper at a length where every
  * variant runs in milliseconds, on one thread (the quietest timings a
@@ -41,7 +49,7 @@ enum { TIMINGS = sizeof timing_columns / sizeof timing_columns[0] };
 typedef struct ab_options {
     const char *side_spec[SIDES]; /* --base, --new: executable or revision */
     const char *out, *cases, *measure; /* measure: "time", "instructions" */
-    long rounds, seed;
+    long rounds, confirm_rounds, seed;
     double threshold, confidence, count_tolerance;
     int overwrite;
 } ab_options;
@@ -61,10 +69,12 @@ typedef struct ab_side {
 typedef struct ab_case {
     char label[256], kernel[64];
     int timing;                               /* index into timing_columns */
-    double seconds[SIDES][MAX_ROUNDS];        /* the round's median */
-    int seen[SIDES][MAX_ROUNDS];
-    lt_paired paired;
-    int judged;
+    double seconds[SIDES][STORED_ROUNDS]; /* each round's fastest run; the confirming
+                                           * rounds follow the first ones */
+    int seen[SIDES][STORED_ROUNDS];
+    lt_paired paired;  /* the first rounds */
+    lt_paired confirm; /* the confirming rounds, when `confirmed` */
+    int judged, confirmed;
     const char *verdict;
 } ab_case;
 
@@ -73,7 +83,8 @@ typedef struct ab_run {
     ab_side side[SIDES];
     ab_case cases[MAX_CASES];
     int case_count;
-    int base_first[MAX_ROUNDS];
+    int base_first[STORED_ROUNDS];
+    int confirming; /* timings the confirming rounds judged (0: none ran) */
 } ab_run;
 
 /* ---- the builds ---- */
@@ -398,16 +409,44 @@ static lt_status judge_counts(ab_run *r)
     return LT_OK;
 }
 
-/* Judges every timing both sides measured in every round, at a confidence
- * that holds jointly over them all (Bonferroni). Returns how many. */
+/* Whether both sides measured a timing in each of `count` rounds from `first`. */
+static int measured_in(const ab_case *k, int first, int count)
+{
+    int all = 1;
+    for (int i = first; i < first + count; i++)
+        all &= k->seen[0][i] && k->seen[1][i];
+    return all;
+}
+
+/* The ratio of a timing over `count` rounds from `first`, its interval at
+ * `each` confidence, and the rule's verdict on them. */
+static lt_status judge_pairs(const ab_run *r, const ab_case *k, int first, int count,
+                             double each, lt_paired *out, const char **verdict)
+{
+    double scratch[LT_PAIRED_SCRATCH(MAX_ROUNDS)];
+    LT_TRY(lt_paired_ratio(k->seconds[0] + first, k->seconds[1] + first, count, each, scratch,
+                           out));
+    const double up = 1 + r->o.threshold / 100, down = 1 / up;
+    if (out->ratio > up && out->lo > 1)
+        *verdict = "regressed";
+    else if (out->ratio < down && out->hi < 1)
+        *verdict = "improved";
+    else if (out->ratio > up || out->ratio < down)
+        *verdict = "uncertain";
+    else
+        *verdict = "unchanged";
+    return LT_OK;
+}
+
+/* Judges every timing both sides measured in every first round, at a
+ * confidence that holds jointly over them all (Bonferroni). Returns how
+ * many. */
 static lt_status judge(ab_run *r, int *judged_count, double *each_confidence)
 {
     int rounds = (int)r->o.rounds, m = 0;
     for (int c = 0; c < r->case_count; c++) {
         ab_case *k = &r->cases[c];
-        k->judged = 1;
-        for (int i = 0; i < rounds; i++)
-            k->judged &= k->seen[0][i] && k->seen[1][i];
+        k->judged = measured_in(k, 0, rounds);
         m += k->judged;
         k->verdict = k->judged ? NULL : "not judged (not measured in every round)";
     }
@@ -420,23 +459,41 @@ static lt_status judge(ab_run *r, int *judged_count, double *each_confidence)
             *judged_count += r->cases[c].judged;
         return LT_OK;
     }
-    double scratch[LT_PAIRED_SCRATCH(MAX_ROUNDS)];
-    const double up = 1 + r->o.threshold / 100, down = 1 / up;
+    for (int c = 0; c < r->case_count; c++)
+        if (r->cases[c].judged)
+            LT_TRY(judge_pairs(r, &r->cases[c], 0, rounds, *each_confidence,
+                               &r->cases[c].paired, &r->cases[c].verdict));
+    return LT_OK;
+}
+
+/* How many timings the first rounds found slower: those the confirming
+ * rounds time again. */
+static int regressed_count(const ab_run *r)
+{
+    int n = 0;
+    for (int c = 0; c < r->case_count; c++)
+        n += r->cases[c].judged && strcmp(r->cases[c].verdict, "regressed") == 0;
+    return n;
+}
+
+/* The confirming rounds judge the timings the first ones found slower,
+ * jointly over those: a noisy machine sometimes puts one timing's interval
+ * above 1 by chance, seldom the same one in two independent sets of
+ * rounds, while a kernel that is slower is slower in both. A timing the
+ * confirming rounds did not measure every time stays regressed. */
+static lt_status judge_confirmation(ab_run *r, double *each_confidence)
+{
+    const int first = (int)r->o.rounds, count = (int)r->o.confirm_rounds;
+    *each_confidence = 1 - (1 - r->o.confidence / 100) / r->confirming;
     for (int c = 0; c < r->case_count; c++) {
         ab_case *k = &r->cases[c];
-        if (!k->judged)
+        if (!k->judged || strcmp(k->verdict, "regressed") != 0 || !measured_in(k, first, count))
             continue;
-        LT_TRY(lt_paired_ratio(k->seconds[0], k->seconds[1], rounds, *each_confidence, scratch,
-                               &k->paired));
-        const lt_paired *p = &k->paired;
-        if (p->ratio > up && p->lo > 1)
-            k->verdict = "regressed";
-        else if (p->ratio < down && p->hi < 1)
-            k->verdict = "improved";
-        else if ((p->ratio > up || p->ratio < down))
-            k->verdict = "uncertain";
-        else
-            k->verdict = "unchanged";
+        const char *again;
+        LT_TRY(judge_pairs(r, k, first, count, *each_confidence, &k->confirm, &again));
+        k->confirmed = 1;
+        if (strcmp(again, "regressed") != 0)
+            k->verdict = "not confirmed";
     }
     return LT_OK;
 }
@@ -458,11 +515,12 @@ static double median_of(const double *x, int n)
 static int verdict_rank(const ab_case *c)
 {
     const char *v = c->verdict;
-    return strcmp(v, "regressed") == 0   ? 0
-           : strcmp(v, "uncertain") == 0 ? 1
-           : strcmp(v, "unchanged") == 0 ? 2
-           : strcmp(v, "improved") == 0  ? 3
-                                         : 4;
+    return strcmp(v, "regressed") == 0       ? 0
+           : strcmp(v, "not confirmed") == 0 ? 1
+           : strcmp(v, "uncertain") == 0     ? 2
+           : strcmp(v, "unchanged") == 0     ? 3
+           : strcmp(v, "improved") == 0      ? 4
+                                             : 5;
 }
 
 static int worst_first(const void *pa, const void *pb)
@@ -487,14 +545,21 @@ static void case_row(FILE *f, const ab_case *c, int rounds)
                 c->paired.ratio, c->verdict);
         return;
     }
-    fprintf(f, "%.4g | %.4g | %.3f | %.3f..%.3f | %s |\n", median_of(c->seconds[0], rounds) * 1e3,
+    fprintf(f, "%.4g | %.4g | %.3f | %.3f..%.3f | ", median_of(c->seconds[0], rounds) * 1e3,
             median_of(c->seconds[1], rounds) * 1e3, c->paired.ratio, c->paired.lo,
-            isinf(c->paired.hi) ? INFINITY : c->paired.hi, c->verdict);
+            isinf(c->paired.hi) ? INFINITY : c->paired.hi);
+    if (c->confirmed)
+        fprintf(f, "%.3f (%.3f..%.3f) | ", c->confirm.ratio, c->confirm.lo,
+                isinf(c->confirm.hi) ? INFINITY : c->confirm.hi);
+    else
+        fprintf(f, "- | ");
+    fprintf(f, "%s |\n", c->verdict);
 }
 
 /* What was compared, how, and the rule: the report's opening and the
  * cases table's header. */
-static void report_method(FILE *f, const ab_run *r, int judged, double each)
+static void report_method(FILE *f, const ab_run *r, int judged, double each,
+                          double confirm_each)
 {
     const int rounds = (int)r->o.rounds;
     int base_first = 0;
@@ -527,11 +592,26 @@ static void report_method(FILE *f, const ab_run *r, int judged, double each)
             "the exact Wilcoxon signed-rank interval at %g%% confidence jointly over the %d "
             "timings judged (%.4g%% each, Bonferroni). A timing regressed when its ratio exceeds "
             "%.4g (threshold %g%%) and its interval lies above 1; improved likewise below; "
-            "uncertain when the ratio is beyond the threshold but its interval holds 1.\n\n",
+            "uncertain when the ratio is beyond the threshold but its interval holds 1.\n",
             r->o.cases, rounds, r->o.seed, base_first, r->o.confidence, judged, 100 * each,
             1 + r->o.threshold / 100, r->o.threshold);
-    fprintf(f, "| case | timing | base ms | new ms | new/base | interval | verdict |\n"
-               "|---|---|---:|---:|---:|---|---|\n");
+    if (r->o.confirm_rounds == 0)
+        fprintf(f, "- **confirmation**: none (--confirm-rounds 0): a regression in the first "
+                   "rounds stands\n\n");
+    else if (r->confirming == 0)
+        fprintf(f, "- **confirmation**: none needed: no timing regressed in the first rounds "
+                   "(one that does is timed again in %ld fresh rounds)\n\n",
+                r->o.confirm_rounds);
+    else
+        fprintf(f,
+                "- **confirmation**: the %d timings that regressed in the first rounds were timed "
+                "again in %ld fresh rounds (rounds %ld-%ld, the order drawn on), judged by the "
+                "same rule at %g%% jointly over them (%.4g%% each); a timing stays regressed "
+                "only when these find it again, else \"not confirmed\"\n\n",
+                r->confirming, r->o.confirm_rounds, r->o.rounds + 1,
+                r->o.rounds + r->o.confirm_rounds, r->o.confidence, 100 * confirm_each);
+    fprintf(f, "| case | timing | base ms | new ms | new/base | interval | confirming rounds | "
+               "verdict |\n|---|---|---:|---:|---:|---|---|---|\n");
 }
 
 /* Per kernel: what a reader asks first. */
@@ -561,35 +641,54 @@ static void report_kernels(FILE *f, const ab_run *r)
     }
 }
 
-/* Each regressed timing, in the cases' order; returns how many. */
+/* Each regressed timing, in the cases' order, then those the confirming
+ * rounds did not find again; returns how many regressed. */
 static int report_regressions(FILE *f, const ab_run *r, const ab_case *const *order)
 {
-    fprintf(f, "\n## Regressions\n\n");
     int regressed = 0;
-    for (int c = 0; c < r->case_count; c++)
-        if (order[c]->judged && strcmp(order[c]->verdict, "regressed") == 0) {
+    for (int pass = 0; pass < 2; pass++) {
+        const char *wanted = pass ? "not confirmed" : "regressed";
+        int listed = 0;
+        fprintf(f, pass ? "\n## Not confirmed\n\n" : "\n## Regressions\n\n");
+        for (int c = 0; c < r->case_count; c++) {
             const ab_case *k = order[c];
-            if (counting(&r->o))
+            if (!k->judged || strcmp(k->verdict, wanted) != 0)
+                continue;
+            listed++;
+            if (counting(&r->o)) {
                 fprintf(f, "- %s %s: %.2f%% more instructions\n", k->label,
                         timing_columns[k->timing], 100 * (k->paired.ratio - 1));
-            else
-                fprintf(f, "- %s %s: %.1f%% slower (interval %+.1f%% to %+.1f%%)\n", k->label,
-                        timing_columns[k->timing], 100 * (k->paired.ratio - 1),
-                        100 * (k->paired.lo - 1), 100 * (k->paired.hi - 1));
-            regressed++;
+                continue;
+            }
+            fprintf(f, "- %s %s: %.1f%% slower (interval %+.1f%% to %+.1f%%)", k->label,
+                    timing_columns[k->timing], 100 * (k->paired.ratio - 1),
+                    100 * (k->paired.lo - 1), 100 * (k->paired.hi - 1));
+            if (k->confirmed)
+                fprintf(f, "; in the confirming rounds %+.1f%% (interval %+.1f%% to %+.1f%%)",
+                        100 * (k->confirm.ratio - 1), 100 * (k->confirm.lo - 1),
+                        isinf(k->confirm.hi) ? INFINITY : 100 * (k->confirm.hi - 1));
+            else if (pass == 0 && r->confirming > 0)
+                fprintf(f, "; not measured in every confirming round");
+            fprintf(f, "\n");
         }
-    if (regressed == 0)
-        fprintf(f, "none\n");
+        if (listed == 0)
+            fprintf(f, "none\n");
+        if (pass == 0)
+            regressed = listed;
+        if (counting(&r->o) || r->confirming == 0)
+            break; /* nothing was timed again */
+    }
     return regressed;
 }
 
 static lt_status write_report(const ab_run *r, const ab_case *const *order, int judged,
-                              double each, const char *path, int *regressed)
+                              double each, double confirm_each, const char *path,
+                              int *regressed)
 {
     lt_atomic_file af;
     LT_TRY(lt_atomic_open(&af, path));
     FILE *f = af.f;
-    report_method(f, r, judged, each);
+    report_method(f, r, judged, each, confirm_each);
     for (int c = 0; c < r->case_count; c++)
         case_row(f, order[c], (int)r->o.rounds);
     report_kernels(f, r);
@@ -624,6 +723,13 @@ static lt_status write_json(const ab_run *r, const ab_case *const *order, const 
             if (isfinite(k->paired.hi))
                 fprintf(f, ", \"ratio_hi\": %.6g", k->paired.hi);
         }
+        if (k->confirmed) {
+            fprintf(f, ", \"confirm_pairs\": %ld, \"confirm_ratio\": %.6g, "
+                       "\"confirm_ratio_lo\": %.6g",
+                    r->o.confirm_rounds, k->confirm.ratio, k->confirm.lo);
+            if (isfinite(k->confirm.hi))
+                fprintf(f, ", \"confirm_ratio_hi\": %.6g", k->confirm.hi);
+        }
         fputc('}', f);
     }
     fputs(r->case_count ? "\n]\n" : "]\n", f);
@@ -636,15 +742,17 @@ static lt_status write_samples(const ab_run *r, const char *path)
     lt_atomic_file af;
     LT_TRY(lt_atomic_open(&af, path));
     FILE *f = af.f;
-    fprintf(f, "case,kernel,timing,round,first,%s\n",
+    fprintf(f, "case,kernel,timing,round,first,%s,rounds\n",
             counting(&r->o) ? "base_instructions,new_instructions" : "base_s,new_s");
+    const int stored = (int)(r->o.rounds + (r->confirming ? r->o.confirm_rounds : 0));
     for (int c = 0; c < r->case_count; c++) {
         const ab_case *k = &r->cases[c];
-        for (int i = 0; i < r->o.rounds; i++)
+        for (int i = 0; i < stored; i++)
             if (k->seen[0][i] && k->seen[1][i])
-                fprintf(f, "%s,%s,%s,%d,%s,%.9g,%.9g\n", k->label, k->kernel,
+                fprintf(f, "%s,%s,%s,%d,%s,%.9g,%.9g,%s\n", k->label, k->kernel,
                         timing_columns[k->timing], i + 1, r->base_first[i] ? "base" : "new",
-                        k->seconds[0][i], k->seconds[1][i]);
+                        k->seconds[0][i], k->seconds[1][i],
+                        i < r->o.rounds ? "first" : "confirming");
     }
     return lt_atomic_commit(&af);
 }
@@ -665,7 +773,7 @@ static lt_status check_out(const ab_options *o)
     for (int s = 0; s < SIDES; s++) {
         snprintf(dir, sizeof dir, "%s/%s", o->out, s ? "new" : "base");
         LT_TRY(lt_make_dirs(dir));
-        for (int i = 0; i < MAX_ROUNDS; i++) /* an earlier comparison's rounds */
+        for (int i = 0; i < STORED_ROUNDS; i++) /* an earlier comparison's rounds */
             for (int folder = 0; folder <= 1; folder++) {
                 char path[4400];
                 snprintf(path, sizeof path,
@@ -692,6 +800,35 @@ static lt_status check_rounds(const ab_run *r)
                        "--rounds %ld: %d timings judged at %g%% confidence jointly need at least "
                        "%d rounds",
                        r->o.rounds, m, r->o.confidence, needed);
+    if (r->o.confirm_rounds > 0 && r->o.confirm_rounds < needed)
+        return lt_fail(LT_E_USAGE,
+                       "--confirm-rounds %ld: as many as %d timings confirmed at %g%% confidence "
+                       "jointly need at least %d rounds (or 0: no confirmation)",
+                       r->o.confirm_rounds, m, r->o.confidence, needed);
+    return LT_OK;
+}
+
+/* Runs rounds first..first+count-1 and reads them; the first round of all
+ * checks that the rounds asked for can reach a verdict. */
+static lt_status run_rounds(ab_run *r, lt_rng *rng, int first, int count, double start)
+{
+    for (int i = first; i < first + count; i++) {
+        /* drawn per two rounds, the second the other way round: whichever
+         * run of a pair the machine favours (caches, clocks), each build is
+         * first equally often */
+        r->base_first[i] = (i - first) % 2 ? !r->base_first[i - 1] : (int)lt_rng_below(rng, 2);
+        for (int k = 0; k < SIDES; k++) {
+            int which = r->base_first[i] ? k : 1 - k;
+            char cases[2048];
+            snprintf(cases, sizeof cases, "%s", r->o.cases);
+            LT_TRY(run_side(r, which, i, cases));
+            LT_TRY(read_round(r, which, i));
+        }
+        fprintf(stderr, "ltbench ab: %sround %d/%d done, %.0f s elapsed\n",
+                first ? "confirming " : "", i + 1 - first, count, lt_time_now() - start);
+        if (i == 0)
+            LT_TRY(check_rounds(r));
+    }
     return LT_OK;
 }
 
@@ -711,26 +848,18 @@ static lt_status run(ab_run *r, int *result)
     lt_rng rng;
     lt_rng_seed(&rng, (uint64_t)r->o.seed, 0);
     double start = lt_time_now();
-    for (int i = 0; i < rounds; i++) {
-        /* drawn per two rounds, the second the other way round: whichever
-         * run of a pair the machine favours (caches, clocks), each build is
-         * first equally often */
-        r->base_first[i] = i % 2 ? !r->base_first[i - 1] : (int)lt_rng_below(&rng, 2);
-        for (int k = 0; k < SIDES; k++) {
-            int which = r->base_first[i] ? k : 1 - k;
-            char cases[2048];
-            snprintf(cases, sizeof cases, "%s", r->o.cases);
-            LT_TRY(run_side(r, which, i, cases));
-            LT_TRY(read_round(r, which, i));
-        }
-        fprintf(stderr, "ltbench ab: round %d/%d done, %.0f s elapsed\n", i + 1, rounds,
-                lt_time_now() - start);
-        if (i == 0)
-            LT_TRY(check_rounds(r));
-    }
+    LT_TRY(run_rounds(r, &rng, 0, rounds, start));
     int judged;
-    double each;
+    double each, confirm_each = 0;
     LT_TRY(judge(r, &judged, &each));
+    if (!counting(&r->o) && r->o.confirm_rounds > 0 && regressed_count(r) > 0) {
+        r->confirming = regressed_count(r);
+        fprintf(stderr, "ltbench ab: %d timing%s slower in the first rounds: timing again in %ld "
+                        "fresh rounds to confirm\n",
+                r->confirming, r->confirming > 1 ? "s" : "", r->o.confirm_rounds);
+        LT_TRY(run_rounds(r, &rng, rounds, (int)r->o.confirm_rounds, start));
+        LT_TRY(judge_confirmation(r, &confirm_each));
+    }
     const ab_case *order[MAX_CASES];
     for (int c = 0; c < r->case_count; c++)
         order[c] = &r->cases[c];
@@ -742,7 +871,7 @@ static lt_status run(ab_run *r, int *result)
     snprintf(path, sizeof path, "%s/ab.json", r->o.out);
     LT_TRY(write_json(r, order, path));
     snprintf(path, sizeof path, "%s/ab.md", r->o.out);
-    LT_TRY(write_report(r, order, judged, each, path, &regressed));
+    LT_TRY(write_report(r, order, judged, each, confirm_each, path, &regressed));
     /* the report on stdout too: CI logs show it */
     FILE *f = fopen(path, "r");
     if (f != NULL) {
@@ -773,13 +902,20 @@ static const char details[] =
     "The order is drawn for every two rounds and reversed in the second, so each build\n"
     "runs first equally often. At least enough rounds for a finite interval are needed:\n"
     "10 for up to 20 timings at 95%, 12 for up to 100.\n"
+    "A timing that regressed is timed again: --confirm-rounds fresh rounds of every case\n"
+    "(rounds R+1 on), judged by the same rule jointly over the timings that regressed. It\n"
+    "stays regressed only when these find it again, else it is \"not confirmed\" and does\n"
+    "not fail: on a shared VM a pair of runs can differ by 30%, and one timing's interval\n"
+    "then lies above 1 by chance now and then, seldom the same one twice.\n"
     "--base and --new take an ltbench executable (a path) or a git revision of the\n"
     "checkout in the current folder (HEAD~1, a tag, a commit), which is built with this\n"
     "build's native setting in a worktree under --out and removed afterwards.\n"
-    "Writes OUT/ab.md (the table worst first, a per-kernel summary and the regressions),\n"
-    "OUT/ab.json (per timing: case, kernel, verdict, ratio, ratio_lo, ratio_hi, and\n"
-    "base_s, new_s: the median over the rounds)\n"
-    "and OUT/ab-samples.csv (every pair), and prints the report.\n"
+    "Writes OUT/ab.md (the table worst first, a per-kernel summary, the regressions and\n"
+    "those not confirmed), OUT/ab.json (per timing: case, kernel, verdict, ratio,\n"
+    "ratio_lo, ratio_hi, base_s, new_s: the median over the first rounds; confirm_ratio,\n"
+    "confirm_ratio_lo, confirm_ratio_hi where it was timed again)\n"
+    "and OUT/ab-samples.csv (every pair, its rounds first or confirming), and prints the\n"
+    "report.\n"
     "--measure instructions counts, under valgrind's callgrind, the instructions of each\n"
     "timed call alone (one thread, each call once): the same in every run of a build, so\n"
     "judged exactly within --count-tolerance, where timers on a shared machine cannot be\n"
@@ -796,7 +932,8 @@ int main(int argc, char **argv)
      * called the same build slower; 20 caught it in 10 of 10, a forward 5.7% slower in 9
      * of 10, and the same build in 0 of 20 (docs/regression.md) */
     *o = (ab_options){.out = "results/ab", .cases = default_cases, .measure = "time",
-                      .rounds = 20, .seed = 1, .threshold = 3, .confidence = 95,
+                      .rounds = 20, .confirm_rounds = 40, .seed = 1, .threshold = 3,
+                      .confidence = 95,
                       .count_tolerance = 0.5};
     lt_flag flags[] = {
         {"--base", LT_FLAG_STRING, &o->side_spec[0], "BUILD",
@@ -812,6 +949,10 @@ int main(int argc, char **argv)
         {"--rounds", LT_FLAG_INT, &o->rounds, "R",
          "pairs of runs (one per build each round); with --measure instructions: 2 unless given",
          1, MAX_ROUNDS, NULL, 0},
+        {"--confirm-rounds", LT_FLAG_INT, &o->confirm_rounds, "C",
+         "rounds that time again the timings the first ones found slower (a regression stands "
+         "only when they find it too); 0: none; not given: twice --rounds, at most 60", 0,
+         MAX_ROUNDS, NULL, 0},
         {"--count-tolerance", LT_FLAG_DOUBLE, &o->count_tolerance, "PCT",
          "--measure instructions: a count regresses when larger by more than PCT percent", 0,
          1000, NULL, 0},
@@ -841,12 +982,22 @@ int main(int argc, char **argv)
         status = lt_fail(LT_E_USAGE, "--base: required (an ltbench executable or a revision)");
     if (counting(o) && !lt_cli_flag(&cli, "--rounds")->seen)
         o->rounds = 2;
+    /* twice the first rounds: a narrower interval for the timing at stake,
+     * whose time is spent only when a regression is */
+    if (!lt_cli_flag(&cli, "--confirm-rounds")->seen)
+        o->confirm_rounds = 2 * o->rounds < MAX_ROUNDS ? 2 * o->rounds : MAX_ROUNDS;
     int rounds_needed = counting(o) ? 1 : lt_paired_min_pairs(o->confidence / 100);
     if (status == LT_OK && o->rounds < rounds_needed)
         status = lt_fail(LT_E_USAGE,
                          "--rounds %ld: at least %d are needed for an interval at %g%% "
                          "confidence (more when many timings are judged jointly)",
                          o->rounds, rounds_needed, o->confidence);
+    if (status == LT_OK && !counting(o) && o->confirm_rounds > 0 &&
+        o->confirm_rounds < rounds_needed)
+        status = lt_fail(LT_E_USAGE,
+                         "--confirm-rounds %ld: at least %d are needed for an interval at %g%% "
+                         "confidence (or 0: no confirmation)",
+                         o->confirm_rounds, rounds_needed, o->confidence);
     int result = 0;
     if (status == LT_OK)
         status = run(&r, &result);
