@@ -924,6 +924,31 @@ static const char details[] =
     "Exit status: 0 no regression, 1 a regression, 2 bad usage or a build or run that\n"
     "failed, 3 nothing judged (no timing measured in every round by both builds).";
 
+/* The defaults that depend on other flags, then what no run could judge. */
+static lt_status check_options(ab_options *o, lt_cli *cli)
+{
+    if (o->side_spec[0] == NULL)
+        return lt_fail(LT_E_USAGE, "--base: required (an ltbench executable or a revision)");
+    if (counting(o) && !lt_cli_flag(cli, "--rounds")->seen)
+        o->rounds = 2;
+    /* twice the first rounds: a narrower interval for the timing at stake,
+     * whose time is spent only when a regression is */
+    if (!lt_cli_flag(cli, "--confirm-rounds")->seen)
+        o->confirm_rounds = 2 * o->rounds < MAX_ROUNDS ? 2 * o->rounds : MAX_ROUNDS;
+    int rounds_needed = counting(o) ? 1 : lt_paired_min_pairs(o->confidence / 100);
+    if (o->rounds < rounds_needed)
+        return lt_fail(LT_E_USAGE,
+                       "--rounds %ld: at least %d are needed for an interval at %g%% "
+                       "confidence (more when many timings are judged jointly)",
+                       o->rounds, rounds_needed, o->confidence);
+    if (!counting(o) && o->confirm_rounds > 0 && o->confirm_rounds < rounds_needed)
+        return lt_fail(LT_E_USAGE,
+                       "--confirm-rounds %ld: at least %d are needed for an interval at %g%% "
+                       "confidence (or 0: no confirmation)",
+                       o->confirm_rounds, rounds_needed, o->confidence);
+    return LT_OK;
+}
+
 int main(int argc, char **argv)
 {
     static ab_run r;
@@ -977,27 +1002,7 @@ int main(int argc, char **argv)
         return code;
     r.side[0].role = "base";
     r.side[1].role = "new";
-    lt_status status = LT_OK;
-    if (o->side_spec[0] == NULL)
-        status = lt_fail(LT_E_USAGE, "--base: required (an ltbench executable or a revision)");
-    if (counting(o) && !lt_cli_flag(&cli, "--rounds")->seen)
-        o->rounds = 2;
-    /* twice the first rounds: a narrower interval for the timing at stake,
-     * whose time is spent only when a regression is */
-    if (!lt_cli_flag(&cli, "--confirm-rounds")->seen)
-        o->confirm_rounds = 2 * o->rounds < MAX_ROUNDS ? 2 * o->rounds : MAX_ROUNDS;
-    int rounds_needed = counting(o) ? 1 : lt_paired_min_pairs(o->confidence / 100);
-    if (status == LT_OK && o->rounds < rounds_needed)
-        status = lt_fail(LT_E_USAGE,
-                         "--rounds %ld: at least %d are needed for an interval at %g%% "
-                         "confidence (more when many timings are judged jointly)",
-                         o->rounds, rounds_needed, o->confidence);
-    if (status == LT_OK && !counting(o) && o->confirm_rounds > 0 &&
-        o->confirm_rounds < rounds_needed)
-        status = lt_fail(LT_E_USAGE,
-                         "--confirm-rounds %ld: at least %d are needed for an interval at %g%% "
-                         "confidence (or 0: no confirmation)",
-                         o->confirm_rounds, rounds_needed, o->confidence);
+    lt_status status = check_options(o, &cli);
     int result = 0;
     if (status == LT_OK)
         status = run(&r, &result);
